@@ -1,0 +1,274 @@
+//! Congestion control. The [`CongestionControl`] trait mirrors Linux's
+//! `tcp_congestion_ops` hooks (include/net/tcp.h), named after events:
+//! `ssthresh()` on a loss or ECN congestion signal, `cong_avoid()` per ACK
+//! while not reducing, `on_rtt()` (pkts_acked), `on_state()` (set_state),
+//! `on_ack_event()` (in_ack_event), `undo_cwnd()`. The TCP machinery
+//! (recovery, PRR, CWR, RTO) lives in `tcp/` and is shared by every
+//! algorithm; one file per algorithm here. Dispatch is static via [`AnyCc`].
+
+pub mod cubic;
+pub mod reno;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Dur, SimTime};
+
+/// "Infinite" ssthresh before the first reduction (Linux TCP_INFINITE_SSTHRESH).
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// The part of a TCP sender's state a congestion control reads and writes:
+/// the fields of Linux's `tcp_sock` the CC modules touch. Windows count
+/// segments.
+#[derive(Clone, Debug)]
+pub struct TcpCcState {
+    pub now: SimTime,
+    /// Congestion window, segments (`snd_cwnd`).
+    pub cwnd: u32,
+    /// Slow-start threshold, segments.
+    pub ssthresh: u32,
+    /// Additive-increase accumulator (`snd_cwnd_cnt`).
+    pub cwnd_cnt: u32,
+    /// Payload bytes per full segment.
+    pub mss: u32,
+    /// Smoothed RTT (zero before the first sample).
+    pub srtt: Dur,
+    /// Minimum RTT seen.
+    pub min_rtt: Dur,
+    /// Segments sent and not yet cumulatively ACKed or SACKed (in flight).
+    pub in_flight: u32,
+    /// Whether the sender was limited by cwnd (not by the app or pacing)
+    /// recently; growth only happens when true (`tcp_is_cwnd_limited`).
+    pub cwnd_limited: bool,
+    /// Oldest unacknowledged and next new segment numbers.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Segments delivered (ACKed or SACKed) so far, and those of them that
+    /// arrived CE-marked (from AccECN counters or ECE accounting).
+    pub delivered: u64,
+    pub delivered_ce: u64,
+}
+
+impl TcpCcState {
+    pub fn new(now: SimTime, mss: u32, init_cwnd: u32) -> Self {
+        TcpCcState {
+            now,
+            cwnd: init_cwnd,
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            mss,
+            srtt: Dur::ZERO,
+            min_rtt: Dur::MAX,
+            in_flight: 0,
+            cwnd_limited: true,
+            snd_una: 0,
+            snd_nxt: 0,
+            delivered: 0,
+            delivered_ce: 0,
+        }
+    }
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Linux `tcp_slow_start`: cwnd grows by the ACKed segments up to
+    /// ssthresh; returns the ACKed segments left over for congestion avoidance.
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = (self.cwnd + acked).min(self.ssthresh);
+        let left = acked - (cwnd - self.cwnd).min(acked);
+        self.cwnd = cwnd;
+        left
+    }
+
+    /// Linux `tcp_cong_avoid_ai`: +1 segment per `w` ACKed segments.
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+    }
+}
+
+/// Linux `tcp_ca_state`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    Disorder,
+    Cwr,
+    Recovery,
+    Loss,
+}
+
+/// Per-ACK delivery information (`in_ack_event` / rate sample).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct AckEvent {
+    /// Segments newly ACKed or SACKed by this ACK.
+    pub acked: u32,
+    /// Of those, segments that arrived CE-marked.
+    pub acked_ce: u32,
+    /// The ACK carried ECE (classic feedback).
+    pub ece: bool,
+}
+
+/// Which ECN behaviour an algorithm asks of the TCP layer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMode {
+    /// Not-ECT.
+    Off,
+    /// RFC 3168: ECT(0) on new data, ECE/CWR feedback.
+    Classic,
+}
+
+pub trait CongestionControl {
+    /// Linux `ssthresh()`: the new slow-start threshold after a loss or an
+    /// ECN congestion signal. The TCP layer then reduces cwnd towards it (PRR).
+    fn ssthresh(&mut self, tcp: &TcpCcState) -> u32;
+    /// Linux `cong_avoid()`: grow cwnd for `acked` newly ACKed segments.
+    /// Called only while not reducing (Open/Disorder).
+    fn cong_avoid(&mut self, tcp: &mut TcpCcState, acked: u32);
+    /// Linux `pkts_acked()`: an RTT sample from this ACK.
+    fn on_rtt(&mut self, _tcp: &mut TcpCcState, _rtt: Dur) {}
+    /// Linux `set_state()`.
+    fn on_state(&mut self, _tcp: &TcpCcState, _state: CaState) {}
+    /// Linux `in_ack_event()`.
+    fn on_ack_event(&mut self, _tcp: &TcpCcState, _ev: &AckEvent) {}
+    /// Linux `cwnd_event(CA_EVENT_TX_START)`: sending resumes after the
+    /// flight drained (app-limited idle), `idle` long.
+    fn on_tx_start(&mut self, _tcp: &TcpCcState, _idle: Dur) {}
+    /// Linux `undo_cwnd()`: the window to restore after a spurious reduction.
+    fn undo_cwnd(&mut self, tcp: &TcpCcState, prior_cwnd: u32) -> u32 {
+        tcp.cwnd.max(prior_cwnd)
+    }
+    /// The ECN behaviour this algorithm wants when the flow enables ECN.
+    fn ecn_mode(&self) -> EcnMode {
+        EcnMode::Classic
+    }
+    /// A per-algorithm series value for the cwnd plot (e.g. DCTCP's α);
+    /// `None` if the algorithm has none.
+    fn alpha(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// Which algorithm a flow uses, as written in a scenario (`cc = "cubic"`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    Reno,
+    #[default]
+    Cubic,
+}
+
+impl CcKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::Reno => "reno",
+            CcKind::Cubic => "cubic",
+        }
+    }
+}
+
+/// A flow's congestion control with its parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "algo", rename_all = "snake_case")]
+pub enum CcConfig {
+    Reno(reno::RenoConfig),
+    Cubic(cubic::CubicConfig),
+}
+
+impl CcConfig {
+    pub fn default_for(kind: CcKind) -> CcConfig {
+        match kind {
+            CcKind::Reno => CcConfig::Reno(Default::default()),
+            CcKind::Cubic => CcConfig::Cubic(Default::default()),
+        }
+    }
+    pub fn kind(&self) -> CcKind {
+        match self {
+            CcConfig::Reno(_) => CcKind::Reno,
+            CcConfig::Cubic(_) => CcKind::Cubic,
+        }
+    }
+    pub fn build(&self) -> AnyCc {
+        match self {
+            CcConfig::Reno(c) => AnyCc::Reno(c.build()),
+            CcConfig::Cubic(c) => AnyCc::Cubic(c.build()),
+        }
+    }
+}
+
+/// Static dispatch over the algorithms.
+pub enum AnyCc {
+    Reno(reno::Reno),
+    Cubic(cubic::Cubic),
+}
+
+macro_rules! cc_dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            AnyCc::Reno($c) => $e,
+            AnyCc::Cubic($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for AnyCc {
+    fn ssthresh(&mut self, tcp: &TcpCcState) -> u32 {
+        cc_dispatch!(self, c => c.ssthresh(tcp))
+    }
+    fn cong_avoid(&mut self, tcp: &mut TcpCcState, acked: u32) {
+        cc_dispatch!(self, c => c.cong_avoid(tcp, acked))
+    }
+    fn on_rtt(&mut self, tcp: &mut TcpCcState, rtt: Dur) {
+        cc_dispatch!(self, c => c.on_rtt(tcp, rtt))
+    }
+    fn on_state(&mut self, tcp: &TcpCcState, state: CaState) {
+        cc_dispatch!(self, c => c.on_state(tcp, state))
+    }
+    fn on_ack_event(&mut self, tcp: &TcpCcState, ev: &AckEvent) {
+        cc_dispatch!(self, c => c.on_ack_event(tcp, ev))
+    }
+    fn on_tx_start(&mut self, tcp: &TcpCcState, idle: Dur) {
+        cc_dispatch!(self, c => c.on_tx_start(tcp, idle))
+    }
+    fn undo_cwnd(&mut self, tcp: &TcpCcState, prior: u32) -> u32 {
+        cc_dispatch!(self, c => c.undo_cwnd(tcp, prior))
+    }
+    fn ecn_mode(&self) -> EcnMode {
+        cc_dispatch!(self, c => c.ecn_mode())
+    }
+    fn alpha(&self) -> Option<f64> {
+        cc_dispatch!(self, c => c.alpha())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_leftover() {
+        let mut t = TcpCcState::new(SimTime(0), 1448, 10);
+        t.ssthresh = 14;
+        assert_eq!(t.slow_start(6), 2);
+        assert_eq!(t.cwnd, 14);
+    }
+
+    #[test]
+    fn cong_avoid_ai_adds_one_per_window() {
+        let mut t = TcpCcState::new(SimTime(0), 1448, 10);
+        for _ in 0..10 {
+            t.cong_avoid_ai(10, 1);
+        }
+        assert_eq!(t.cwnd, 11);
+        assert_eq!(t.cwnd_cnt, 0);
+    }
+}

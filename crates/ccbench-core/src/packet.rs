@@ -1,0 +1,132 @@
+//! Packets: small values moved from component to component, never shared.
+//! Sizes are what a Linux qdisc sees (`qdisc_pkt_len`: IP length + 14 B
+//! Ethernet header), so a 1500 B IP packet is 1514 B on every queue and link.
+
+use crate::units::SimTime;
+
+/// Index of a flow in the simulator's flow arena.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct FlowId(pub u32);
+
+/// Index of a link in the simulator's link arena.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct LinkId(pub u32);
+
+/// Ethernet header bytes counted by Linux qdiscs on top of the IP length.
+pub const ETH_HDR: u32 = 14;
+/// IPv4 (20) + TCP (20) + timestamp option (12) header bytes.
+pub const TCP_IP_HDR: u32 = 52;
+
+/// The ECN field of the IP header (RFC 3168 §5), with its wire values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
+impl Ecn {
+    #[inline]
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
+    pub fn bits(self) -> u8 {
+        self as u8
+    }
+}
+
+/// Which way along its flow a packet travels: forward (sender to receiver,
+/// on the flow's forward path) or reverse (ACKs, echo replies, feedback).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Dir {
+    #[default]
+    Fwd,
+    Rev,
+}
+
+/// A SACK block of segment numbers, half-open: [start, end).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct SackBlock {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// A TCP data segment. Sequence space counts whole segments; `len` is the
+/// payload carried (MSS except for a short last segment).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct TcpSeg {
+    pub seq: u64,
+    pub len: u32,
+    /// TSval: the sender's clock when this copy was sent (RFC 7323).
+    pub ts: SimTime,
+    pub retrans: bool,
+    /// CWR flag (RFC 3168 §6.1.2).
+    pub cwr: bool,
+}
+
+/// A TCP acknowledgement with SACK blocks (RFC 2018) and ECN feedback.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct TcpAck {
+    /// Next segment expected (cumulative ACK).
+    pub ack: u64,
+    pub sack: [SackBlock; 3],
+    pub nsack: u8,
+    /// ECE flag (RFC 3168 §6.1.3).
+    pub ece: bool,
+    /// TSecr: echo of the TSval of the segment that triggered this ACK.
+    pub tsecr: SimTime,
+    /// Accurate ECN counters (RFC 9768): CE packets received (r.cep, full
+    /// width; the wire carries it mod 8 in the ACE field) and CE payload bytes.
+    pub cep: u32,
+    pub ceb: u64,
+}
+
+/// An echo probe (ICMP-like ping or UDP RTT probe).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Probe {
+    pub seq: u32,
+    /// When the request left its sender.
+    pub t_req: SimTime,
+    pub reply: bool,
+}
+
+/// Per-protocol header.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Header {
+    #[default]
+    None,
+    TcpData(TcpSeg),
+    TcpAck(TcpAck),
+    Probe(Probe),
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Packet {
+    pub flow: FlowId,
+    /// Bytes as a qdisc counts them (L2 frame without FCS).
+    pub size: u32,
+    pub ecn: Ecn,
+    /// DSCP (6 bits).
+    pub dscp: u8,
+    pub dir: Dir,
+    /// Index of the link on its path the packet is at (or heading to).
+    pub hop: u8,
+    /// A stand-in for the 5-tuple: unique per flow and direction. FQ
+    /// schedulers hash it with their own perturbation.
+    pub tuple: u32,
+    /// When the packet left its endpoint.
+    pub sent_at: SimTime,
+    /// When the packet entered its current qdisc (for sojourn time).
+    pub enq_at: SimTime,
+    pub hdr: Header,
+}
+
+impl Packet {
+    /// The TOS byte: DSCP << 2 | ECN.
+    pub fn tos(&self) -> u8 {
+        (self.dscp << 2) | self.ecn.bits()
+    }
+}

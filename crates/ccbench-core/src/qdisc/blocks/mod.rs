@@ -1,0 +1,3 @@
+//! Building blocks shared by several qdiscs.
+pub mod codel;
+pub mod flow_hash;

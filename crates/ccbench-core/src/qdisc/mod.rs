@@ -1,0 +1,197 @@
+//! Queue disciplines. A qdisc owns its queues and decides, on enqueue and on
+//! dequeue, what to keep, drop or CE-mark. The link around it keeps the
+//! arrival/departure counts; drops and marks go through [`Cx`], so no
+//! algorithm can forget to count one (the ns-3 identity
+//! arrived = dropped + departed + backlog is checked by property tests).
+//!
+//! Algorithms share building blocks in `blocks/` (the CoDel state machine,
+//! flow hashing) instead of copying each other.
+
+pub mod blocks;
+pub mod codel;
+pub mod fifo;
+pub mod fq_codel;
+
+use serde::{Deserialize, Serialize};
+
+use crate::packet::{Ecn, Packet};
+use crate::rng::SimRng;
+use crate::units::SimTime;
+
+/// `psched_mtu()` on Ethernet: 1500 B MTU + 14 B header. Used by the "one MTU
+/// of backlog" guards and FQ quantum defaults.
+pub const PSCHED_MTU: u32 = 1514;
+
+/// Why a qdisc dropped a packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// Queue full (packet, byte or memory limit).
+    Overlimit,
+    /// The AQM decided to drop (CoDel drop, PIE/DualPI2 probability, ...).
+    Aqm,
+}
+
+/// Counters a qdisc updates through [`Cx`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct QdiscStats {
+    pub drops_overlimit: u64,
+    pub drops_aqm: u64,
+    pub drop_bytes: u64,
+    pub marks: u64,
+}
+
+impl QdiscStats {
+    pub fn drops(&self) -> u64 {
+        self.drops_overlimit + self.drops_aqm
+    }
+}
+
+/// Everything a qdisc hook may touch besides its own state: no globals.
+pub struct Cx<'a> {
+    pub now: SimTime,
+    pub rng: &'a mut SimRng,
+    pub stats: &'a mut QdiscStats,
+}
+
+impl Cx<'_> {
+    /// Discard a packet and count it.
+    #[inline]
+    pub fn drop(&mut self, pkt: Packet, why: DropReason) {
+        self.stats.drop_bytes += u64::from(pkt.size);
+        match why {
+            DropReason::Overlimit => self.stats.drops_overlimit += 1,
+            DropReason::Aqm => self.stats.drops_aqm += 1,
+        }
+    }
+    /// `INET_ECN_set_ce`: ECT(0)/ECT(1) become CE, CE stays CE (all count as
+    /// marked); Not-ECT cannot be marked and the caller must drop instead.
+    #[inline]
+    pub fn mark(&mut self, pkt: &mut Packet) -> bool {
+        if pkt.ecn.is_ect() {
+            pkt.ecn = Ecn::Ce;
+            self.stats.marks += 1;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+pub trait Qdisc {
+    /// Take a packet (its `enq_at` is already set to now). May drop it or
+    /// others, through `cx`.
+    fn enqueue(&mut self, pkt: Packet, cx: &mut Cx);
+    /// Hand out the next packet to transmit, dropping or marking on the way.
+    fn dequeue(&mut self, cx: &mut Cx) -> Option<Packet>;
+    /// Packets queued.
+    fn len(&self) -> usize;
+    /// Bytes queued.
+    fn bytes(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A qdisc's parameters as written in a scenario (`kind = "fq_codel"`, ...),
+/// each with its Linux defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum QdiscConfig {
+    Pfifo(fifo::PfifoConfig),
+    Bfifo(fifo::BfifoConfig),
+    Codel(codel::CodelConfig),
+    FqCodel(fq_codel::FqCodelConfig),
+}
+
+impl Default for QdiscConfig {
+    /// `pfifo` with the default txqueuelen, like a Linux interface with no
+    /// qdisc configured.
+    fn default() -> Self {
+        QdiscConfig::Pfifo(fifo::PfifoConfig::default())
+    }
+}
+
+impl QdiscConfig {
+    pub fn build(&self) -> AnyQdisc {
+        match self {
+            QdiscConfig::Pfifo(c) => AnyQdisc::Fifo(c.build()),
+            QdiscConfig::Bfifo(c) => AnyQdisc::Fifo(c.build()),
+            QdiscConfig::Codel(c) => AnyQdisc::Codel(c.build()),
+            QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(Box::new(c.build())),
+        }
+    }
+    /// The tc-style name, for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            QdiscConfig::Pfifo(_) => "pfifo",
+            QdiscConfig::Bfifo(_) => "bfifo",
+            QdiscConfig::Codel(_) => "codel",
+            QdiscConfig::FqCodel(_) => "fq_codel",
+        }
+    }
+}
+
+/// Static dispatch over every qdisc (no boxes on the hot path except for
+/// large states).
+pub enum AnyQdisc {
+    Fifo(fifo::Fifo),
+    Codel(codel::Codel),
+    FqCodel(Box<fq_codel::FqCodel>),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            AnyQdisc::Fifo($q) => $e,
+            AnyQdisc::Codel($q) => $e,
+            AnyQdisc::FqCodel($q) => $e,
+        }
+    };
+}
+
+impl Qdisc for AnyQdisc {
+    #[inline]
+    fn enqueue(&mut self, pkt: Packet, cx: &mut Cx) {
+        dispatch!(self, q => q.enqueue(pkt, cx))
+    }
+    #[inline]
+    fn dequeue(&mut self, cx: &mut Cx) -> Option<Packet> {
+        dispatch!(self, q => q.dequeue(cx))
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        dispatch!(self, q => q.len())
+    }
+    #[inline]
+    fn bytes(&self) -> u64 {
+        dispatch!(self, q => q.bytes())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Scripted drives for qdisc unit tests.
+    use super::*;
+    use crate::packet::{FlowId, Header};
+
+    pub struct Harness {
+        pub rng: SimRng,
+        pub stats: QdiscStats,
+    }
+    impl Harness {
+        pub fn new() -> Self {
+            Harness { rng: SimRng::for_component(1, "test"), stats: QdiscStats::default() }
+        }
+        pub fn enq<Q: Qdisc>(&mut self, q: &mut Q, now: SimTime, mut p: Packet) {
+            p.enq_at = now;
+            q.enqueue(p, &mut Cx { now, rng: &mut self.rng, stats: &mut self.stats });
+        }
+        pub fn deq<Q: Qdisc>(&mut self, q: &mut Q, now: SimTime) -> Option<Packet> {
+            q.dequeue(&mut Cx { now, rng: &mut self.rng, stats: &mut self.stats })
+        }
+    }
+    /// A full-size packet of flow `flow` with the given ECN codepoint.
+    pub fn pkt(flow: u32, ecn: Ecn) -> Packet {
+        Packet { flow: FlowId(flow), tuple: flow, size: PSCHED_MTU, ecn, hdr: Header::None, ..Default::default() }
+    }
+}
