@@ -31,6 +31,8 @@ pub enum Event {
     Stop(FlowId),
     /// Periodic metrics sampling.
     Sample,
+    /// The warm-up ends: snapshot counters that summaries measure from.
+    Warmup,
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]

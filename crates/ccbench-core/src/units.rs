@@ -46,7 +46,7 @@ impl SimTime {
     }
     #[inline]
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     #[inline]
     pub fn from_secs_f64(s: f64) -> SimTime {
@@ -80,11 +80,11 @@ impl Dur {
     }
     #[inline]
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     #[inline]
     pub fn as_millis_f64(self) -> f64 {
-        self.0 as f64 * 1e-6
+        self.0 as f64 / 1e6
     }
     #[inline]
     pub fn nanos(self) -> u64 {

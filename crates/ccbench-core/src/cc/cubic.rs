@@ -1,14 +1,620 @@
-//! STUB: CUBIC (behaves as Reno until implemented).
-use serde::{Deserialize, Serialize};
-use super::{CongestionControl, TcpCcState};
+//! CUBIC congestion control (RFC 9438 §4) as implemented by Linux
+//! net/ipv4/tcp_cubic.c, with Linux's original HyStart (not HyStart++).
+//!
+//! Units: windows in segments; the law runs in Linux's fixed point — β and
+//! C scaled by 1024, K and t in 2^-10 s — with integer arithmetic only
+//! (the cube root is an exact integer root). Time is `SimTime`/`Dur` (ns).
+//!
+//! Deviations from Linux (CONFIG_HZ=1000 is assumed for jiffies):
+//! - `update()` keeps Linux's gates (cnt recomputed at most once per 1 ms
+//!   jiffy; skipped while cwnd is unchanged for ≤ HZ/32), but t − K is
+//!   computed from ns time, not jiffies, and K uses an exact cube root
+//!   instead of the table + one Newton step (≈0.2 % error).
+//! - HyStart's ACK-train cushion `hystart_ack_delay()` derives the pacing
+//!   rate Linux would compute (200 % × cwnd·mss/srtt in slow start) and a
+//!   64 KiB `gso_max_size`; the sender is taken as unpaced (threshold
+//!   halved, `SK_PACING_NONE`), as CUBIC is without the fq qdisc.
+//! - `undo_cwnd` returns max(cwnd, cwnd at the last `ssthresh()`), which
+//!   equals Linux's `tcp_reno_undo_cwnd` using `prior_cwnd`.
+//! - Linux's `initial_ssthresh` module parameter is not modelled.
 
+use serde::{Deserialize, Serialize};
+
+use super::{CaState, CongestionControl, TcpCcState};
+use crate::units::{Dur, SimTime};
+
+/// Fixed-point scale of β and C (`BICTCP_BETA_SCALE`).
+const BETA_SCALE: u64 = 1024;
+/// K and t are in 2^-BICTCP_HZ seconds.
+const BICTCP_HZ: u32 = 10;
+/// One jiffy at CONFIG_HZ=1000; Linux's `HZ / 32` is 31 of them.
+const JIFFY_NS: u64 = 1_000_000;
+const HZ_DIV_32: u64 = 31;
+/// RTT samples this soon after an epoch starts are ignored.
+const SAMPLE_HOLDOFF: Dur = Dur::from_secs(1);
+const HYSTART_ACK_TRAIN: u32 = 0x1;
+const HYSTART_DELAY: u32 = 0x2;
+const HYSTART_MIN_SAMPLES: u8 = 8;
+const HYSTART_DELAY_MIN: Dur = Dur::from_millis(4);
+const HYSTART_DELAY_MAX: Dur = Dur::from_millis(16);
+/// Linux's default `sk_gso_max_size`, bytes.
+const GSO_MAX_SIZE: u128 = 65_536;
+
+/// Linux module parameters (defaults as in tcp_cubic.c).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct CubicConfig { pub hystart: bool }
-impl Default for CubicConfig { fn default() -> Self { CubicConfig { hystart: true } } }
-impl CubicConfig { pub fn build(&self) -> Cubic { Cubic } }
-pub struct Cubic;
+pub struct CubicConfig {
+    /// Multiplicative decrease β_cubic (RFC 9438 §4.1.1, §4.6), in 1/1024.
+    pub beta: u32,
+    /// C (RFC 9438 §4.1.1) = bic_scale·10/1024 segments/s³ (41 → ≈0.4).
+    pub bic_scale: u32,
+    /// RFC 9438 §4.7 fast convergence.
+    pub fast_convergence: bool,
+    /// RFC 9438 §4.3 Reno-friendly region.
+    pub tcp_friendliness: bool,
+    /// HyStart (Linux's ACK-train / delay slow-start exit).
+    pub hystart: bool,
+    /// Bitmask: 1 = ACK train, 2 = delay increase.
+    pub hystart_detect: u32,
+    /// HyStart runs only while cwnd ≥ this, segments.
+    pub hystart_low_window: u32,
+    /// Maximum spacing of ACKs counted as one train.
+    pub hystart_ack_delta: Dur,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            beta: 717,
+            bic_scale: 41,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: true,
+            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
+            hystart_low_window: 16,
+            hystart_ack_delta: Dur::from_millis(2),
+        }
+    }
+}
+
+impl CubicConfig {
+    pub fn build(&self) -> Cubic {
+        let beta = u64::from(self.beta.min(1023));
+        let cube_rtt_scale = u64::from(self.bic_scale.max(1)) * 10;
+        Cubic {
+            cfg: self.clone(),
+            beta,
+            // 8(1+β)/(3(1−β)): ×8 ACKed windows per Reno-friendly segment.
+            beta_scale: (8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta)).max(1),
+            cube_rtt_scale,
+            cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / cube_rtt_scale,
+            s: State::default(),
+            hy: HyStart::new(SimTime::ZERO, 0),
+            loss_cwnd: 0,
+        }
+    }
+}
+
+/// CUBIC state, cleared on RTO (Linux `bictcp_reset`).
+#[derive(Clone, Debug, Default)]
+struct State {
+    /// ACKed segments per +1 cwnd.
+    cnt: u32,
+    /// W_max (RFC 9438 §4.1.2, `last_max_cwnd`); 0 before the first loss.
+    w_max: u32,
+    /// cwnd and jiffy at the last recomputation.
+    last_cwnd: u32,
+    last_time: u64,
+    /// Plateau of the current curve (`bic_origin_point`).
+    origin: u32,
+    /// K (RFC 9438 §4.2), 2^-10 s.
+    k: u64,
+    /// Minimum RTT; zero until the first sample.
+    delay_min: Dur,
+    /// Start of the congestion-avoidance epoch.
+    epoch_start: Option<SimTime>,
+    /// ACKed segments not yet credited to `w_est`.
+    ack_cnt: u32,
+    /// W_est (RFC 9438 §4.3, `tcp_cwnd`).
+    w_est: u32,
+    /// HyStart already ended slow start.
+    found: bool,
+}
+
+/// Per-round HyStart state (Linux `bictcp_hystart_reset`).
+#[derive(Clone, Debug)]
+struct HyStart {
+    round_start: SimTime,
+    /// The round ends when snd_una passes this.
+    end_seq: u64,
+    last_ack: SimTime,
+    /// Minimum RTT in this round.
+    curr_rtt: Dur,
+    sample_cnt: u8,
+}
+
+impl HyStart {
+    fn new(now: SimTime, end_seq: u64) -> HyStart {
+        HyStart {
+            round_start: now,
+            end_seq,
+            last_ack: now,
+            curr_rtt: Dur::MAX,
+            sample_cnt: 0,
+        }
+    }
+}
+
+/// A CUBIC sender's congestion-control state; build with [`CubicConfig::build`].
+pub struct Cubic {
+    cfg: CubicConfig,
+    /// β in 1/1024.
+    beta: u64,
+    beta_scale: u64,
+    /// 1024·C.
+    cube_rtt_scale: u64,
+    /// 2^40 / (1024·C): K = ∛(cube_factor·(W_max − cwnd)) in 2^-10 s.
+    cube_factor: u64,
+    s: State,
+    hy: HyStart,
+    /// cwnd when `ssthresh()` last ran, for undo.
+    loss_cwnd: u32,
+}
+
+/// ⌊∛a⌋, exact.
+fn icbrt(a: u128) -> u64 {
+    let mut x = (a as f64).cbrt() as u64;
+    let cube = |x: u64| u128::from(x).pow(3);
+    while x > 0 && cube(x) > a {
+        x -= 1;
+    }
+    while cube(x + 1) <= a {
+        x += 1;
+    }
+    x
+}
+
+fn elapsed(now: SimTime, since: SimTime) -> Dur {
+    Dur(now.0.saturating_sub(since.0))
+}
+
+impl Cubic {
+    /// Linux `bictcp_update`: sets `cnt` for `cwnd` at `now`.
+    fn update(&mut self, cwnd: u32, acked: u32, now: SimTime) {
+        let s = &mut self.s;
+        let jiffies = now.0 / JIFFY_NS;
+        s.ack_cnt = s.ack_cnt.saturating_add(acked);
+        if s.last_cwnd == cwnd && jiffies.saturating_sub(s.last_time) <= HZ_DIV_32 {
+            return;
+        }
+        // The cubic part runs at most once per jiffy; an epoch reset forces it.
+        if s.epoch_start.is_none() || jiffies != s.last_time {
+            s.last_cwnd = cwnd;
+            s.last_time = jiffies;
+            if s.epoch_start.is_none() {
+                s.epoch_start = Some(now);
+                s.ack_cnt = acked;
+                s.w_est = cwnd;
+                //= RFC 9438 §4.2: K = cubic_root((W_max - cwnd_epoch)/C)
+                (s.k, s.origin) = if s.w_max <= cwnd {
+                    (0, cwnd)
+                } else {
+                    let k = icbrt(u128::from(self.cube_factor) * u128::from(s.w_max - cwnd));
+                    (k, s.w_max)
+                };
+            }
+            let epoch = s.epoch_start.unwrap_or(now);
+            // t is one delay_min ahead: the window should reach W(t) an RTT from now.
+            let t_ns = u128::from((elapsed(now, epoch) + s.delay_min).0);
+            let t = (t_ns << BICTCP_HZ) / 1_000_000_000;
+            let k = u128::from(s.k);
+            let offs = t.abs_diff(k);
+            //= RFC 9438 §4.2: W_cubic(t) = C*(t-K)^3 + W_max
+            let cube = offs.saturating_mul(offs).saturating_mul(offs);
+            let delta =
+                u128::from(self.cube_rtt_scale).saturating_mul(cube) >> (10 + 3 * BICTCP_HZ);
+            let delta = delta.min(u128::from(u32::MAX)) as u32;
+            let target = if t < k {
+                s.origin.saturating_sub(delta)
+            } else {
+                s.origin.saturating_add(delta)
+            };
+            s.cnt = if target > cwnd {
+                cwnd / (target - cwnd)
+            } else {
+                cwnd.saturating_mul(100)
+            };
+            // Before the first loss grow at least 5 % per RTT.
+            if s.w_max == 0 {
+                s.cnt = s.cnt.min(20);
+            }
+        }
+        //= RFC 9438 §4.3: W_est += alpha_cubic * segments_acked / cwnd
+        // Linux: +1 per cwnd·beta_scale/8 ACKed (cwnd·15/8 for β = 717).
+        if self.cfg.tcp_friendliness {
+            let delta = ((u64::from(cwnd) * self.beta_scale) >> 3).max(1);
+            let acks = u64::from(s.ack_cnt);
+            if acks > delta {
+                let n = (acks - 1) / delta;
+                s.ack_cnt = (acks - n * delta) as u32;
+                s.w_est = s.w_est.saturating_add(n as u32);
+            }
+            if s.w_est > cwnd {
+                s.cnt = s.cnt.min(cwnd / (s.w_est - cwnd));
+            }
+        }
+        // At most +1 per 2 ACKed: ≤ 1.5× per RTT.
+        s.cnt = s.cnt.max(2);
+    }
+
+    fn hystart_reset(&mut self, tcp: &TcpCcState) {
+        self.hy = HyStart::new(tcp.now, tcp.snd_nxt);
+    }
+
+    /// Linux `hystart_ack_delay`: min(1 ms, 4·gso_max_size / pacing_rate).
+    fn ack_train_cushion(tcp: &TcpCcState) -> Dur {
+        let rate_den = 2 * u128::from(tcp.cwnd.max(tcp.in_flight)) * u128::from(tcp.mss);
+        if tcp.srtt == Dur::ZERO || rate_den == 0 {
+            return Dur::ZERO; // Linux: no pacing rate yet (~0) → 0
+        }
+        let ns = 4 * GSO_MAX_SIZE * u128::from(tcp.srtt.0) / rate_den;
+        Dur(ns.min(1_000_000) as u64)
+    }
+
+    fn hystart_update(&mut self, tcp: &mut TcpCcState, delay: Dur) {
+        if tcp.snd_una > self.hy.end_seq {
+            self.hystart_reset(tcp);
+        }
+        if tcp.cwnd < self.cfg.hystart_low_window {
+            return;
+        }
+        let now = tcp.now;
+        if self.cfg.hystart_detect & HYSTART_ACK_TRAIN != 0
+            && elapsed(now, self.hy.last_ack) <= self.cfg.hystart_ack_delta
+        {
+            self.hy.last_ack = now;
+            // Unpaced: the train passes delay_min/2 (plus TSO cushion).
+            let threshold = (self.s.delay_min + Self::ack_train_cushion(tcp)) / 2;
+            if elapsed(now, self.hy.round_start) > threshold {
+                self.s.found = true;
+                tcp.ssthresh = tcp.cwnd;
+            }
+        }
+        if self.cfg.hystart_detect & HYSTART_DELAY != 0 {
+            self.hy.curr_rtt = self.hy.curr_rtt.min(delay);
+            if self.hy.sample_cnt < HYSTART_MIN_SAMPLES {
+                self.hy.sample_cnt += 1;
+            } else {
+                let dm = self.s.delay_min;
+                let thresh = (dm / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
+                if self.hy.curr_rtt > dm + thresh {
+                    self.s.found = true;
+                    tcp.ssthresh = tcp.cwnd;
+                }
+            }
+        }
+    }
+}
+
 impl CongestionControl for Cubic {
-    fn ssthresh(&mut self, tcp: &TcpCcState) -> u32 { (tcp.cwnd * 717 / 1024).max(2) }
-    fn cong_avoid(&mut self, tcp: &mut TcpCcState, acked: u32) { super::reno::Reno.cong_avoid(tcp, acked) }
+    fn ssthresh(&mut self, tcp: &TcpCcState) -> u32 {
+        let s = &mut self.s;
+        s.epoch_start = None;
+        //= RFC 9438 §4.7: W_max = cwnd * (1 + beta_cubic) / 2 when below the last W_max
+        let cwnd = u64::from(tcp.cwnd);
+        s.w_max = if tcp.cwnd < s.w_max && self.cfg.fast_convergence {
+            (cwnd * (BETA_SCALE + self.beta) / (2 * BETA_SCALE)) as u32
+        } else {
+            tcp.cwnd
+        };
+        self.loss_cwnd = tcp.cwnd;
+        //= RFC 9438 §4.6: ssthresh = cwnd * beta_cubic
+        ((cwnd * self.beta / BETA_SCALE) as u32).max(2)
+    }
+
+    fn cong_avoid(&mut self, tcp: &mut TcpCcState, acked: u32) {
+        if !tcp.cwnd_limited {
+            return;
+        }
+        let mut acked = acked;
+        if tcp.in_slow_start() {
+            acked = tcp.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(tcp.cwnd, acked, tcp.now);
+        tcp.cong_avoid_ai(self.s.cnt, acked);
+    }
+
+    fn on_rtt(&mut self, tcp: &mut TcpCcState, rtt: Dur) {
+        // Discard delay samples right after a reduction.
+        if let Some(e) = self.s.epoch_start {
+            if elapsed(tcp.now, e) < SAMPLE_HOLDOFF {
+                return;
+            }
+        }
+        let delay = rtt.max(Dur(1));
+        if self.s.delay_min == Dur::ZERO || self.s.delay_min > delay {
+            self.s.delay_min = delay;
+        }
+        if self.cfg.hystart && !self.s.found && tcp.in_slow_start() {
+            self.hystart_update(tcp, delay);
+        }
+    }
+
+    //= RFC 9438 §4.8: on RTO, reset the CUBIC state (and HyStart).
+    fn on_state(&mut self, tcp: &TcpCcState, state: CaState) {
+        if state == CaState::Loss {
+            self.s = State::default();
+            self.hystart_reset(tcp);
+        }
+    }
+
+    /// Keep growth on the cubic curve across app-limited idle time.
+    fn on_tx_start(&mut self, tcp: &TcpCcState, idle: Dur) {
+        if let Some(e) = self.s.epoch_start {
+            if idle > Dur::ZERO {
+                self.s.epoch_start = Some((e + idle).min(tcp.now));
+            }
+        }
+    }
+
+    fn undo_cwnd(&mut self, tcp: &TcpCcState, _prior_cwnd: u32) -> u32 {
+        tcp.cwnd.max(self.loss_cwnd)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::INFINITE_SSTHRESH;
+
+    const C: f64 = 0.4;
+
+    fn cubic() -> Cubic {
+        CubicConfig::default().build()
+    }
+    fn with(f: impl FnOnce(&mut CubicConfig)) -> Cubic {
+        let mut cfg = CubicConfig::default();
+        f(&mut cfg);
+        cfg.build()
+    }
+    fn ms(x: u64) -> Dur {
+        Dur::from_millis(x)
+    }
+    fn flow(cwnd: u32) -> TcpCcState {
+        TcpCcState::new(SimTime::ZERO, 1448, cwnd)
+    }
+
+    /// Congestion avoidance at 1 s, after a loss at `w_max`, delay_min `rtt`.
+    fn after_loss(c: &mut Cubic, w_max: u32, rtt: Dur) -> TcpCcState {
+        let mut t = flow(w_max);
+        t.ssthresh = w_max;
+        c.on_rtt(&mut t, rtt);
+        t.cwnd = c.ssthresh(&t);
+        t.ssthresh = t.cwnd;
+        t.now = SimTime::from_secs_f64(1.0);
+        t
+    }
+
+    /// `rounds` RTTs of ACK clocking: each round ACKs its starting window one
+    /// segment at a time, evenly over `rtt`. Returns (s since first ACK, cwnd)
+    /// at each round end; asserts cnt ≥ 2 throughout.
+    #[track_caller]
+    fn drive(c: &mut Cubic, t: &mut TcpCcState, rtt: Dur, rounds: u64) -> Vec<(f64, u32)> {
+        let start = t.now;
+        let mut out = Vec::new();
+        for r in 0..rounds {
+            let n = u64::from(t.cwnd);
+            for i in 0..n {
+                t.now = start + rtt * r + rtt.mul_ratio(i, n);
+                c.cong_avoid(t, 1);
+                assert!(c.s.cnt >= 2, "cnt {} < 2", c.s.cnt);
+            }
+            out.push(((rtt * (r + 1)).as_secs_f64(), t.cwnd));
+        }
+        out
+    }
+
+    #[test]
+    fn k_matches_rfc9438_for_wmax_100_cwnd_70() {
+        let mut c = cubic();
+        let mut t = after_loss(&mut c, 100, ms(100));
+        assert_eq!(t.cwnd, 70);
+        c.cong_avoid(&mut t, 1);
+        let k = c.s.k as f64 / 1024.0;
+        let want = (30.0 / C).cbrt(); // 4.2172 s
+        assert!((k - want).abs() / want < 0.002, "K = {k}, want {want}");
+        assert_eq!(c.s.origin, 100);
+        // The target is one delay_min ahead: 100 − ⌊C·(K − 0.1 s)³⌋ = 73.
+        assert_eq!(c.s.cnt, 70 / (73 - 70));
+    }
+
+    #[test]
+    fn ssthresh_is_beta_times_cwnd_with_floor_two() {
+        let mut c = cubic();
+        for (cwnd, want) in [(100, 70), (1000, 700), (10, 7), (2, 2), (1, 2)] {
+            assert_eq!(c.ssthresh(&flow(cwnd)), want, "cwnd {cwnd}");
+        }
+        c.ssthresh(&flow(50));
+        assert_eq!(c.undo_cwnd(&flow(35), 0), 50);
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_below_previous_peak() {
+        for (fc, want) in [(true, 68), (false, 80)] {
+            let mut c = with(|c| c.fast_convergence = fc);
+            c.ssthresh(&flow(100));
+            assert_eq!(c.s.w_max, 100);
+            c.ssthresh(&flow(80));
+            assert_eq!(c.s.w_max, want, "fast_convergence {fc}"); // 80·1741/2048
+            c.ssthresh(&flow(90));
+            assert_eq!(c.s.w_max, 90);
+        }
+    }
+
+    #[test]
+    fn window_follows_cubic_curve_back_to_w_max_and_beyond() {
+        let rtt = ms(100);
+        let mut c = cubic();
+        let mut t = after_loss(&mut c, 100, rtt);
+        let k = (30.0 / C).cbrt();
+        let w = |s: f64| C * (s - k).powi(3) + 100.0;
+        let trace = drive(&mut c, &mut t, rtt, 95);
+        for &(s, cwnd) in trace.iter().filter(|(s, _)| *s >= 0.5) {
+            let err = (f64::from(cwnd) - w(s)).abs() / w(s);
+            assert!(err < 0.03, "t={s:.1}s cwnd {cwnd} vs W(t) {:.1}", w(s));
+        }
+        let at = |s: f64| trace.iter().find(|(x, _)| *x >= s).unwrap().1;
+        assert!(at(k).abs_diff(100) <= 2, "cwnd at K: {}", at(k));
+        assert!(at(k + 5.0) >= 145, "convex region: {}", at(k + 5.0));
+        // Convex: growth accelerates after K.
+        assert!(at(k + 5.0) - at(k + 4.0) > 2 * (at(k + 2.0) - at(k + 1.0)));
+    }
+
+    #[test]
+    fn reno_friendly_region_dominates_at_short_rtt() {
+        let run = |friendly: bool| {
+            let mut c = with(|c| c.tcp_friendliness = friendly);
+            let mut t = after_loss(&mut c, 20, ms(10));
+            assert_eq!(t.cwnd, 14);
+            drive(&mut c, &mut t, ms(10), 100);
+            t.cwnd
+        };
+        // α = 3(1−β)/(1+β) ≈ 0.53 segment per RTT → ≈ 14 + 53 after 100 RTTs.
+        let cwnd = run(true);
+        assert!((14 + 45..=14 + 65).contains(&cwnd), "friendly cwnd {cwnd}");
+        // Pure cubic is still below W_max = 20 after 1 s (K ≈ 2.5 s).
+        assert!(run(false) <= 20, "cubic-only cwnd {}", run(false));
+    }
+
+    #[test]
+    fn growth_at_most_one_and_a_half_per_rtt() {
+        let mut c = cubic();
+        let mut t = flow(100);
+        t.ssthresh = 100;
+        c.ssthresh(&t); // W_max = 100 = cwnd → K = 0
+        c.cong_avoid(&mut t, 1);
+        // 10 s later the curve is at ≈ 500: far above cwnd.
+        t.now = SimTime::from_secs_f64(10.0);
+        let before = t.cwnd;
+        for _ in 0..before {
+            c.cong_avoid(&mut t, 1);
+            assert_eq!(c.s.cnt, 2);
+        }
+        assert!(t.cwnd <= before * 3 / 2 + 1, "cwnd {before} -> {}", t.cwnd);
+    }
+
+    #[test]
+    fn growth_before_first_loss_is_about_five_percent_per_rtt() {
+        let mut c = cubic();
+        let mut t = flow(100);
+        t.ssthresh = 100; // e.g. after a HyStart exit: W_max = 0
+        c.on_rtt(&mut t, ms(100));
+        drive(&mut c, &mut t, ms(100), 1);
+        assert_eq!((c.s.cnt, t.cwnd), (20, 105));
+    }
+
+    /// Slow start at `cwnd`, then one HyStart round per `(n, gap, rtt)`: the
+    /// first ACK passes the previous round's end, then `n` ACKs `gap` apart
+    /// with RTT `rtt`. Returns (round, ACK) that ended slow start, if any.
+    fn hystart(c: &mut Cubic, cwnd: u32, rounds: &[(u64, Dur, Dur)]) -> Option<(usize, u64)> {
+        let mut t = flow(cwnd);
+        t.snd_nxt = u64::from(cwnd);
+        for (r, &(n, gap, rtt)) in rounds.iter().enumerate() {
+            let end = t.snd_nxt;
+            t.snd_nxt += u64::from(cwnd);
+            t.now += ms(50);
+            for i in 0..n {
+                t.snd_una = end + 1 + i;
+                t.now += gap;
+                c.on_rtt(&mut t, rtt);
+                if t.ssthresh != INFINITE_SSTHRESH {
+                    assert_eq!(t.ssthresh, cwnd);
+                    return Some((r, i));
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn hystart_delay_increase_ends_slow_start() {
+        // delay_min 20 ms → threshold max(4 ms, 2.5 ms) = 4 ms; 200 ms → 16 ms
+        // (clamped). The check starts at the 9th sample of a round.
+        for (rtt1, rtt2, want) in [
+            (20, 25, Some((1, 8))),
+            (20, 23, None),
+            (200, 217, Some((1, 8))),
+            (200, 215, None),
+        ] {
+            let got = hystart(
+                &mut cubic(),
+                32,
+                &[(10, ms(3), ms(rtt1)), (10, ms(3), ms(rtt2))],
+            );
+            assert_eq!(got, want, "{rtt1} ms then {rtt2} ms");
+        }
+    }
+
+    #[test]
+    fn no_hystart_below_low_window() {
+        let rounds = [(10, ms(3), ms(20)), (10, ms(3), ms(40))];
+        assert_eq!(hystart(&mut cubic(), 15, &rounds), None);
+        assert_eq!(hystart(&mut cubic(), 16, &rounds), Some((1, 8)));
+    }
+
+    #[test]
+    fn hystart_ack_train_past_half_delay_min_ends_slow_start() {
+        // 1 ms spacing; unpaced threshold (20 ms + 0 cushion)/2 = 10 ms.
+        let rounds = [(10, ms(3), ms(20)), (20, ms(1), ms(20))];
+        assert_eq!(hystart(&mut cubic(), 32, &rounds), Some((1, 11)));
+        let mut delay_only = with(|c| c.hystart_detect = HYSTART_DELAY);
+        assert_eq!(hystart(&mut delay_only, 32, &rounds), None);
+    }
+
+    #[test]
+    fn rto_resets_cubic_and_hystart_state() {
+        let mut c = cubic();
+        let mut t = after_loss(&mut c, 100, ms(100));
+        c.cong_avoid(&mut t, 1);
+        assert!(c.s.epoch_start.is_some() && c.s.w_max == 100);
+        t.snd_nxt = 500;
+        c.on_state(&t, CaState::Loss);
+        assert_eq!(
+            (c.s.w_max, c.s.epoch_start, c.s.delay_min),
+            (0, None, Dur::ZERO)
+        );
+        assert_eq!(c.hy.end_seq, 500);
+        c.ssthresh(&t);
+        assert_eq!(c.s.w_max, 70); // no fast convergence against a stale W_max
+    }
+
+    #[test]
+    fn idle_time_shifts_the_epoch() {
+        let mut c = cubic();
+        let mut t = after_loss(&mut c, 100, ms(100));
+        c.cong_avoid(&mut t, 1); // epoch starts at 1 s
+        t.now = SimTime::from_secs_f64(5.0);
+        c.on_tx_start(&t, Dur::from_secs(2));
+        assert_eq!(c.s.epoch_start, Some(SimTime::from_secs_f64(3.0)));
+        c.on_tx_start(&t, Dur::from_secs(10));
+        assert_eq!(c.s.epoch_start, Some(t.now));
+    }
+
+    #[test]
+    fn config_defaults_and_strict_parsing() {
+        let c: CubicConfig = toml::from_str("hystart_ack_delta = \"3ms\"").unwrap();
+        assert_eq!(
+            c,
+            CubicConfig {
+                hystart_ack_delta: ms(3),
+                ..Default::default()
+            }
+        );
+        assert!(toml::from_str::<CubicConfig>("betta = 700").is_err());
+        let c = cubic();
+        assert_eq!((c.beta_scale, c.cube_rtt_scale), (15, 410));
+    }
 }

@@ -112,12 +112,15 @@ impl Default for QdiscConfig {
 }
 
 impl QdiscConfig {
-    pub fn build(&self) -> AnyQdisc {
+    /// Build the qdisc. `rng` is the owning link's stream; stochastic
+    /// qdiscs draw their hash perturbation from it (as Linux draws one at
+    /// qdisc creation), so flows collide differently under different seeds.
+    pub fn build(&self, rng: &mut SimRng) -> AnyQdisc {
         match self {
             QdiscConfig::Pfifo(c) => AnyQdisc::Fifo(c.build()),
             QdiscConfig::Bfifo(c) => AnyQdisc::Fifo(c.build()),
             QdiscConfig::Codel(c) => AnyQdisc::Codel(c.build()),
-            QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(Box::new(c.build())),
+            QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(Box::new(c.build_with_perturbation(rng.next_u32()))),
         }
     }
     /// The tc-style name, for reports.

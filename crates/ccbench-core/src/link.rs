@@ -1,0 +1,57 @@
+//! A link: qdisc + serializer + propagation pipe, with optional Bernoulli
+//! loss on arrival (netem `loss random P`) and a schedule of rate changes.
+//! The serializer holds at most one packet; the pipe holds packets in
+//! arrival order and only its head is scheduled (the htsim trick), so the
+//! event heap grows with the number of links, not packets.
+
+use std::collections::VecDeque;
+
+use crate::packet::Packet;
+use crate::qdisc::{AnyQdisc, Cx, Qdisc, QdiscStats};
+use crate::rng::SimRng;
+use crate::units::{Dur, Rate, SimTime};
+
+pub struct Link {
+    pub name: String,
+    /// Links the scenario did not name (per-flow access delays).
+    pub internal: bool,
+    /// tc-style name of the qdisc, for reports.
+    pub qdisc_name: &'static str,
+    pub qdisc: AnyQdisc,
+    pub stats: QdiscStats,
+    pub rate: Rate,
+    pub delay: Dur,
+    pub loss: f64,
+    pub rng: SimRng,
+    /// Rate steps still to come, in time order.
+    pub schedule: VecDeque<(SimTime, Rate)>,
+    /// The packet on the wire, if any.
+    pub tx: Option<Packet>,
+    pub pipe: VecDeque<(SimTime, Packet)>,
+    // Counters.
+    pub arrivals: u64,
+    pub lost: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    /// Capacity integral since the last rate change, for utilization.
+    pub rate_since: SimTime,
+    /// Dequeues since the last recorded sojourn sample.
+    pub sojourn_skip: u32,
+}
+
+impl Link {
+    pub fn cx(&mut self, now: SimTime) -> (&mut AnyQdisc, Cx<'_>) {
+        (&mut self.qdisc, Cx { now, rng: &mut self.rng, stats: &mut self.stats })
+    }
+    pub fn busy(&self) -> bool {
+        self.tx.is_some()
+    }
+    /// Packets and bytes in the qdisc.
+    pub fn backlog(&self) -> (usize, u64) {
+        (self.qdisc.len(), self.qdisc.bytes())
+    }
+    /// Packets held by this link anywhere: queued, on the wire, in the pipe.
+    pub fn held(&self) -> u64 {
+        self.qdisc.len() as u64 + u64::from(self.tx.is_some()) + self.pipe.len() as u64
+    }
+}

@@ -1,0 +1,173 @@
+//! Metrics recorded while simulating, into columnar buffers (one `Vec` per
+//! column), and the run summary computed from them.
+
+pub mod summary;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::Dur;
+
+/// What to record, as written in a scenario's `[metrics]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Sampling interval of the per-flow and per-link series.
+    pub interval: Dur,
+    /// Record the sojourn of every Nth dequeued packet per link (1 = all).
+    pub sojourn_every: u32,
+    /// Record every RTT sample of TCP flows.
+    pub rtt_samples: bool,
+    /// Summaries (goodput, RTT, sojourn, utilization) ignore what happens
+    /// before this time (series keep everything).
+    pub warmup: Dur,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig { interval: Dur::from_millis(100), sojourn_every: 1, rtt_samples: true, warmup: Dur::ZERO }
+    }
+}
+
+/// A column of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U32(v) => v.len(),
+            Column::U64(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn dtype(&self) -> &'static str {
+        match self {
+            Column::F64(_) => "f64",
+            Column::U32(_) => "u32",
+            Column::U64(_) => "u64",
+        }
+    }
+    /// Little-endian bytes, for the bindings.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            Column::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Column::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Column::U64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+}
+
+/// A named table of equal-length columns.
+pub type Table = Vec<(&'static str, Column)>;
+
+/// Per-flow series, one row per flow per sample interval.
+#[derive(Default, Clone, Debug, PartialEq)]
+pub struct FlowSeries {
+    pub time_s: Vec<f64>,
+    pub flow: Vec<u32>,
+    pub goodput_mbps: Vec<f64>,
+    pub delivered_bytes: Vec<u64>,
+    pub cwnd_pkts: Vec<f64>,
+    pub srtt_ms: Vec<f64>,
+    pub pacing_mbps: Vec<f64>,
+    pub inflight_pkts: Vec<f64>,
+}
+
+/// Per-link series, one row per link per sample interval.
+#[derive(Default, Clone, Debug, PartialEq)]
+pub struct LinkSeries {
+    pub time_s: Vec<f64>,
+    pub link: Vec<u32>,
+    pub backlog_pkts: Vec<u64>,
+    pub backlog_bytes: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub marks: Vec<u64>,
+    pub rate_mbps: Vec<f64>,
+}
+
+/// (time, id, value) samples: RTTs per flow, sojourns per link, probe RTTs.
+#[derive(Default, Clone, Debug, PartialEq)]
+pub struct Samples {
+    pub time_ns: Vec<u64>,
+    pub id: Vec<u32>,
+    /// Sojourn tables also name the packet's flow.
+    pub flow: Vec<u32>,
+    pub value_ns: Vec<u64>,
+}
+
+impl Samples {
+    #[inline]
+    pub fn push(&mut self, t: u64, id: u32, flow: u32, v: u64) {
+        self.time_ns.push(t);
+        self.id.push(id);
+        self.flow.push(flow);
+        self.value_ns.push(v);
+    }
+    fn table(&self, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
+        let mut t = vec![
+            ("time_s", Column::F64(self.time_ns.iter().map(|&x| x as f64 * 1e-9).collect())),
+            (id_name, Column::U32(self.id.clone())),
+        ];
+        if with_flow {
+            t.push(("flow", Column::U32(self.flow.clone())));
+        }
+        t.push((value_name, Column::F64(self.value_ns.iter().map(|&x| x as f64 * 1e-6).collect())));
+        t
+    }
+}
+
+#[derive(Default, Clone, Debug, PartialEq)]
+pub struct Metrics {
+    pub flow_series: FlowSeries,
+    pub link_series: LinkSeries,
+    pub rtt: Samples,
+    pub sojourn: Samples,
+    pub probes: Samples,
+}
+
+impl Metrics {
+    /// All tables with their column names, as the bindings export them.
+    pub fn tables(&self) -> Vec<(&'static str, Table)> {
+        let f = &self.flow_series;
+        let l = &self.link_series;
+        vec![
+            (
+                "flow_series",
+                vec![
+                    ("time_s", Column::F64(f.time_s.clone())),
+                    ("flow", Column::U32(f.flow.clone())),
+                    ("goodput_mbps", Column::F64(f.goodput_mbps.clone())),
+                    ("delivered_bytes", Column::U64(f.delivered_bytes.clone())),
+                    ("cwnd_pkts", Column::F64(f.cwnd_pkts.clone())),
+                    ("srtt_ms", Column::F64(f.srtt_ms.clone())),
+                    ("pacing_mbps", Column::F64(f.pacing_mbps.clone())),
+                    ("inflight_pkts", Column::F64(f.inflight_pkts.clone())),
+                ],
+            ),
+            ("rtt", self.rtt.table("flow", "rtt_ms", false)),
+            (
+                "link_series",
+                vec![
+                    ("time_s", Column::F64(l.time_s.clone())),
+                    ("link", Column::U32(l.link.clone())),
+                    ("backlog_pkts", Column::U64(l.backlog_pkts.clone())),
+                    ("backlog_bytes", Column::U64(l.backlog_bytes.clone())),
+                    ("tx_bytes", Column::U64(l.tx_bytes.clone())),
+                    ("drops", Column::U64(l.drops.clone())),
+                    ("marks", Column::U64(l.marks.clone())),
+                    ("rate_mbps", Column::F64(l.rate_mbps.clone())),
+                ],
+            ),
+            ("sojourn", self.sojourn.table("link", "sojourn_ms", true)),
+            ("probes", self.probes.table("probe", "rtt_ms", false)),
+        ]
+    }
+}

@@ -1,0 +1,156 @@
+//! The run summary (`summary.json`). Field names are an interface,
+//! documented in the README; add fields, never rename them.
+//! Percentiles interpolate linearly between order statistics (numpy's
+//! default), over samples taken after the warm-up.
+
+use serde::Serialize;
+
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<LinkSummary>,
+    pub probes: Vec<ProbeSummary>,
+    /// Jain's fairness index over the TCP flows' goodputs (null if none).
+    pub jain: Option<f64>,
+    pub engine: EngineSummary,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct RttStats {
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct SojournStats {
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct FlowSummary {
+    pub id: String,
+    pub kind: &'static str,
+    pub cc: &'static str,
+    /// In-order payload delivered to the receiver per second of the flow's
+    /// active time after warm-up, Mbit/s.
+    pub goodput_mbps: f64,
+    pub rtt_ms: RttStats,
+    pub retransmits: u64,
+    pub rto_count: u64,
+    /// CE-marked data packets that reached the receiver.
+    pub ce_marks: u64,
+    pub delivered_bytes: u64,
+    pub ecn: &'static str,
+    pub start_s: f64,
+    pub stop_s: f64,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct LinkSummary {
+    pub id: String,
+    pub qdisc: &'static str,
+    /// The link's rate at the start, Mbit/s (null if unlimited).
+    pub rate_mbps: Option<f64>,
+    /// Bytes sent / capacity over the measured time (null if unlimited).
+    pub utilization: Option<f64>,
+    pub sojourn_ms: SojournStats,
+    pub drops: u64,
+    pub marks: u64,
+    /// Packets lost to the link's random loss.
+    pub lost: u64,
+    pub arrivals: u64,
+    pub tx_packets: u64,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct ProbeSummary {
+    pub id: String,
+    pub rtt_ms: RttStats,
+    pub min_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub sent: u64,
+    pub received: u64,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct EngineSummary {
+    pub events: u64,
+    pub packets: u64,
+    /// Wall-clock seconds; filled in by the caller (the core has no clock).
+    pub wall_s: f64,
+}
+
+/// Linear-interpolation percentile of sorted data, q in [0, 100].
+pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let pos = q / 100.0 * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    let frac = pos - lo as f64;
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
+}
+
+pub fn mean(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        None
+    } else {
+        Some(v.iter().sum::<f64>() / v.len() as f64)
+    }
+}
+
+impl RttStats {
+    pub fn from_sorted(v: &[f64]) -> RttStats {
+        RttStats { mean: mean(v), p50: percentile(v, 50.0), p95: percentile(v, 95.0), p99: percentile(v, 99.0) }
+    }
+}
+
+impl SojournStats {
+    pub fn from_sorted(v: &[f64]) -> SojournStats {
+        SojournStats { mean: mean(v), p50: percentile(v, 50.0), p99: percentile(v, 99.0), max: v.last().copied() }
+    }
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²); 1 means equal shares.
+pub fn jain(x: &[f64]) -> Option<f64> {
+    if x.is_empty() {
+        return None;
+    }
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    if s2 == 0.0 {
+        return Some(1.0);
+    }
+    Some(s * s / (x.len() as f64 * s2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 50.0), Some(2.5));
+        assert_eq!(percentile(&v, 0.0), Some(1.0));
+        assert_eq!(percentile(&v, 100.0), Some(4.0));
+        assert!((percentile(&v, 99.0).unwrap() - 3.97).abs() < 1e-12);
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn jain_index_bounds() {
+        assert_eq!(jain(&[5.0, 5.0, 5.0]), Some(1.0));
+        assert!((jain(&[1.0, 0.0]).unwrap() - 0.5).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,142 @@
+//! Turn a validated [`Scenario`] into a ready-to-run [`Sim`]: links and
+//! their qdiscs, per-flow access links, endpoints, and RNG streams derived
+//! from the seed and each component's name.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::{FlowKind, FlowSpec, Scenario, PING_INTERVAL, PING_SIZE};
+use crate::cc::CcConfig;
+use crate::flow::{Endpoints, Flow, Ping};
+use crate::link::Link;
+use crate::packet::{Dir, FlowId, LinkId, Packet};
+use crate::qdisc::{fifo::PfifoConfig, QdiscConfig, QdiscStats};
+use crate::rng::SimRng;
+use crate::sim::Sim;
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::TcpSender;
+
+use crate::units::{Dur, Rate, SimTime};
+
+/// The flow's congestion control with its parameters (`cc` + `cc_params`).
+pub fn cc_config(f: &FlowSpec) -> Result<CcConfig, String> {
+    let kind = f.cc.unwrap_or_default();
+    let Some(params) = &f.cc_params else { return Ok(CcConfig::default_for(kind)) };
+    let mut t = params.clone();
+    t.insert("algo".into(), toml::Value::String(kind.name().into()));
+    toml::Value::Table(t).try_into::<CcConfig>().map_err(|e| format!("{} ({})", e.message().trim(), kind.name()))
+}
+
+/// The parameters of a CC config as a table (without the `algo` tag).
+pub fn cc_params_table(c: &CcConfig) -> toml::Table {
+    let mut t = toml::Table::try_from(c).expect("cc config serializes");
+    t.remove("algo");
+    t
+}
+
+fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q: &QdiscConfig, internal: bool) -> Link {
+    let mut rng = SimRng::for_component(seed, &format!("link:{name}"));
+    Link {
+        name: name.to_string(),
+        internal,
+        qdisc_name: q.name(),
+        qdisc: q.build(&mut rng),
+        stats: QdiscStats::default(),
+        rate: rate.unwrap_or(Rate::UNLIMITED),
+        delay,
+        loss,
+        rng,
+        schedule: VecDeque::new(),
+        tx: None,
+        pipe: VecDeque::new(),
+        arrivals: 0,
+        lost: 0,
+        tx_pkts: 0,
+        tx_bytes: 0,
+        rate_since: SimTime::ZERO,
+        sojourn_skip: 0,
+    }
+}
+
+/// Build the simulator for a validated, resolved scenario.
+pub fn build(s: &Scenario) -> Sim {
+    let mut links: Vec<Link> = Vec::new();
+    let mut by_id: BTreeMap<&str, LinkId> = BTreeMap::new();
+    for l in &s.links {
+        let mut link = new_link(s.seed, &l.id, l.rate, l.delay, l.loss, &l.qdisc, false);
+        link.schedule = l.schedule.iter().map(|st| (SimTime::ZERO + st.at, st.rate)).collect();
+        link.schedule.make_contiguous().sort_by_key(|x| x.0);
+        by_id.insert(&l.id, LinkId(links.len() as u32));
+        links.push(link);
+    }
+    // Access links: unlimited rate, pure delay, never drop.
+    let access_q = QdiscConfig::Pfifo(PfifoConfig { limit: u64::MAX });
+    let mut flows = Vec::new();
+    for spec in &s.flows {
+        for copy in 0..spec.count {
+            let name = if spec.count == 1 { spec.id.clone() } else { format!("{}.{}", spec.id, copy + 1) };
+            let fid = FlowId(flows.len() as u32);
+            let mut fwd: Vec<LinkId> = spec.path.iter().map(|id| by_id[id.as_str()]).collect();
+            let mut rev: Vec<LinkId> = spec.reverse.iter().map(|id| by_id[id.as_str()]).collect();
+            let rev_delay = spec.access_delay_rev.unwrap_or(spec.access_delay);
+            if spec.access_delay > Dur::ZERO {
+                fwd.insert(0, LinkId(links.len() as u32));
+                links.push(new_link(s.seed, &format!("{name}.access"), None, spec.access_delay, 0.0, &access_q, true));
+            }
+            if rev_delay > Dur::ZERO {
+                rev.insert(0, LinkId(links.len() as u32));
+                links.push(new_link(s.seed, &format!("{name}.access_rev"), None, rev_delay, 0.0, &access_q, true));
+            }
+            let start = SimTime::ZERO + spec.start + spec.start_step * u64::from(copy);
+            let stop = spec.stop.map_or(SimTime::NEVER, |d| SimTime::ZERO + d);
+            let tmpl = |dir: Dir| Packet {
+                flow: fid,
+                dscp: spec.dscp,
+                dir,
+                tuple: fid.0 * 2 + u32::from(dir == Dir::Rev),
+                ..Default::default()
+            };
+            let (ep, cc_name, ecn_name) = match spec.kind {
+                FlowKind::Tcp => {
+                    let tcfg = spec.tcp.clone().unwrap_or_default();
+                    let cc = cc_config(spec).expect("validated");
+                    let ecn = spec.ecn.unwrap_or(false);
+                    let cc_name = cc.kind().name();
+                    let tx = TcpSender::new(tcfg.clone(), cc.build(), ecn, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start);
+                    let classic = tx.ecn_mode() == crate::cc::EcnMode::Classic;
+                    let rx = TcpReceiver::new(&tcfg, classic);
+                    (Endpoints::Tcp { tx: Box::new(tx), rx }, cc_name, if classic { "classic" } else { "off" })
+                }
+                FlowKind::Ping => (
+                    Endpoints::Ping(Ping {
+                        interval: spec.interval.unwrap_or(PING_INTERVAL),
+                        size: spec.size.unwrap_or(PING_SIZE),
+                        seq: 0,
+                        next_at: SimTime::NEVER,
+                        active: false,
+                        sent: 0,
+                        received: 0,
+                    }),
+                    "",
+                    "off",
+                ),
+            };
+            flows.push(Flow {
+                name,
+                cc_name,
+                ecn_name,
+                fwd,
+                rev,
+                ep,
+                start,
+                stop,
+                rev_tmpl: tmpl(Dir::Rev),
+                fwd_tmpl: tmpl(Dir::Fwd),
+                timer_at: [SimTime::NEVER; 2],
+                last_delivered: 0,
+                delivered_at_warmup: 0,
+                finished_at: None,
+            });
+        }
+    }
+    Sim::new(s.name.clone(), s.seed, s.duration, links, flows, s.metrics.clone())
+}

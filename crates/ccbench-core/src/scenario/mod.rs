@@ -1,0 +1,362 @@
+//! Scenario files (TOML): the whole truth of one run. Units are written as
+//! people write them (`"100Mbit"`, `"25ms"`, `"1000p"`); every parameter has
+//! its Linux/RFC default; unknown keys and bad values are errors naming
+//! file, line, key and what is allowed. `--set key.path=value` overrides
+//! edit the document before it is read (see [`overrides`]).
+
+pub mod build;
+pub mod error;
+pub mod overrides;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cc::CcKind;
+use crate::metrics::MetricsConfig;
+use crate::qdisc::QdiscConfig;
+use crate::tcp::TcpConfig;
+use crate::units::{Bytes, Dur, Rate};
+pub use error::{Problem, ScenarioError, Seg};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Simulated time to run.
+    pub duration: Dur,
+    #[serde(default)]
+    pub seed: u64,
+    pub links: Vec<LinkSpec>,
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub id: String,
+    /// Serialization rate; absent = unlimited (a pure delay line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// One-way propagation delay.
+    #[serde(default)]
+    pub delay: Dur,
+    /// Random loss probability on arrival (netem `loss random`), 0..1.
+    #[serde(default)]
+    pub loss: f64,
+    #[serde(default)]
+    pub qdisc: QdiscConfig,
+    /// Rate changes over time (a capacity drop, a varying link).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<RateStep>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub at: Dur,
+    pub rate: Rate,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKind {
+    #[default]
+    Tcp,
+    Ping,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub id: String,
+    #[serde(default)]
+    pub kind: FlowKind,
+    /// Link ids from sender to receiver.
+    pub path: Vec<String>,
+    /// Link ids from receiver back to sender (ACKs, replies).
+    #[serde(default)]
+    pub reverse: Vec<String>,
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Dur>,
+    /// Copies of this flow (ids get `.1`, `.2`, ... suffixes).
+    #[serde(default = "one")]
+    pub count: u32,
+    /// "Add one flow every T": copy i starts at start + i·T.
+    #[serde(default)]
+    pub start_step: Dur,
+    /// Extra one-way delay of this flow's own access link, each direction
+    /// (gives flows different base RTTs over a shared bottleneck).
+    #[serde(default)]
+    pub access_delay: Dur,
+    /// Override the access delay on the reverse direction only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_delay_rev: Option<Dur>,
+    #[serde(default)]
+    pub dscp: u8,
+    // -- TCP --
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<CcKind>,
+    /// Algorithm parameters, e.g. `{ hystart = false }` for CUBIC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc_params: Option<toml::Table>,
+    /// Bytes to transfer; absent = unlimited bulk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Bytes>,
+    /// RFC 3168 ECN (the algorithm decides the codepoint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpConfig>,
+    // -- ping --
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+    /// Probe size in bytes on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Default ping: one probe every 100 ms, 98 B on the wire (56 B payload,
+/// ICMP + IPv4 + Ethernet headers, like `ping`'s default).
+pub const PING_INTERVAL: Dur = Dur::from_millis(100);
+pub const PING_SIZE: u32 = 98;
+
+/// A scenario parsed from text, with the source kept for error locations.
+pub struct Parsed {
+    pub scenario: Scenario,
+    /// The text after overrides (what was actually read).
+    pub text: String,
+    pub file: String,
+}
+
+/// Parse scenario text, apply `key.path=value` overrides, validate, and
+/// fill in every default. `file` names the source in error messages.
+pub fn parse(text: &str, file: &str, overrides: &[String]) -> Result<Parsed, ScenarioError> {
+    let text = overrides::apply(text, file, overrides)?;
+    let at = |path: &[Seg], msg: String| locate_problem(&text, file, path, msg);
+    let de = toml::Deserializer::parse(&text).map_err(|e| ScenarioError { problems: vec![toml_problem(&text, file, &e, &[])] })?;
+    let scenario: Scenario = match serde_path_to_error::deserialize(de) {
+        Ok(s) => s,
+        Err(e) => {
+            let path = serde_path(e.path());
+            return Err(ScenarioError { problems: vec![toml_problem(&text, file, e.inner(), &path)] });
+        }
+    };
+    let problems = validate(&scenario, &at);
+    if !problems.is_empty() {
+        return Err(ScenarioError { problems });
+    }
+    Ok(Parsed { scenario: resolve(scenario), text, file: file.to_string() })
+}
+
+fn serde_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
+    use serde_path_to_error::Segment;
+    p.iter()
+        .filter_map(|s| match s {
+            Segment::Seq { index } => Some(Seg::Index(*index)),
+            Segment::Map { key } => Some(Seg::Key(key.clone())),
+            Segment::Enum { .. } | Segment::Unknown => None,
+        })
+        .collect()
+}
+
+/// A problem from the TOML reader: syntax errors carry a span; data errors
+/// carry the serde path.
+fn toml_problem(text: &str, file: &str, e: &toml::de::Error, path: &[Seg]) -> Problem {
+    let mut message = e.message().trim().to_string();
+    let mut path = path.to_vec();
+    // "unknown field `foo`, expected one of ...": point at the key itself.
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let Some(k) = rest.split('`').next() {
+            if path.last() != Some(&Seg::Key(k.to_string())) {
+                path.push(Seg::Key(k.to_string()));
+            }
+        }
+    }
+    // Serde's wording for internally tagged enums names the tag values.
+    if message.starts_with("unknown variant") {
+        message = message.replace("unknown variant", "unknown value");
+    }
+    let (line, col) = match e.span() {
+        Some(sp) => {
+            let (l, c) = error::line_col(text, sp.start);
+            (Some(l), Some(c))
+        }
+        None => (None, None),
+    };
+    let mut p = locate_problem(text, file, &path, message);
+    if p.line.is_none() {
+        p.line = line;
+        p.col = col;
+    }
+    p
+}
+
+fn locate_problem(text: &str, file: &str, path: &[Seg], message: String) -> Problem {
+    let (line, col) = toml_edit::Document::parse(text.to_string())
+        .ok()
+        .and_then(|doc| error::locate(&doc, path))
+        .map(|sp| error::line_col(text, sp.start))
+        .map_or((None, None), |(l, c)| (Some(l), Some(c)));
+    Problem { file: file.to_string(), line, col, key: error::render_path(path), message }
+}
+
+/// Checks serde cannot express: references between sections, ranges,
+/// options that only apply to one kind of flow. Collects every problem.
+fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem> {
+    let k = |s: &str| Seg::Key(s.to_string());
+    let mut out = Vec::new();
+    if s.duration == Dur::ZERO {
+        out.push(at(&[k("duration")], "must be greater than 0".into()));
+    }
+    if s.metrics.interval == Dur::ZERO {
+        out.push(at(&[k("metrics"), k("interval")], "must be greater than 0".into()));
+    }
+    if s.links.is_empty() {
+        out.push(at(&[], "a scenario needs at least one [[links]] entry".into()));
+    }
+    if s.flows.is_empty() {
+        out.push(at(&[], "a scenario needs at least one [[flows]] entry".into()));
+    }
+    let mut ids = std::collections::BTreeSet::new();
+    for (i, l) in s.links.iter().enumerate() {
+        let p = |key: &str| vec![k("links"), Seg::Index(i), k(key)];
+        if !ids.insert(l.id.as_str()) {
+            out.push(at(&p("id"), format!("duplicate link id \"{}\"", l.id)));
+        }
+        if l.rate == Some(Rate(0)) {
+            out.push(at(&p("rate"), "must be greater than 0 (omit the key for an unlimited link)".into()));
+        }
+        if !(0.0..=1.0).contains(&l.loss) {
+            out.push(at(&p("loss"), format!("must be a probability between 0 and 1, got {}", l.loss)));
+        }
+        for (j, st) in l.schedule.iter().enumerate() {
+            if st.rate == Rate(0) {
+                out.push(at(&[k("links"), Seg::Index(i), k("schedule"), Seg::Index(j), k("rate")], "must be greater than 0".into()));
+            }
+        }
+        if l.rate.is_none() && !l.schedule.is_empty() {
+            out.push(at(&p("schedule"), "a rate schedule needs a starting `rate`".into()));
+        }
+    }
+    let mut fids = std::collections::BTreeSet::new();
+    for (i, f) in s.flows.iter().enumerate() {
+        let p = |key: &str| vec![k("flows"), Seg::Index(i), k(key)];
+        if !fids.insert(f.id.as_str()) {
+            out.push(at(&p("id"), format!("duplicate flow id \"{}\"", f.id)));
+        }
+        if f.path.is_empty() {
+            out.push(at(&p("path"), "a flow needs at least one link on its path".into()));
+        }
+        for (key, list) in [("path", &f.path), ("reverse", &f.reverse)] {
+            for (j, id) in list.iter().enumerate() {
+                if !ids.contains(id.as_str()) {
+                    let known: Vec<_> = s.links.iter().map(|l| format!("\"{}\"", l.id)).collect();
+                    out.push(at(
+                        &[k("flows"), Seg::Index(i), k(key), Seg::Index(j)],
+                        format!("unknown link \"{id}\" (links are: {})", known.join(", ")),
+                    ));
+                }
+            }
+        }
+        if f.count == 0 {
+            out.push(at(&p("count"), "must be at least 1".into()));
+        }
+        if f.dscp > 63 {
+            out.push(at(&p("dscp"), format!("must be 0..63, got {}", f.dscp)));
+        }
+        if let Some(stop) = f.stop {
+            if stop <= f.start {
+                out.push(at(&p("stop"), "must be after `start`".into()));
+            }
+        }
+        let only = |key: &str, kind: &str| at(&p(key), format!("applies only to {kind} flows"));
+        match f.kind {
+            FlowKind::Tcp => {
+                if f.interval.is_some() {
+                    out.push(only("interval", "ping"));
+                }
+                if f.size.is_some() {
+                    out.push(only("size", "ping"));
+                }
+                if let Some(t) = &f.tcp {
+                    if !(576..=65535).contains(&t.mtu) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("mtu")], format!("must be 576..65535, got {}", t.mtu)));
+                    }
+                    if t.init_cwnd == 0 {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("init_cwnd")], "must be at least 1".into()));
+                    }
+                }
+                if let Err(e) = build::cc_config(f) {
+                    out.push(at(&p("cc_params"), e));
+                }
+            }
+            FlowKind::Ping => {
+                for key in ["cc", "cc_params", "bytes", "ecn", "tcp"] {
+                    let set = match key {
+                        "cc" => f.cc.is_some(),
+                        "cc_params" => f.cc_params.is_some(),
+                        "bytes" => f.bytes.is_some(),
+                        "ecn" => f.ecn.is_some(),
+                        _ => f.tcp.is_some(),
+                    };
+                    if set {
+                        out.push(only(key, "tcp"));
+                    }
+                }
+                if f.interval == Some(Dur::ZERO) {
+                    out.push(at(&p("interval"), "must be greater than 0".into()));
+                }
+                if let Some(sz) = f.size {
+                    if !(28..=65535).contains(&sz) {
+                        out.push(at(&p("size"), format!("must be 28..65535 bytes, got {sz}")));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Fill in every default so the resolved scenario states all parameters.
+fn resolve(mut s: Scenario) -> Scenario {
+    for f in &mut s.flows {
+        match f.kind {
+            FlowKind::Tcp => {
+                let cfg = build::cc_config(f).expect("validated");
+                f.cc = Some(cfg.kind());
+                f.cc_params = Some(build::cc_params_table(&cfg));
+                f.ecn.get_or_insert(false);
+                f.tcp.get_or_insert_with(TcpConfig::default);
+            }
+            FlowKind::Ping => {
+                f.interval.get_or_insert(PING_INTERVAL);
+                f.size.get_or_insert(PING_SIZE);
+            }
+        }
+    }
+    s
+}
+
+impl Scenario {
+    /// The resolved scenario as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("scenario serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,107 @@
+//! `--set key.path=value` overrides, applied to the document text before it
+//! is read, so they go through exactly the same checks as the file. Array
+//! elements are addressed by index (`links.0.rate`) or by their `id`
+//! (`links.bottleneck.rate`). Values are TOML (`5`, `true`, `"x"`); anything
+//! that does not parse as TOML is taken as a string (`rate=50Mbit`).
+
+use super::error::{Problem, ScenarioError};
+use toml_edit::{DocumentMut, Item, Value};
+
+pub fn apply(text: &str, file: &str, overrides: &[String]) -> Result<String, ScenarioError> {
+    if overrides.is_empty() {
+        return Ok(text.to_string());
+    }
+    let problem = |key: &str, message: String| Problem {
+        file: "--set".into(),
+        line: None,
+        col: None,
+        key: key.to_string(),
+        message,
+    };
+    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| ScenarioError {
+        problems: vec![Problem { file: file.into(), line: None, col: None, key: String::new(), message: e.message().to_string() }],
+    })?;
+    let mut problems = Vec::new();
+    for o in overrides {
+        let Some((key, raw)) = o.split_once('=') else {
+            problems.push(problem(o, "expected key.path=value".into()));
+            continue;
+        };
+        let key = key.trim();
+        let value: Value = raw.trim().parse().unwrap_or_else(|_| Value::from(raw.trim()));
+        if let Err(m) = set(doc.as_item_mut(), key, value) {
+            problems.push(problem(key, m));
+        }
+    }
+    if problems.is_empty() {
+        Ok(doc.to_string())
+    } else {
+        Err(ScenarioError { problems })
+    }
+}
+
+fn set(root: &mut Item, key: &str, value: Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err("empty key segment".into());
+    }
+    let mut item = root;
+    for (n, part) in parts.iter().enumerate() {
+        let last = n + 1 == parts.len();
+        item = match item {
+            Item::ArrayOfTables(arr) => {
+                let idx = element(arr.iter().map(|t| t.get("id").and_then(|v| v.as_str())), part, arr.len())?;
+                let t = arr.get_mut(idx).unwrap();
+                if last {
+                    return Err("cannot replace a whole [[table]] entry".into());
+                }
+                // Continue inside the table.
+                let next = parts[n + 1..].join(".");
+                return set_in_table(t, &next, value);
+            }
+            Item::Value(Value::Array(arr)) => {
+                let len = arr.len();
+                let idx = element(arr.iter().map(|v| v.as_inline_table().and_then(|t| t.get("id")).and_then(|v| v.as_str())), part, len)?;
+                if last {
+                    arr.replace(idx, value);
+                    return Ok(());
+                }
+                return Err(format!("cannot descend into array element {idx}"));
+            }
+            Item::Table(_) | Item::Value(Value::InlineTable(_)) | Item::None => {
+                let t = item.as_table_like_mut().ok_or_else(|| format!("\"{part}\" is not a table"))?;
+                if last {
+                    t.insert(part, Item::Value(value));
+                    return Ok(());
+                }
+                if t.get(part).is_none() {
+                    t.insert(part, Item::Value(Value::InlineTable(Default::default())));
+                }
+                t.get_mut(part).unwrap()
+            }
+            _ => return Err(format!("\"{part}\": the key before it is not a table")),
+        };
+    }
+    Ok(())
+}
+
+fn set_in_table(t: &mut toml_edit::Table, key: &str, value: Value) -> Result<(), String> {
+    let mut item = Item::Table(std::mem::take(t));
+    let r = set(&mut item, key, value);
+    if let Item::Table(back) = item {
+        *t = back;
+    }
+    r
+}
+
+/// Resolve an array element by index or by `id`.
+fn element<'a>(ids: impl Iterator<Item = Option<&'a str>>, part: &str, len: usize) -> Result<usize, String> {
+    if let Ok(i) = part.parse::<usize>() {
+        return if i < len { Ok(i) } else { Err(format!("index {i} out of range (there are {len})")) };
+    }
+    let ids: Vec<Option<&str>> = ids.collect();
+    ids.iter().position(|id| *id == Some(part)).ok_or_else(|| {
+        let known: Vec<&str> = ids.iter().flatten().copied().collect();
+        format!("no element with id \"{part}\" (ids: {})", known.join(", "))
+    })
+}

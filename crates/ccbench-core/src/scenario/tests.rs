@@ -1,0 +1,87 @@
+use super::*;
+
+const BASE: &str = r#"
+name = "t"
+duration = "2s"
+
+[[links]]
+id = "bottleneck"
+rate = "10Mbit"
+delay = "10ms"
+qdisc = { kind = "fq_codel" }
+
+[[flows]]
+id = "f"
+cc = "cubic"
+path = ["bottleneck"]
+"#;
+
+fn err(text: &str) -> ScenarioError {
+    match parse(text, "t.toml", &[]) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn fills_linux_defaults() {
+    let p = parse(BASE, "t.toml", &[]).unwrap();
+    let QdiscConfig::FqCodel(q) = &p.scenario.links[0].qdisc else { panic!() };
+    assert_eq!(q.target, Dur::from_millis(5));
+    assert_eq!(q.limit, 10240);
+    let f = &p.scenario.flows[0];
+    assert_eq!(f.tcp.as_ref().unwrap().init_cwnd, 10);
+    assert_eq!(f.cc_params.as_ref().unwrap()["beta"].as_integer(), Some(717));
+    // The resolved text parses back to the same scenario.
+    let again = parse(&p.scenario.to_toml(), "r.toml", &[]).unwrap();
+    assert_eq!(again.scenario, p.scenario);
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let e = err(&BASE.replace("delay = \"10ms\"", "delay = \"10ms\"\nfoo = 1"));
+    let p = &e.problems[0];
+    assert_eq!(p.key, "links[0].foo");
+    assert_eq!(p.line, Some(9));
+    assert!(p.message.contains("unknown field"), "{p}");
+    assert!(e.to_string().starts_with("t.toml:9:"), "{e}");
+}
+
+#[test]
+fn bad_unit_and_negative_rate() {
+    let e = err(&BASE.replace("10Mbit", "100MB"));
+    assert_eq!(e.problems[0].key, "links[0].rate");
+    assert_eq!(e.problems[0].line, Some(7));
+    assert!(e.problems[0].message.contains("MB is") || e.problems[0].message.contains("unknown rate unit"));
+    let e = err(&BASE.replace("10Mbit", "-5Mbit"));
+    assert!(e.problems[0].message.contains("negative"), "{e}");
+}
+
+#[test]
+fn unknown_link_and_every_problem_reported() {
+    let t = BASE.replace("path = [\"bottleneck\"]", "path = [\"nope\"]\ndscp = 99");
+    let e = err(&t);
+    assert_eq!(e.problems.len(), 2, "{e}");
+    assert!(e.to_string().contains("flows[0].path[0]: unknown link \"nope\""), "{e}");
+    assert!(e.to_string().contains("flows[0].dscp"), "{e}");
+}
+
+#[test]
+fn bad_qdisc_kind_and_cc_params() {
+    let e = err(&BASE.replace("fq_codel", "fq_kodel"));
+    assert!(e.to_string().contains("fq_kodel"), "{e}");
+    let e = err(&BASE.replace("cc = \"cubic\"", "cc = \"cubic\"\ncc_params = { betta = 3 }"));
+    assert!(e.to_string().contains("betta"), "{e}");
+}
+
+#[test]
+fn overrides_by_index_and_id() {
+    let p = parse(BASE, "t.toml", &["links.bottleneck.rate=50Mbit".into(), "duration=\"5s\"".into(), "flows.0.cc=reno".into()]).unwrap();
+    assert_eq!(p.scenario.links[0].rate, Some(Rate(50_000_000)));
+    assert_eq!(p.scenario.duration, Dur::from_secs(5));
+    assert_eq!(p.scenario.flows[0].cc, Some(CcKind::Reno));
+    let e = parse(BASE, "t.toml", &["links.nope.rate=1Mbit".into()]).err().unwrap();
+    assert!(e.to_string().contains("no element with id \"nope\""), "{e}");
+    let e = parse(BASE, "t.toml", &["links.0.rate=fast".into()]).err().unwrap();
+    assert!(e.to_string().contains("links[0].rate"), "{e}");
+}

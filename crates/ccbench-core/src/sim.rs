@@ -1,0 +1,554 @@
+//! The simulator: arenas of links and flows, one event queue, and the loop
+//! that moves packets between them. Components are addressed by index; each
+//! has at most a couple of pending events (a link: serializer and pipe
+//! head; an endpoint: one timer), so the heap stays small.
+
+use crate::event::{End, Event, EventQueue};
+use crate::flow::{Endpoints, Flow};
+use crate::link::Link;
+use crate::metrics::summary::{self, EngineSummary, FlowSummary, LinkSummary, ProbeSummary, RttStats, SojournStats, Summary};
+use crate::metrics::{Metrics, MetricsConfig};
+use crate::packet::{Dir, Ecn, FlowId, Header, LinkId, Packet, Probe};
+use crate::qdisc::Qdisc;
+use crate::tcp::ack_wire_size;
+use crate::units::{Dur, Rate, SimTime};
+
+pub struct Sim {
+    pub name: String,
+    pub seed: u64,
+    pub now: SimTime,
+    pub end: SimTime,
+    q: EventQueue,
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+    pub metrics: Metrics,
+    pub mcfg: MetricsConfig,
+    /// Scratch buffer for packets an endpoint emits (reused, no allocation
+    /// per packet).
+    out: Vec<Packet>,
+    /// Packets emitted by endpoints and delivered to endpoints.
+    pub sent: u64,
+    pub delivered: u64,
+    /// Per link: tx_bytes at the end of the warm-up.
+    tx_at_warmup: Vec<u64>,
+    /// Per link: rate history (time, rate), for utilization.
+    rate_history: Vec<Vec<(SimTime, Rate)>>,
+    started: bool,
+}
+
+/// Global packet accounting: every packet an endpoint sent is delivered,
+/// dropped or lost, or still held by a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conservation {
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub held: u64,
+}
+
+impl Sim {
+    pub fn new(name: String, seed: u64, duration: Dur, links: Vec<Link>, flows: Vec<Flow>, mcfg: MetricsConfig) -> Sim {
+        let rate_history = links.iter().map(|l| vec![(SimTime::ZERO, l.rate)]).collect();
+        Sim {
+            name,
+            seed,
+            now: SimTime::ZERO,
+            end: SimTime::ZERO + duration,
+            q: EventQueue::new(),
+            tx_at_warmup: vec![0; links.len()],
+            rate_history,
+            links,
+            flows,
+            metrics: Metrics::default(),
+            mcfg,
+            out: Vec::with_capacity(64),
+            sent: 0,
+            delivered: 0,
+            started: false,
+        }
+    }
+
+    /// Events executed so far.
+    pub fn events(&self) -> u64 {
+        self.q.popped()
+    }
+
+    fn schedule_initial(&mut self) {
+        self.started = true;
+        for (i, f) in self.flows.iter().enumerate() {
+            self.q.push(f.start, Event::Start(FlowId(i as u32)));
+            if f.stop < self.end {
+                self.q.push(f.stop, Event::Stop(FlowId(i as u32)));
+            }
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            if let Some(&(t, _)) = l.schedule.front() {
+                self.q.push(t, Event::RateStep(LinkId(i as u32)));
+            }
+        }
+        self.q.push(SimTime::ZERO, Event::Sample);
+        if self.mcfg.warmup > Dur::ZERO {
+            self.q.push(SimTime::ZERO + self.mcfg.warmup, Event::Warmup);
+        }
+    }
+
+    /// Run to the end of the scenario.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    /// Run all events up to and including time `t` (at most the end).
+    /// `should_stop` is polled every few thousand events (Ctrl-C).
+    pub fn run_until(&mut self, t: SimTime) {
+        self.run_until_with(t, &mut || false);
+    }
+
+    /// As [`run_until`](Self::run_until), returning false if `interrupt`
+    /// asked to stop early.
+    pub fn run_until_with(&mut self, t: SimTime, interrupt: &mut dyn FnMut() -> bool) -> bool {
+        if !self.started {
+            self.schedule_initial();
+        }
+        let t = t.min(self.end);
+        let mut n: u32 = 0;
+        while let Some(next) = self.q.peek_time() {
+            if next > t {
+                break;
+            }
+            let (at, ev) = self.q.pop().unwrap();
+            assert!(at >= self.now, "time went backwards: {at:?} < {:?}", self.now);
+            self.now = at;
+            self.handle(ev);
+            n = n.wrapping_add(1);
+            if n % 65536 == 0 && interrupt() {
+                return false;
+            }
+        }
+        self.now = self.now.max(t);
+        true
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(l) => self.on_tx_done(l),
+            Event::Arrive(l) => self.on_arrive(l),
+            Event::RateStep(l) => self.on_rate_step(l),
+            Event::Timer(f, end) => self.on_timer(f, end),
+            Event::Start(f) => self.on_start(f),
+            Event::Stop(f) => self.on_stop(f),
+            Event::Sample => self.on_sample(),
+            Event::Warmup => self.on_warmup(),
+        }
+    }
+
+    // ---- links ----------------------------------------------------------
+
+    fn link_arrive(&mut self, l: LinkId, mut pkt: Packet) {
+        let now = self.now;
+        let link = &mut self.links[l.0 as usize];
+        link.arrivals += 1;
+        if link.loss > 0.0 && link.rng.bernoulli(link.loss) {
+            link.lost += 1;
+            return;
+        }
+        pkt.enq_at = now;
+        let (q, mut cx) = link.cx(now);
+        q.enqueue(pkt, &mut cx);
+        if !link.busy() {
+            self.link_start_tx(l);
+        }
+    }
+
+    /// Dequeue the next packet onto the wire (or straight into the pipe
+    /// for an unlimited-rate link).
+    fn link_start_tx(&mut self, l: LinkId) {
+        let now = self.now;
+        let every = self.mcfg.sojourn_every.max(1);
+        let link = &mut self.links[l.0 as usize];
+        loop {
+            let (q, mut cx) = link.cx(now);
+            let Some(p) = q.dequeue(&mut cx) else { return };
+            if !link.internal {
+                link.sojourn_skip += 1;
+                if link.sojourn_skip >= every {
+                    link.sojourn_skip = 0;
+                    self.metrics.sojourn.push(now.0, l.0, p.flow.0, now.since(p.enq_at).0);
+                }
+            }
+            if link.rate.is_unlimited() {
+                link.tx_pkts += 1;
+                link.tx_bytes += u64::from(p.size);
+                let at = now + link.delay;
+                if link.pipe.is_empty() {
+                    self.q.push(at, Event::Arrive(l));
+                }
+                link.pipe.push_back((at, p));
+                continue;
+            }
+            let done = now + link.rate.tx_time(u64::from(p.size));
+            link.tx = Some(p);
+            self.q.push(done, Event::TxDone(l));
+            return;
+        }
+    }
+
+    fn on_tx_done(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[l.0 as usize];
+        let p = link.tx.take().expect("TxDone without a packet on the wire");
+        link.tx_pkts += 1;
+        link.tx_bytes += u64::from(p.size);
+        let at = now + link.delay;
+        if link.pipe.is_empty() {
+            self.q.push(at, Event::Arrive(l));
+        }
+        link.pipe.push_back((at, p));
+        self.link_start_tx(l);
+    }
+
+    fn on_arrive(&mut self, l: LinkId) {
+        let link = &mut self.links[l.0 as usize];
+        let (_, mut p) = link.pipe.pop_front().expect("Arrive with an empty pipe");
+        if let Some(&(next, _)) = link.pipe.front() {
+            self.q.push(next, Event::Arrive(l));
+        }
+        p.hop += 1;
+        self.route(p);
+    }
+
+    fn on_rate_step(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[l.0 as usize];
+        while let Some(&(t, r)) = link.schedule.front() {
+            if t > now {
+                self.q.push(t, Event::RateStep(l));
+                break;
+            }
+            link.schedule.pop_front();
+            link.rate = r;
+            self.rate_history[l.0 as usize].push((now, r));
+        }
+    }
+
+    // ---- routing --------------------------------------------------------
+
+    /// Send a packet from an endpoint onto its path.
+    fn emit(&mut self, mut p: Packet) {
+        p.hop = 0;
+        self.sent += 1;
+        self.route(p);
+    }
+
+    /// Move a packet to its next hop, or to the endpoint at the path's end.
+    fn route(&mut self, p: Packet) {
+        let f = &self.flows[p.flow.0 as usize];
+        let path = if p.dir == Dir::Fwd { &f.fwd } else { &f.rev };
+        match path.get(p.hop as usize) {
+            Some(&l) => self.link_arrive(l, p),
+            None => {
+                self.delivered += 1;
+                self.deliver(p);
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        let mut out = std::mem::take(&mut self.out);
+        for p in out.drain(..) {
+            self.emit(p);
+        }
+        self.out = out;
+    }
+
+    fn deliver(&mut self, p: Packet) {
+        let now = self.now;
+        let fi = p.flow.0 as usize;
+        let flow = &mut self.flows[fi];
+        match (&mut flow.ep, p.hdr) {
+            (Endpoints::Tcp { rx, .. }, Header::TcpData(seg)) => {
+                if let Some(ack) = rx.on_data(&seg, p.ecn, now) {
+                    let a = Packet {
+                        size: ack_wire_size(ack.nsack),
+                        sent_at: now,
+                        hdr: Header::TcpAck(ack),
+                        ..flow.rev_tmpl
+                    };
+                    self.out.push(a);
+                }
+                self.arm(fi, End::Receiver);
+            }
+            (Endpoints::Tcp { tx, .. }, Header::TcpAck(ack)) => {
+                let out = &mut self.out;
+                let res = tx.on_ack(&ack, now, &mut |p| out.push(p));
+                if let Some(r) = res.rtt {
+                    if self.mcfg.rtt_samples {
+                        self.metrics.rtt.push(now.0, fi as u32, 0, r.0);
+                    }
+                }
+                if flow.finished_at.is_none() && tx.finished() {
+                    flow.finished_at = Some(now);
+                }
+                self.arm(fi, End::Sender);
+            }
+            (Endpoints::Ping(_), Header::Probe(pr)) if !pr.reply => {
+                let r = Packet {
+                    size: p.size,
+                    sent_at: now,
+                    hdr: Header::Probe(Probe { reply: true, ..pr }),
+                    ..flow.rev_tmpl
+                };
+                self.out.push(r);
+            }
+            (Endpoints::Ping(ping), Header::Probe(pr)) => {
+                ping.received += 1;
+                self.metrics.probes.push(now.0, fi as u32, 0, now.since(pr.t_req).0);
+            }
+            _ => debug_assert!(false, "packet delivered to the wrong kind of endpoint"),
+        }
+        self.flush();
+    }
+
+    // ---- endpoints ------------------------------------------------------
+
+    /// Make sure an event is pending for the endpoint's next deadline.
+    fn arm(&mut self, fi: usize, end: End) {
+        let flow = &mut self.flows[fi];
+        let deadline = match (&flow.ep, end) {
+            (Endpoints::Tcp { tx, .. }, End::Sender) => tx.next_timer(),
+            (Endpoints::Tcp { rx, .. }, End::Receiver) => rx.delack_at,
+            (Endpoints::Ping(p), End::Sender) if p.active => p.next_at,
+            _ => SimTime::NEVER,
+        };
+        let slot = &mut flow.timer_at[end as usize];
+        if deadline < *slot {
+            *slot = deadline;
+            self.q.push(deadline, Event::Timer(FlowId(fi as u32), end));
+        }
+    }
+
+    fn on_timer(&mut self, f: FlowId, end: End) {
+        let now = self.now;
+        let fi = f.0 as usize;
+        let flow = &mut self.flows[fi];
+        if flow.timer_at[end as usize] == now {
+            flow.timer_at[end as usize] = SimTime::NEVER;
+        }
+        match (&mut flow.ep, end) {
+            (Endpoints::Tcp { tx, .. }, End::Sender) => {
+                let out = &mut self.out;
+                tx.on_timer(now, &mut |p| out.push(p));
+            }
+            (Endpoints::Tcp { rx, .. }, End::Receiver) => {
+                if let Some(ack) = rx.on_timer(now) {
+                    let a = Packet { size: ack_wire_size(ack.nsack), sent_at: now, hdr: Header::TcpAck(ack), ..flow.rev_tmpl };
+                    self.out.push(a);
+                }
+            }
+            (Endpoints::Ping(ping), End::Sender) => {
+                if ping.active && now >= ping.next_at {
+                    ping.seq += 1;
+                    ping.sent += 1;
+                    ping.next_at = now + ping.interval;
+                    let p = Packet {
+                        size: ping.size,
+                        ecn: Ecn::NotEct,
+                        sent_at: now,
+                        hdr: Header::Probe(Probe { seq: ping.seq, t_req: now, reply: false }),
+                        ..flow.fwd_tmpl
+                    };
+                    self.out.push(p);
+                }
+            }
+            (Endpoints::Ping(_), End::Receiver) => {}
+        }
+        self.flush();
+        self.arm(fi, end);
+    }
+
+    fn on_start(&mut self, f: FlowId) {
+        let now = self.now;
+        let fi = f.0 as usize;
+        match &mut self.flows[fi].ep {
+            Endpoints::Tcp { tx, .. } => {
+                let out = &mut self.out;
+                tx.start(now, &mut |p| out.push(p));
+            }
+            Endpoints::Ping(p) => {
+                p.active = true;
+                p.next_at = now;
+            }
+        }
+        self.flush();
+        self.arm(fi, End::Sender);
+    }
+
+    fn on_stop(&mut self, f: FlowId) {
+        match &mut self.flows[f.0 as usize].ep {
+            Endpoints::Tcp { tx, .. } => tx.stop(),
+            Endpoints::Ping(p) => p.active = false,
+        }
+    }
+
+    // ---- metrics --------------------------------------------------------
+
+    fn on_sample(&mut self) {
+        let now = self.now;
+        let interval = self.mcfg.interval;
+        let secs = now.as_secs_f64();
+        let fs = &mut self.metrics.flow_series;
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let Endpoints::Tcp { tx, rx } = &f.ep else { continue };
+            if now < f.start {
+                continue;
+            }
+            let d = rx.delivered_bytes;
+            fs.time_s.push(secs);
+            fs.flow.push(i as u32);
+            fs.goodput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
+            fs.delivered_bytes.push(d);
+            fs.cwnd_pkts.push(f64::from(tx.t.cwnd));
+            fs.srtt_ms.push(tx.srtt().map_or(f64::NAN, |s| s.as_millis_f64()));
+            fs.pacing_mbps.push(if tx.pacing_rate.is_unlimited() { f64::NAN } else { tx.pacing_rate.mbps() });
+            fs.inflight_pkts.push(f64::from(tx.sb.in_flight()));
+            f.last_delivered = d;
+        }
+        let ls = &mut self.metrics.link_series;
+        for (i, l) in self.links.iter().enumerate() {
+            if l.internal {
+                continue;
+            }
+            let (pk, by) = l.backlog();
+            ls.time_s.push(secs);
+            ls.link.push(i as u32);
+            ls.backlog_pkts.push(pk as u64);
+            ls.backlog_bytes.push(by);
+            ls.tx_bytes.push(l.tx_bytes);
+            ls.drops.push(l.stats.drops());
+            ls.marks.push(l.stats.marks);
+            ls.rate_mbps.push(l.rate.mbps());
+        }
+        let next = now + interval;
+        if next <= self.end && interval > Dur::ZERO {
+            self.q.push(next, Event::Sample);
+        }
+    }
+
+    fn on_warmup(&mut self) {
+        for f in &mut self.flows {
+            f.delivered_at_warmup = f.delivered_bytes();
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            self.tx_at_warmup[i] = l.tx_bytes;
+        }
+    }
+
+    pub fn conservation(&self) -> Conservation {
+        let dropped = self.links.iter().map(|l| l.stats.drops() + l.lost).sum();
+        let held = self.links.iter().map(|l| l.held()).sum();
+        Conservation { sent: self.sent, delivered: self.delivered, dropped, held }
+    }
+
+    /// The summary of the run so far (normally called at the end).
+    pub fn summary(&self) -> Summary {
+        let warm = SimTime::ZERO + self.mcfg.warmup;
+        let end = self.now.min(self.end);
+        let by_id = |s: &crate::metrics::Samples, id: usize, from: SimTime| -> Vec<f64> {
+            let mut v: Vec<f64> = (0..s.id.len())
+                .filter(|&k| s.id[k] as usize == id && s.time_ns[k] >= from.0)
+                .map(|k| s.value_ns[k] as f64 * 1e-6)
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let mut flows = Vec::new();
+        let mut probes = Vec::new();
+        let mut goodputs = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            match &f.ep {
+                Endpoints::Tcp { tx, rx } => {
+                    let from = f.start.max(warm);
+                    let to = f.finished_at.unwrap_or(end).min(f.stop).min(end);
+                    let active = if to > from { to.since(from) } else { Dur::ZERO };
+                    let base = if f.start >= warm { 0 } else { f.delivered_at_warmup };
+                    let bytes = rx.delivered_bytes - base;
+                    let goodput = if active > Dur::ZERO { bytes as f64 * 8.0 / active.as_secs_f64() / 1e6 } else { 0.0 };
+                    goodputs.push(goodput);
+                    flows.push(FlowSummary {
+                        id: f.name.clone(),
+                        kind: "tcp",
+                        cc: f.cc_name,
+                        goodput_mbps: goodput,
+                        rtt_ms: RttStats::from_sorted(&by_id(&self.metrics.rtt, i, warm)),
+                        retransmits: tx.retransmits,
+                        rto_count: tx.rto_count,
+                        ce_marks: u64::from(rx.ce_packets),
+                        delivered_bytes: rx.delivered_bytes,
+                        ecn: f.ecn_name,
+                        start_s: f.start.as_secs_f64(),
+                        stop_s: f.stop.min(self.end).as_secs_f64(),
+                    });
+                }
+                Endpoints::Ping(p) => {
+                    let v = by_id(&self.metrics.probes, i, warm);
+                    probes.push(ProbeSummary {
+                        id: f.name.clone(),
+                        rtt_ms: RttStats::from_sorted(&v),
+                        min_ms: v.first().copied(),
+                        max_ms: v.last().copied(),
+                        sent: p.sent,
+                        received: p.received,
+                    });
+                }
+            }
+        }
+        let mut links = Vec::new();
+        for (i, l) in self.links.iter().enumerate() {
+            if l.internal {
+                continue;
+            }
+            let cap_bits = capacity_bits(&self.rate_history[i], warm, end);
+            let sent_bits = (l.tx_bytes - self.tx_at_warmup[i]) as f64 * 8.0;
+            links.push(LinkSummary {
+                id: l.name.clone(),
+                qdisc: l.qdisc_name,
+                rate_mbps: (!self.rate_history[i][0].1.is_unlimited()).then(|| self.rate_history[i][0].1.mbps()),
+                utilization: cap_bits.map(|c| if c > 0.0 { sent_bits / c } else { 0.0 }),
+                sojourn_ms: SojournStats::from_sorted(&by_id(&self.metrics.sojourn, i, warm)),
+                drops: l.stats.drops(),
+                marks: l.stats.marks,
+                lost: l.lost,
+                arrivals: l.arrivals,
+                tx_packets: l.tx_pkts,
+            });
+        }
+        Summary {
+            scenario: self.name.clone(),
+            seed: self.seed,
+            duration_s: self.end.as_secs_f64(),
+            warmup_s: self.mcfg.warmup.as_secs_f64(),
+            flows,
+            links,
+            probes,
+            jain: summary::jain(&goodputs),
+            engine: EngineSummary { events: self.events(), packets: self.sent, wall_s: 0.0 },
+        }
+    }
+}
+
+/// Bits the link could carry over [from, to] given its rate history; None
+/// if it was unlimited at any point.
+fn capacity_bits(hist: &[(SimTime, Rate)], from: SimTime, to: SimTime) -> Option<f64> {
+    let mut bits = 0.0;
+    for (k, &(t, r)) in hist.iter().enumerate() {
+        let next = hist.get(k + 1).map_or(to, |&(t2, _)| t2);
+        let a = t.max(from);
+        let b = next.min(to);
+        if b > a {
+            if r.is_unlimited() {
+                return None;
+            }
+            bits += r.bps() as f64 * b.since(a).as_secs_f64();
+        }
+    }
+    Some(bits)
+}

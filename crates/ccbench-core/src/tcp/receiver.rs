@@ -1,0 +1,242 @@
+//! TCP receiver: cumulative ACK + SACK blocks (RFC 2018), delayed ACKs as
+//! Linux does them (an ACK for every second full segment, a delayed-ACK
+//! timer otherwise, quick ACKs at start, immediate ACKs for out-of-order
+//! data and hole fills), and ECN feedback: RFC 3168's sticky ECE until CWR,
+//! plus Accurate ECN counters (RFC 9768 r.cep/r.ceb) carried on every ACK.
+//!
+//! Deviations: no receive-window limit (the window never binds); no D-SACK;
+//! the delayed-ACK timer is a fixed `delack` (Linux adapts ato between
+//! 40 and 200 ms).
+
+use super::TcpConfig;
+use crate::packet::{Ecn, SackBlock, TcpAck, TcpSeg};
+use crate::units::SimTime;
+
+/// A received range above rcv_nxt, with its payload bytes and a recency
+/// stamp for SACK block ordering.
+#[derive(Copy, Clone, Debug)]
+struct Range {
+    start: u64,
+    end: u64,
+    bytes: u64,
+    touched: u64,
+}
+
+pub struct TcpReceiver {
+    pub rcv_nxt: u64,
+    ooo: Vec<Range>,
+    stamp: u64,
+    /// Full segments received since the last ACK.
+    unacked: u32,
+    quickacks: u32,
+    pub delack_at: SimTime,
+    ece: bool,
+    classic_ecn: bool,
+    last_ts: SimTime,
+    sack_blocks: u8,
+    delack: crate::units::Dur,
+    /// Payload bytes delivered in order to the application.
+    pub delivered_bytes: u64,
+    /// CE-marked data packets received (AccECN r.cep without its initial 5).
+    pub ce_packets: u32,
+    pub ce_bytes: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig, classic_ecn: bool) -> Self {
+        TcpReceiver {
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            stamp: 0,
+            unacked: 0,
+            quickacks: cfg.quickacks,
+            delack_at: SimTime::NEVER,
+            ece: false,
+            classic_ecn,
+            last_ts: SimTime::ZERO,
+            sack_blocks: cfg.sack_blocks,
+            delack: cfg.delack,
+            delivered_bytes: 0,
+            ce_packets: 0,
+            ce_bytes: 0,
+        }
+    }
+
+    /// A data segment arrived. Returns an ACK to send now, if one is due.
+    pub fn on_data(&mut self, seg: &TcpSeg, ecn: Ecn, now: SimTime) -> Option<TcpAck> {
+        let mut immediate = false;
+        // RFC 3168 §6.1.3: CWR ends the ECE echo; a CE on the same packet
+        // starts it again.
+        if seg.cwr {
+            self.ece = false;
+        }
+        if ecn == Ecn::Ce {
+            self.ce_packets += 1;
+            self.ce_bytes += u64::from(seg.len);
+            if self.classic_ecn && !self.ece {
+                self.ece = true;
+                immediate = true; // Linux enters quick-ACK mode on CE.
+            }
+        }
+        if seg.seq == self.rcv_nxt {
+            self.rcv_nxt += 1;
+            self.delivered_bytes += u64::from(seg.len);
+            self.last_ts = seg.ts;
+            if !self.ooo.is_empty() {
+                // Filled (part of) a hole: ACK at once (RFC 5681 §4.2).
+                immediate = true;
+                if self.ooo[0].start == self.rcv_nxt {
+                    let r = self.ooo.remove(0);
+                    self.rcv_nxt = r.end;
+                    self.delivered_bytes += r.bytes;
+                }
+            }
+            self.unacked += 1;
+        } else if seg.seq > self.rcv_nxt {
+            self.insert_ooo(seg.seq, u64::from(seg.len));
+            immediate = true;
+        } else {
+            immediate = true; // Duplicate: ACK at once.
+        }
+        if immediate || self.unacked >= 2 || self.quickacks > 0 {
+            self.quickacks = self.quickacks.saturating_sub(1);
+            return Some(self.make_ack(now));
+        }
+        if self.delack_at == SimTime::NEVER {
+            self.delack_at = now + self.delack;
+        }
+        None
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_timer(&mut self, now: SimTime) -> Option<TcpAck> {
+        if now >= self.delack_at {
+            self.delack_at = SimTime::NEVER;
+            if self.unacked > 0 {
+                return Some(self.make_ack(now));
+            }
+        }
+        None
+    }
+
+    fn insert_ooo(&mut self, seq: u64, bytes: u64) {
+        self.stamp += 1;
+        let i = self.ooo.partition_point(|r| r.end < seq);
+        if i < self.ooo.len() && self.ooo[i].start <= seq && seq < self.ooo[i].end {
+            self.ooo[i].touched = self.stamp; // duplicate inside a range
+            return;
+        }
+        if i < self.ooo.len() && self.ooo[i].end == seq {
+            // Extend range i to the right, maybe merging with i+1.
+            self.ooo[i].end += 1;
+            self.ooo[i].bytes += bytes;
+            self.ooo[i].touched = self.stamp;
+            if i + 1 < self.ooo.len() && self.ooo[i + 1].start == self.ooo[i].end {
+                let n = self.ooo.remove(i + 1);
+                self.ooo[i].end = n.end;
+                self.ooo[i].bytes += n.bytes;
+            }
+        } else if i < self.ooo.len() && self.ooo[i].start == seq + 1 {
+            self.ooo[i].start = seq;
+            self.ooo[i].bytes += bytes;
+            self.ooo[i].touched = self.stamp;
+        } else {
+            self.ooo.insert(i, Range { start: seq, end: seq + 1, bytes, touched: self.stamp });
+        }
+    }
+
+    fn make_ack(&mut self, _now: SimTime) -> TcpAck {
+        self.unacked = 0;
+        self.delack_at = SimTime::NEVER;
+        let mut ack = TcpAck {
+            ack: self.rcv_nxt,
+            ece: self.ece,
+            tsecr: self.last_ts,
+            cep: self.ce_packets,
+            ceb: self.ce_bytes,
+            ..Default::default()
+        };
+        // RFC 2018 §4: the first block holds the most recently received
+        // segment, then the most recently reported others.
+        let n = (self.sack_blocks as usize).min(self.ooo.len()).min(3);
+        if n > 0 {
+            let mut idx: [usize; 3] = [usize::MAX; 3];
+            for k in 0..n {
+                let mut best: Option<usize> = None;
+                for (j, r) in self.ooo.iter().enumerate() {
+                    if idx[..k].contains(&j) {
+                        continue;
+                    }
+                    if best.is_none_or(|b| r.touched > self.ooo[b].touched) {
+                        best = Some(j);
+                    }
+                }
+                idx[k] = best.unwrap();
+            }
+            for (k, &j) in idx.iter().enumerate().take(n) {
+                ack.sack[k] = SackBlock { start: self.ooo[j].start, end: self.ooo[j].end };
+            }
+            ack.nsack = n as u8;
+        }
+        ack
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(seq: u64) -> TcpSeg {
+        TcpSeg { seq, len: 1448, ..Default::default() }
+    }
+    fn rx() -> TcpReceiver {
+        TcpReceiver::new(&TcpConfig { quickacks: 0, ..Default::default() }, true)
+    }
+
+    #[test]
+    fn acks_every_second_segment_and_delays_the_odd_one() {
+        let mut r = rx();
+        assert!(r.on_data(&seg(0), Ecn::NotEct, SimTime(0)).is_none());
+        assert_eq!(r.delack_at, SimTime(40_000_000));
+        let a = r.on_data(&seg(1), Ecn::NotEct, SimTime(1)).unwrap();
+        assert_eq!(a.ack, 2);
+        assert!(r.on_data(&seg(2), Ecn::NotEct, SimTime(2)).is_none());
+        assert!(r.on_timer(SimTime(10)).is_none());
+        assert_eq!(r.on_timer(SimTime(40_000_002)).unwrap().ack, 3);
+    }
+
+    #[test]
+    fn out_of_order_gets_immediate_sack_most_recent_first() {
+        let mut r = rx();
+        r.on_data(&seg(0), Ecn::NotEct, SimTime(0));
+        let a = r.on_data(&seg(2), Ecn::NotEct, SimTime(1)).unwrap();
+        assert_eq!((a.ack, a.nsack), (1, 1));
+        assert_eq!(a.sack[0], SackBlock { start: 2, end: 3 });
+        let a = r.on_data(&seg(5), Ecn::NotEct, SimTime(2)).unwrap();
+        assert_eq!(a.nsack, 2);
+        assert_eq!(a.sack[0], SackBlock { start: 5, end: 6 });
+        assert_eq!(a.sack[1], SackBlock { start: 2, end: 3 });
+        let a = r.on_data(&seg(3), Ecn::NotEct, SimTime(3)).unwrap();
+        assert_eq!(a.sack[0], SackBlock { start: 2, end: 4 });
+        // Fill the hole at 1: cumulative ACK jumps over 2..4.
+        let a = r.on_data(&seg(1), Ecn::NotEct, SimTime(4)).unwrap();
+        assert_eq!(a.ack, 4);
+        assert_eq!(a.nsack, 1);
+        assert_eq!(r.delivered_bytes, 4 * 1448);
+    }
+
+    #[test]
+    fn ece_is_sticky_until_cwr() {
+        let mut r = rx();
+        let a = r.on_data(&seg(0), Ecn::Ce, SimTime(0)).unwrap();
+        assert!(a.ece);
+        r.on_data(&seg(1), Ecn::Ect0, SimTime(1));
+        let a = r.on_data(&seg(2), Ecn::Ect0, SimTime(2)).unwrap();
+        assert!(a.ece, "ECE stays set until CWR");
+        let cwr = TcpSeg { cwr: true, ..seg(3) };
+        assert!(r.on_data(&cwr, Ecn::Ect0, SimTime(3)).is_none());
+        let a = r.on_data(&seg(4), Ecn::Ect0, SimTime(4)).unwrap();
+        assert!(!a.ece, "CWR ended the echo");
+        assert_eq!(a.cep, 1);
+    }
+}

@@ -1,0 +1,493 @@
+//! TCP sender: SACK scoreboard, loss detection by RFC 6675 DupThresh plus
+//! RACK's time rule (RFC 8985 §6.2, which also finds lost
+//! retransmissions), PRR during Recovery and CWR (RFC 6937, as Linux
+//! `tcp_cwnd_reduction`), RFC 6298 RTO with Linux's 200 ms floor and
+//! exponential backoff, RFC 3168 ECN (ECT(0) on new data only, CWR after a
+//! reduction, at most one reduction per window), and Linux internal pacing
+//! (`tcp_update_pacing_rate`: ratio × MSS × cwnd / srtt, 200 % while
+//! cwnd < ssthresh/2, 120 % after).
+//!
+//! Units: segments for windows, ns for time, bit/s for pacing.
+//! Deviations from Linux: no tail-loss probe, no undo of spurious
+//! recoveries (no D-SACK/Eifel), no receive-window limit, no TSO bursts
+//! (one segment per send), RACK's reordering timer is evaluated on ACK
+//! arrival only.
+
+use super::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
+use super::TcpConfig;
+use crate::cc::{AckEvent, AnyCc, CaState, CongestionControl, EcnMode, TcpCcState, INFINITE_SSTHRESH};
+use crate::packet::{Ecn, Header, Packet, TcpAck, TcpSeg};
+use crate::units::{Dur, Rate, SimTime};
+
+/// Maximum RTO (TCP_RTO_MAX).
+const RTO_MAX: Dur = Dur::from_secs(120);
+/// RFC 6675 DupThresh.
+const DUP_THRESH: u32 = 3;
+
+/// What one ACK produced, for the metrics.
+#[derive(Default, Copy, Clone)]
+pub struct AckOutcome {
+    /// RTT sample (RFC 6298, Karn-filtered) taken from this ACK.
+    pub rtt: Option<Dur>,
+}
+
+pub struct TcpSender {
+    cfg: TcpConfig,
+    pub cc: AnyCc,
+    pub t: TcpCcState,
+    pub sb: Scoreboard,
+    ecn: EcnMode,
+    /// Template for outgoing packets (flow, tuple, DSCP).
+    tmpl: Packet,
+    /// Segments the application will ever send (None = unlimited), and the
+    /// payload of the last one.
+    total_segs: Option<u64>,
+    last_len: u32,
+    /// Between the app's start and stop.
+    pub active: bool,
+
+    pub ca_state: CaState,
+    /// snd_nxt when the current reduction (Recovery, CWR, Loss) began.
+    high_seq: u64,
+    prior_cwnd: u32,
+    prr_delivered: u32,
+    prr_out: u32,
+    cwr_pending: bool,
+
+    srtt: Option<Dur>,
+    rttvar: Dur,
+    rto: Dur,
+    pub rto_at: SimTime,
+
+    /// RACK: send time and RTT of the most recently sent segment delivered.
+    rack_xmit: SimTime,
+    rack_rtt: Dur,
+
+    pub pacing_rate: Rate,
+    next_send: SimTime,
+    /// Set when sending stopped only because of pacing.
+    pace_blocked: bool,
+    /// Largest flight seen in the current round, for `cwnd_limited`.
+    max_flight: u32,
+    round_end: u64,
+    last_cc_event: SimTime,
+
+    pub retransmits: u64,
+    pub rto_count: u64,
+    last_cep: u32,
+}
+
+impl TcpSender {
+    pub fn new(cfg: TcpConfig, cc: AnyCc, ecn_on: bool, tmpl: Packet, bytes: Option<u64>, now: SimTime) -> Self {
+        let mss = cfg.mss();
+        let (total_segs, last_len) = match bytes {
+            None => (None, mss),
+            Some(b) => {
+                let n = b.div_ceil(u64::from(mss)).max(1);
+                let rem = (b - (n - 1) * u64::from(mss)) as u32;
+                (Some(n), rem.max(1))
+            }
+        };
+        let ecn = if ecn_on { cc.ecn_mode() } else { EcnMode::Off };
+        let t = TcpCcState::new(now, mss, cfg.init_cwnd);
+        TcpSender {
+            rto: cfg.init_rto,
+            cfg,
+            cc,
+            t,
+            sb: Scoreboard::default(),
+            ecn,
+            tmpl,
+            total_segs,
+            last_len,
+            active: false,
+            ca_state: CaState::Open,
+            high_seq: 0,
+            prior_cwnd: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            cwr_pending: false,
+            srtt: None,
+            rttvar: Dur::ZERO,
+            rto_at: SimTime::NEVER,
+            rack_xmit: SimTime::ZERO,
+            rack_rtt: Dur::ZERO,
+            pacing_rate: Rate::UNLIMITED,
+            next_send: SimTime::ZERO,
+            pace_blocked: false,
+            max_flight: 0,
+            round_end: 0,
+            last_cc_event: now,
+            retransmits: 0,
+            rto_count: 0,
+            last_cep: 0,
+        }
+    }
+
+    pub fn srtt(&self) -> Option<Dur> {
+        self.srtt
+    }
+    pub fn ecn_mode(&self) -> EcnMode {
+        self.ecn
+    }
+
+    /// Earliest time this sender needs to be woken (RTO or pacing).
+    pub fn next_timer(&self) -> SimTime {
+        let pace = if self.pace_blocked { self.next_send } else { SimTime::NEVER };
+        self.rto_at.min(pace)
+    }
+
+    /// All data the application will send has been delivered.
+    pub fn finished(&self) -> bool {
+        matches!(self.total_segs, Some(n) if self.sb.una >= n)
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.active && self.total_segs.is_none_or(|n| self.sb.nxt() < n)
+    }
+
+    fn seg_len(&self, seq: u64) -> u32 {
+        match self.total_segs {
+            Some(n) if seq + 1 == n => self.last_len,
+            _ => self.t.mss,
+        }
+    }
+
+    fn in_reduction(&self) -> bool {
+        matches!(self.ca_state, CaState::Recovery | CaState::Cwr)
+    }
+
+    /// The application starts (or resumes) sending.
+    pub fn start(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
+        self.active = true;
+        self.try_send(now, out);
+    }
+
+    /// The application stops offering new data.
+    pub fn stop(&mut self) {
+        self.active = false;
+    }
+
+    /// A timer fired: retransmission timeout or pacing release.
+    pub fn on_timer(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
+        self.t.now = now;
+        if now >= self.rto_at {
+            self.rto_at = SimTime::NEVER;
+            if self.sb.packets_out() > 0 {
+                self.on_rto(now);
+            }
+        }
+        self.try_send(now, out);
+    }
+
+    fn on_rto(&mut self, now: SimTime) {
+        self.rto_count += 1;
+        //= RFC 5681 §3.1 eq. (4) on timeout; Linux tcp_enter_loss only
+        // recomputes ssthresh when not already reducing.
+        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            self.t.ssthresh = self.cc.ssthresh(&self.t);
+        }
+        self.t.cwnd = 1;
+        self.t.cwnd_cnt = 0;
+        self.ca_state = CaState::Loss;
+        self.high_seq = self.sb.nxt();
+        self.cc.on_state(&self.t, CaState::Loss);
+        self.sb.mark_all_lost();
+        //= RFC 6298 §5.5: back off the timer.
+        self.rto = (self.rto * 2).min(RTO_MAX);
+        self.rto_at = now + self.rto;
+        self.last_cc_event = now;
+    }
+
+    /// Process an ACK. Packets to transmit are handed to `out`.
+    pub fn on_ack(&mut self, ack: &TcpAck, now: SimTime, out: &mut impl FnMut(Packet)) -> AckOutcome {
+        self.t.now = now;
+        let mut res = AckOutcome::default();
+        if ack.ack > self.sb.nxt() {
+            return res; // Acknowledges data never sent: ignore.
+        }
+        let una_advanced = ack.ack > self.sb.una;
+        let mut delivered: u32 = 0;
+        // Linux: srtt from the oldest newly ACKed never-retransmitted
+        // segment (seq_rtt), the CC hook from the newest (ca_rtt).
+        let mut oldest: Option<SimTime> = None;
+        let mut newest: Option<SimTime> = None;
+        let mut rack_xmit = self.rack_xmit;
+        {
+            let mut on_delivered = |_seq: u64, s: &super::scoreboard::Seg| {
+                delivered += 1;
+                if s.flags & EVER_RETRANS == 0 {
+                    oldest = Some(oldest.map_or(s.sent_at, |o: SimTime| o.min(s.sent_at)));
+                    newest = Some(newest.map_or(s.sent_at, |o: SimTime| o.max(s.sent_at)));
+                }
+                rack_xmit = rack_xmit.max(s.sent_at);
+            };
+            self.sb.advance(ack.ack, &mut on_delivered);
+            for b in &ack.sack[..ack.nsack as usize] {
+                self.sb.sack(b.start, b.end, &mut on_delivered);
+            }
+        }
+        if rack_xmit > self.rack_xmit {
+            self.rack_xmit = rack_xmit;
+            self.rack_rtt = now.since(rack_xmit);
+        }
+        // CE feedback: a classic (RFC 3168) flow only sees ECE, and Linux
+        // counts all of an ECE ACK's delivered packets as CE-marked.
+        self.last_cep = ack.cep;
+        let acked_ce = if ack.ece { delivered } else { 0 };
+        self.t.delivered += u64::from(delivered);
+        self.t.delivered_ce += u64::from(acked_ce);
+
+        if let Some(sent) = oldest {
+            let r = now.since(sent);
+            self.update_rtt(r);
+            res.rtt = Some(r);
+        }
+        if let Some(sent) = newest {
+            let r = now.since(sent);
+            self.t.min_rtt = self.t.min_rtt.min(r);
+            self.cc.on_rtt(&mut self.t, r);
+        }
+        if una_advanced {
+            //= RFC 6298 §5.3: restart the timer when new data is ACKed
+            // (Linux tcp_rearm_rto); the backoff ends with a fresh sample.
+            self.rto_at = if self.sb.packets_out() > 0 { now + self.rto } else { SimTime::NEVER };
+        }
+        self.cc.on_ack_event(&self.t, &AckEvent { acked: delivered, acked_ce, ece: ack.ece });
+
+        let newly_lost = self.detect_losses(now);
+        self.update_state(ack, delivered, una_advanced, newly_lost);
+
+        // Round tracking for cwnd_limited (Linux tcp_cwnd_validate).
+        if self.sb.una >= self.round_end {
+            self.round_end = self.sb.nxt();
+            self.t.cwnd_limited = self.max_flight_limited();
+            self.max_flight = self.sb.in_flight();
+        }
+        self.t.snd_una = self.sb.una;
+        self.t.snd_nxt = self.sb.nxt();
+        self.update_pacing_rate();
+        self.try_send(now, out);
+        res
+    }
+
+    fn max_flight_limited(&self) -> bool {
+        if self.t.in_slow_start() {
+            self.t.cwnd < 2 * self.max_flight
+        } else {
+            self.max_flight >= self.t.cwnd
+        }
+    }
+
+    //= RFC 6298 §2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|,
+    // SRTT <- 7/8 SRTT + 1/8 R'; RTO = SRTT + max(min_rto, 4 RTTVAR), the
+    // Linux form of the floor (tcp_set_rto with rttvar >= tcp_rto_min).
+    fn update_rtt(&mut self, r: Dur) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                let diff = if s > r { s - r } else { r - s };
+                self.rttvar = (self.rttvar * 3 + diff) / 4;
+                self.srtt = Some((s * 7 + r) / 8);
+            }
+        }
+        let srtt = self.srtt.unwrap();
+        self.t.srtt = srtt;
+        self.rto = (srtt + (self.rttvar * 4).max(self.cfg.min_rto)).min(RTO_MAX);
+    }
+
+    /// Mark lost segments. RFC 6675 IsLost: DupThresh SACKed segments above
+    /// a never-retransmitted hole. RFC 8985 RACK: a segment sent before the
+    /// most recently delivered one, and unacknowledged for longer than
+    /// rack_rtt + reo_wnd (min_rtt/4), is lost; this also catches lost
+    /// retransmissions. Returns the count newly marked.
+    fn detect_losses(&mut self, now: SimTime) -> u32 {
+        if self.sb.sacked_out == 0 {
+            return 0;
+        }
+        let reo_wnd = if self.t.min_rtt == Dur::MAX { Dur::ZERO } else { self.t.min_rtt / 4 };
+        let deadline_slack = self.rack_rtt + reo_wnd;
+        let mut sacked_above = self.sb.sacked_out;
+        let mut newly = 0;
+        let end = self.sb.high_sacked.min(self.sb.nxt());
+        let mut seq = self.sb.una;
+        while seq < end && sacked_above > 0 {
+            let s = *self.sb.get(seq);
+            let retrans = s.flags & RETRANS != 0;
+            if s.flags & SACKED != 0 {
+                sacked_above -= 1;
+            } else if s.flags & LOST == 0 || retrans {
+                let dupthresh = !retrans && sacked_above >= DUP_THRESH;
+                let rack = s.sent_at < self.rack_xmit && now >= s.sent_at + deadline_slack;
+                if (dupthresh || rack) && self.sb.mark_lost(seq) {
+                    newly += 1;
+                }
+            }
+            seq += 1;
+        }
+        newly
+    }
+
+    fn enter_reduction(&mut self, state: CaState) {
+        self.high_seq = self.sb.nxt();
+        self.prior_cwnd = self.t.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.t.ssthresh = self.cc.ssthresh(&self.t);
+        self.ca_state = state;
+        self.cc.on_state(&self.t, state);
+        self.last_cc_event = self.t.now;
+    }
+
+    fn end_reduction(&mut self) {
+        if self.t.ssthresh < INFINITE_SSTHRESH {
+            self.t.cwnd = self.t.ssthresh.max(1);
+        }
+        self.t.cwnd_cnt = 0;
+        self.ca_state = CaState::Open;
+        self.cc.on_state(&self.t, CaState::Open);
+    }
+
+    fn update_state(&mut self, ack: &TcpAck, delivered: u32, una_advanced: bool, newly_lost: u32) {
+        // Leave a finished reduction (Linux tcp_fastretrans_alert /
+        // tcp_try_to_open): the whole window present at entry is ACKed.
+        if self.ca_state != CaState::Open && self.ca_state != CaState::Disorder && self.sb.una >= self.high_seq {
+            if self.in_reduction() {
+                self.end_reduction();
+            } else {
+                self.ca_state = CaState::Open;
+                self.cc.on_state(&self.t, CaState::Open);
+            }
+        }
+        if self.sb.lost_out > 0 && !matches!(self.ca_state, CaState::Recovery | CaState::Loss) {
+            if self.ca_state == CaState::Cwr {
+                // Already reducing for ECN: keep ssthresh, switch to Recovery.
+                self.ca_state = CaState::Recovery;
+                self.high_seq = self.sb.nxt();
+                self.cc.on_state(&self.t, CaState::Recovery);
+            } else {
+                self.enter_reduction(CaState::Recovery);
+            }
+        }
+        //= RFC 3168 §6.1.2: react to ECE at most once per window of data.
+        if ack.ece && self.ecn == EcnMode::Classic && matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            self.enter_reduction(CaState::Cwr);
+            self.cwr_pending = true;
+        }
+        if self.in_reduction() {
+            self.prr(delivered, una_advanced, newly_lost);
+        } else {
+            if self.ca_state != CaState::Loss {
+                self.ca_state = if self.sb.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+            }
+            if delivered > 0 {
+                self.cc.cong_avoid(&mut self.t, delivered);
+            }
+        }
+    }
+
+    //= RFC 6937 §3 (Linux tcp_cwnd_reduction): proportional rate reduction
+    // while pipe > ssthresh, slow-start reduction bound below it.
+    fn prr(&mut self, delivered: u32, una_advanced: bool, newly_lost: u32) {
+        if delivered == 0 && newly_lost == 0 {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let pipe = i64::from(self.sb.in_flight());
+        let ssthresh = i64::from(self.t.ssthresh);
+        let delta = ssthresh - pipe;
+        let prr_delivered = i64::from(self.prr_delivered);
+        let prr_out = i64::from(self.prr_out);
+        let mut sndcnt = if delta < 0 {
+            let prior = i64::from(self.prior_cwnd.max(1));
+            (prr_delivered * ssthresh + prior - 1) / prior - prr_out
+        } else {
+            let mut s = (prr_delivered - prr_out).max(i64::from(delivered));
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Force the fast retransmit when entering recovery.
+        sndcnt = sndcnt.max(if self.prr_out == 0 { 1 } else { 0 });
+        self.t.cwnd = (pipe + sndcnt).max(1) as u32;
+    }
+
+    /// Linux `tcp_update_pacing_rate`.
+    fn update_pacing_rate(&mut self) {
+        let Some(srtt) = self.srtt else { return };
+        if !self.cfg.pacing || srtt == Dur::ZERO {
+            return;
+        }
+        let ratio = if self.t.cwnd < self.t.ssthresh / 2 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };
+        let w = u128::from(self.t.cwnd.max(self.sb.packets_out()));
+        let bytes_per_s = u128::from(self.t.mss) * w * u128::from(ratio) * 1_000_000_000 / 100 / u128::from(srtt.nanos());
+        self.pacing_rate = Rate((bytes_per_s * 8).min(u128::from(u64::MAX)) as u64);
+    }
+
+    /// Send what cwnd, pacing and the application allow (Linux
+    /// `tcp_write_xmit`): retransmissions of lost segments first, then new
+    /// data.
+    pub fn try_send(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
+        self.pace_blocked = false;
+        loop {
+            if self.sb.in_flight() >= self.t.cwnd {
+                break;
+            }
+            let lost = self.sb.next_lost();
+            if lost.is_none() && !self.has_new_data() {
+                break;
+            }
+            if self.cfg.pacing && now < self.next_send {
+                self.pace_blocked = true;
+                break;
+            }
+            let (seq, retrans) = match lost {
+                Some(seq) => {
+                    self.sb.on_retransmit(seq, now);
+                    self.retransmits += 1;
+                    (seq, true)
+                }
+                None => {
+                    if self.sb.packets_out() == 0 && now > self.last_cc_event {
+                        self.cc.on_tx_start(&self.t, now.since(self.last_cc_event));
+                    }
+                    let seq = self.sb.nxt();
+                    self.sb.push(now, self.seg_len(seq));
+                    (seq, false)
+                }
+            };
+            let len = self.seg_len(seq);
+            let ecn = match self.ecn {
+                //= RFC 3168 §6.1.5: retransmissions are not ECT.
+                EcnMode::Classic if !retrans => Ecn::Ect0,
+                _ => Ecn::NotEct,
+            };
+            let cwr = !retrans && std::mem::take(&mut self.cwr_pending);
+            let pkt = Packet {
+                size: TcpConfig::wire_size(len),
+                ecn,
+                sent_at: now,
+                hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr }),
+                ..self.tmpl
+            };
+            if self.in_reduction() {
+                self.prr_out += 1;
+            }
+            if self.cfg.pacing && !self.pacing_rate.is_unlimited() {
+                self.next_send = self.next_send.max(now) + self.pacing_rate.tx_time(u64::from(pkt.size));
+            }
+            if self.rto_at == SimTime::NEVER {
+                self.rto_at = now + self.rto;
+            }
+            self.max_flight = self.max_flight.max(self.sb.in_flight());
+            self.last_cc_event = now;
+            out(pkt);
+        }
+        self.t.in_flight = self.sb.in_flight();
+        self.t.snd_nxt = self.sb.nxt();
+    }
+}

@@ -1,0 +1,34 @@
+"""ccbench: deterministic packet-level simulation of congestion control and AQM.
+
+Example::
+
+    import ccbench
+    res = ccbench.run("scenario.toml", duration="10s", links__0__rate="50Mbit")
+    res.flows.select("id", "goodput_mbps", "rtt_p99_ms")   # Polars DataFrame
+    res.save("results/scenario")                           # scenario.toml, summary.json, *.parquet, plot
+    ccbench.load("results/scenario").summary["jain"]
+
+The simulator is the native module ``ccbench._core``; this package reads
+scenarios, turns its columns into Polars tables, and writes, plots and shows
+results.
+"""
+
+from ccbench import errors
+from ccbench._core import version as _native_version
+from ccbench.api import run, validate
+from ccbench.errors import CcbenchError, ScenarioError, SimulationError
+from ccbench.results import Result, load
+
+__version__: str = _native_version()
+
+__all__ = [
+    "CcbenchError",
+    "Result",
+    "ScenarioError",
+    "SimulationError",
+    "__version__",
+    "errors",
+    "load",
+    "run",
+    "validate",
+]

@@ -1,0 +1,139 @@
+"""Run and validate scenarios from Python.
+
+A scenario is given as a path (``str`` or ``os.PathLike``) to a TOML file or as
+the TOML text itself. Overrides change it before it is checked, exactly like
+the CLI's ``--set key.path=value``:
+
+- ``set=["links.0.rate=50Mbit", ...]`` passes strings through unchanged;
+- keyword overrides name the key path with ``__`` for each dot and give the
+  value as a Python value rendered as TOML: ``duration="10s"`` becomes
+  ``duration="10s"``, ``links__0__rate="50Mbit"`` becomes
+  ``links.0.rate="50Mbit"``, ``flows__1__ecn=True`` becomes
+  ``flows.1.ecn=true``; lists and dicts become TOML arrays and inline tables;
+- ``seed=N`` is ``seed=N``.
+
+They are applied in that order, so a later one wins.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ccbench import _core
+from ccbench.errors import ScenarioError, from_native
+from ccbench.results import Result
+
+__all__ = ["Source", "overrides", "run", "toml_value", "validate"]
+
+Source = str | os.PathLike[str]
+
+_DTYPES = {"f64": "<f8", "u32": "<u4", "u64": "<u8", "i64": "<i8"}
+
+
+def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None, **kw: Any) -> Result:
+    """Simulate a scenario and return its :class:`~ccbench.results.Result`.
+
+    Raises ScenarioError for anything wrong with the scenario or overrides,
+    FileNotFoundError/OSError if the file cannot be read, and
+    SimulationError if the simulator itself fails.
+    """
+    text, path = read_source(scenario)
+    with from_native():
+        out = _core.run(text, path, overrides(set, kw, seed))
+    return Result(out["summary"], out["scenario"], decode_tables(out["tables"]))
+
+
+def validate(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None, **kw: Any) -> str:
+    """Check a scenario without running it; return it resolved as TOML (every default filled in)."""
+    text, path = read_source(scenario)
+    with from_native():
+        return _core.validate(text, path, overrides(set, kw, seed))
+
+
+def read_source(scenario: Source) -> tuple[str, str | None]:
+    """(TOML text, file name for messages) of a path or of TOML text.
+
+    A one-line string without ``=`` is taken as a path even if no such file
+    exists, so a typo in a file name says "no such file" rather than failing
+    to parse as TOML.
+    """
+    if isinstance(scenario, str) and not _looks_like_path(scenario):
+        return scenario, None
+    path = os.fspath(scenario)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8"), path
+    except UnicodeDecodeError as e:
+        msg = f"not UTF-8 text (byte {e.start})"
+        problem = {"file": path, "line": None, "col": None, "key": "", "message": msg}
+        raise ScenarioError(f"{path}: {msg}", [problem]) from None
+
+
+def _looks_like_path(s: str) -> bool:
+    return os.path.isfile(s) or (bool(s.strip()) and "\n" not in s and "=" not in s)
+
+
+def overrides(set: Iterable[str] | None, kw: Mapping[str, Any], seed: int | None = None) -> list[str]:
+    """The ``key.path=value`` strings for the core (see the module docs); the core checks them."""
+    if isinstance(set, str):
+        set = [set]  # one override, not its characters
+    out = list(set or [])
+    out += [f"{key.replace('__', '.')}={toml_value(value)}" for key, value in kw.items()]
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"seed must be an int, got {seed!r}")
+        out.append(f"seed={seed}")
+    return out
+
+
+def toml_value(value: Any) -> str:
+    """A Python value written as a TOML value (strings quoted; bools, numbers, lists, dicts)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "nan" if value != value else repr(value)  # repr gives inf, -inf, 1e-06: all TOML
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = (f"{_toml_string(str(k))} = {toml_value(v)}" for k, v in value.items())
+        return "{ " + ", ".join(items) + " }"
+    raise TypeError(f"cannot write {type(value).__name__} {value!r} as a TOML value")
+
+
+def _toml_string(s: str) -> str:
+    escaped = []
+    for ch in s:
+        if ch in '"\\':
+            escaped.append("\\" + ch)
+        elif ch < " " or ch == "\x7f":
+            escaped.append(f"\\u{ord(ch):04x}")
+        else:
+            escaped.append(ch)
+    return '"' + "".join(escaped) + '"'
+
+
+def decode_tables(tables: Mapping[str, Mapping[str, tuple[str, bytes]]]) -> dict[str, pl.DataFrame]:
+    """Native columns (dtype code, little-endian bytes) as Polars DataFrames."""
+    return {
+        name: pl.DataFrame({col: _column(name, col, dtype, data) for col, (dtype, data) in cols.items()})
+        for name, cols in tables.items()
+    }
+
+
+def _column(table: str, col: str, dtype: str, data: bytes) -> np.ndarray:
+    try:
+        wire = np.dtype(_DTYPES[dtype])
+    except KeyError:
+        raise ValueError(f"native table {table}.{col}: unknown dtype {dtype!r}") from None
+    return np.frombuffer(data, dtype=wire).astype(wire.newbyteorder("="), copy=False)
+

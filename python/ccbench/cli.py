@@ -1,0 +1,209 @@
+"""The ``ccbench`` command: run a scenario, show a result, validate a scenario.
+
+User errors (a wrong scenario, a missing or unreadable file, a malformed
+``--set``) print a message on stderr, never a traceback, and exit 2.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+
+import ccbench
+from ccbench.errors import ScenarioError, SimulationError
+from ccbench.results import read_summary
+
+__all__ = ["cli", "main"]
+
+USER_ERROR = 2
+
+
+class _Cli(click.Group):
+    """Turns ccbench's expected failures into one-line messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ScenarioError as e:
+            _fail(str(e), USER_ERROR)
+        except SimulationError as e:
+            _fail(f"simulation failed: {e}", 1)
+        except OSError as e:
+            _fail(_os_message(e), USER_ERROR)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(message, err=True)
+    raise click.exceptions.Exit(code)
+
+
+def _os_message(e: OSError) -> str:
+    reason = e.strerror or str(e)
+    if e.errno == errno.ENOENT and reason == os.strerror(errno.ENOENT):
+        reason = "no such file"
+    reason = reason[:1].lower() + reason[1:]
+    return f"{e.filename}: {reason}" if e.filename is not None else reason
+
+
+_set_option = click.option(
+    "--set", "overrides", multiple=True, metavar="KEY=VALUE",
+    help="Override a scenario value, e.g. --set links.0.rate=50Mbit (repeatable).",
+)
+_scenario_argument = click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(ccbench.__version__, prog_name="ccbench")
+def cli() -> None:
+    """Deterministic packet-level bench for congestion control and AQM."""
+
+
+@cli.command()
+@_scenario_argument
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Result directory to write (replaced if it holds a result).  [default: results/SCENARIO-NAME]")
+@_set_option
+@click.option("--seed", type=int, help="Random seed (same as --set seed=N).")
+@click.option("--no-plot", is_flag=True, help="Skip timeseries.png.")
+def run(scenario: Path, out: Path | None, overrides: Sequence[str], seed: int | None, no_plot: bool) -> None:
+    """Simulate SCENARIO and write its result directory."""
+    result = ccbench.run(scenario, seed=seed, set=list(overrides))
+    out = result.save(out or Path("results") / scenario.stem, plot=not no_plot)
+    console = _console()
+    print_summary(console, result.summary)
+    console.print(f"wrote {out}")
+
+
+@cli.command()
+@click.argument("result_dir", type=click.Path(file_okay=False, path_type=Path))
+def show(result_dir: Path) -> None:
+    """Print the summary tables of a result directory."""
+    print_summary(_console(), read_summary(result_dir))
+
+
+@cli.command()
+@_scenario_argument
+@_set_option
+@click.option("--resolved", is_flag=True, help="Print the resolved scenario (every default filled in).")
+def validate(scenario: Path, overrides: Sequence[str], resolved: bool) -> None:
+    """Check SCENARIO without running it."""
+    text = ccbench.validate(scenario, set=list(overrides))
+    click.echo(text if resolved else f"ok: {scenario}", nl=not resolved or not text.endswith("\n"))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=list(argv) if argv is not None else None, prog_name="ccbench")
+
+
+# --- summary tables -----------------------------------------------------------------------
+
+Cell = Callable[[dict[str, Any]], str]
+
+
+def _console() -> Console:
+    # Created per command so it writes to the sys.stdout in force (tests swap it).
+    return Console(markup=False, highlight=False)
+
+
+def print_summary(console: Console, summary: dict[str, Any]) -> None:
+    """Render summary.json as rich tables (values as the core computed them)."""
+    duration = summary.get("duration_s")
+    head = f"scenario {summary.get('scenario')}  seed {summary.get('seed')}  duration {_num(duration)} s"
+    if summary.get("warmup_s"):
+        head += f"  (first {_num(summary['warmup_s'])} s are warm-up, left out of the statistics)"
+    console.print(head)
+    _table(console, "flows (goodput in Mbit/s, RTT in ms)", summary.get("flows", []), [
+        ("flow", _str("id")), ("kind", _str("kind")), ("cc", _str("cc")), ("goodput", _float("goodput_mbps")),
+        ("RTT\nmean", _float("rtt_ms", "mean")), ("RTT\np50", _float("rtt_ms", "p50")),
+        ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
+        ("retrans", _int("retransmits")), ("CE\nmarks", _int("ce_marks")),
+    ])
+    _table(console, "links (rate in Mbit/s, queue delay in ms)", summary.get("links", []), [
+        ("link", _str("id")), ("rate", _float("rate_mbps")), ("util", _percent("utilization")),
+        ("delay\nmean", _float("sojourn_ms", "mean")), ("delay\np50", _float("sojourn_ms", "p50")),
+        ("delay\np99", _float("sojourn_ms", "p99")), ("delay\nmax", _float("sojourn_ms", "max")),
+        ("drops", _int("drops")), ("marks", _int("marks")),
+    ])
+    _table(console, "probes (RTT in ms)", summary.get("probes", []), [
+        ("probe", _str("id")), ("RTT\nmean", _float("rtt_ms", "mean")), ("RTT\np50", _float("rtt_ms", "p50")),
+        ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
+    ])
+    if "jain" in summary:
+        console.print(f"Jain's fairness index: {_num(summary['jain'], 3)}")
+    engine = summary.get("engine") or {}
+    if engine:
+        wall, events = engine.get("wall_s"), engine.get("events")
+        line = f"engine: {_plain_int(events)} events in {_num(wall, 3)} s wall"
+        if isinstance(wall, (int, float)) and wall > 0 and isinstance(duration, (int, float)):
+            line += f", {_num(duration / wall)} simulated s per wall s"
+            if isinstance(events, int):
+                line += f", {_num(events / wall / 1e6)} M events/s"
+        console.print(line)
+
+
+def _table(console: Console, title: str, rows: list[dict[str, Any]], columns: list[tuple[str, Cell]]) -> None:
+    if not rows:
+        return
+    cells = [[cell(row) for _, cell in columns] for row in rows]
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for i, (header, _) in enumerate(columns):
+        table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
+    for r in cells:
+        table.add_row(*r)
+    # Never shorten a value to fit: a narrow terminal wraps the long lines instead.
+    natural = Measurement.get(console, console.options.update(max_width=1_000), table).maximum
+    width = console.width
+    console.width = max(width, natural)
+    try:
+        console.print(table, crop=False)
+    finally:
+        console.width = width
+
+
+_MISSING = "-"
+
+
+def _get(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    value: Any = row
+    for k in keys:
+        value = value.get(k) if isinstance(value, dict) else None
+    return value
+
+
+def _str(*keys: str) -> Cell:
+    return lambda row: _MISSING if (v := _get(row, keys)) is None else str(v)
+
+
+def _float(*keys: str) -> Cell:
+    return lambda row: _num(_get(row, keys))
+
+
+def _int(*keys: str) -> Cell:
+    return lambda row: _plain_int(_get(row, keys))
+
+
+def _percent(*keys: str) -> Cell:
+    return lambda row: _MISSING if (v := _get(row, keys)) is None else f"{v * 100:.1f}%"
+
+
+def _num(x: Any, digits: int | None = None) -> str:
+    """A number with about three significant digits, fixed-point."""
+    if not isinstance(x, (int, float)):
+        return _MISSING
+    if digits is None:
+        digits = 0 if abs(x) >= 100 else 1 if abs(x) >= 10 else 2 if abs(x) >= 1 else 3
+    return f"{x:.{digits}f}"
+
+
+def _plain_int(x: Any) -> str:
+    return f"{x:,}" if isinstance(x, int) else _MISSING

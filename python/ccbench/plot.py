@@ -1,0 +1,118 @@
+"""Flent-like time-series figure of one run: throughput, RTT and queue delay.
+
+Figures are built on matplotlib's object API with no pyplot, so nothing ever
+opens a window or touches global figure state; PNGs render through Agg.
+Dense per-packet tables (RTT, sojourn) are binned with Polars before plotting
+so a million samples cost a group-by, not a million line vertices.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from ccbench.results import Result
+
+__all__ = ["timeseries"]
+
+_COLORS = [f"C{i}" for i in range(10)]  # flows, then probes
+_LINK_COLORS = ["black", "tab:gray", "saddlebrown", "darkolivegreen", "darkslateblue", "darkcyan"]
+_MAX_LEGEND = 16
+
+
+def timeseries(result: Result) -> Figure:
+    """Three stacked panels sharing the time axis; each flow keeps its color throughout."""
+    s = result.summary
+    duration = float(s.get("duration_s") or 0.0)
+    width = bin_width(duration)
+    flows = [f["id"] for f in s.get("flows", [])]
+    probes = [p["id"] for p in s.get("probes", [])]
+    links = [link["id"] for link in s.get("links", [])]
+
+    fig = Figure(figsize=(10, 8.5), layout="constrained")
+    tput, rtt, queue = fig.subplots(3, 1, sharex=True)
+    fig.suptitle(f"{s.get('scenario', '')} (seed {s.get('seed')}, {duration:g} s)")
+
+    series = result.tables["flow_series"]
+    for i, part in _parts(series, "flow"):
+        tput.plot(part["time_s"], part["goodput_mbps"], color=_color(i), label=_name(flows, i))
+    _finish(tput, "goodput (Mbit/s)", series.is_empty(), "flows")
+
+    samples = _binned(result.tables["rtt"], "flow", "rtt_ms", width)
+    for i, part in _parts(samples, "flow"):
+        rtt.plot(part["time_s"], part["mean"], color=_color(i), label=_name(flows, i))
+    pings = result.tables["probes"]
+    for j, part in _parts(pings, "probe"):
+        rtt.plot(part["time_s"], part["rtt_ms"], color=_color(len(flows) + j), lw=0.8,
+                 marker=".", ms=3, label=f"{_name(probes, j)} (probe)")
+    _finish(rtt, "RTT (ms)", samples.is_empty() and pings.is_empty(), f"flow RTT: {_ms(width)} means")
+
+    sojourn = _binned(result.tables["sojourn"], "link", "sojourn_ms", width)
+    for k, part in _parts(sojourn, "link"):
+        color = _LINK_COLORS[k % len(_LINK_COLORS)]
+        queue.fill_between(part["time_s"], part["mean"], part["max"], color=color, alpha=0.2, lw=0)
+        queue.plot(part["time_s"], part["mean"], color=color, label=_name(links, k))
+    _finish(queue, "queue delay (ms)", sojourn.is_empty(), f"links: {_ms(width)} mean,\nmax shaded")
+
+    warmup = float(s.get("warmup_s") or 0.0)
+    if warmup > 0:  # the summary's statistics leave this span out
+        for ax in (tput, rtt, queue):
+            ax.axvspan(0, warmup, color="grey", alpha=0.08, lw=0)
+        tput.annotate("warm-up", (warmup / 2, 1), xycoords=("data", "axes fraction"), xytext=(0, -2),
+                      textcoords="offset points", ha="center", va="top", fontsize="small", color="grey")
+    queue.set_xlabel("time (s)")
+    if duration > 0:
+        queue.set_xlim(0, duration)
+    return fig
+
+
+def bin_width(duration_s: float) -> float:
+    """Seconds per bin: 100 ms, widened so a long run still has at most ~500 bins per line."""
+    return max(0.1, duration_s / 500)
+
+
+def _binned(df: pl.DataFrame, key: str, value: str, width: float) -> pl.DataFrame:
+    """Mean and max of ``value`` per ``key`` per time bin, stamped at the bin centre."""
+    return (
+        df.group_by(key, (pl.col("time_s") // width).alias("bin"))
+        .agg(pl.col(value).mean().alias("mean"), pl.col(value).max().alias("max"))
+        .sort(key, "bin")
+        .with_columns(time_s=(pl.col("bin") + 0.5) * width)
+    )
+
+
+def _parts(df: pl.DataFrame, key: str) -> list[tuple[int, pl.DataFrame]]:
+    """Rows of each id, in id order, sorted by time."""
+    if df.is_empty():
+        return []
+    groups = df.sort(key, "time_s").partition_by(key, as_dict=True)
+    return sorted(((int(k[0]), part) for k, part in groups.items()), key=lambda kv: kv[0])
+
+
+def _finish(ax: Axes, ylabel: str, empty: bool, legend_title: str) -> None:
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    if empty:
+        ax.text(0.5, 0.5, "no samples", transform=ax.transAxes, ha="center", va="center", color="grey")
+        return
+    ax.set_ylim(bottom=0)
+    handles, labels = ax.get_legend_handles_labels()
+    if 0 < len(handles) <= _MAX_LEGEND:
+        ax.legend(handles, labels, title=legend_title, loc="upper left", bbox_to_anchor=(1.01, 1),
+                  fontsize="small", title_fontsize="small", ncol=1 + len(handles) // 9)
+
+
+def _color(i: int) -> str:
+    return _COLORS[i % len(_COLORS)]
+
+
+def _name(names: list[str], i: int) -> str:
+    return names[i] if i < len(names) else f"#{i}"
+
+
+def _ms(width_s: float) -> str:
+    return f"{width_s * 1000:g} ms"

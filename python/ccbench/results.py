@@ -1,0 +1,269 @@
+"""Run results in memory (:class:`Result`) and on disk (the result directory).
+
+A result directory holds::
+
+    scenario.toml       the resolved scenario: the input with every default filled in
+    summary.json        the summary computed by the core (written last; see below)
+    <table>.parquet     one Parquet file per table below
+    timeseries.png      throughput, RTT and queue-delay plot (unless disabled)
+
+It is written atomically: everything goes into ``<dir>.tmp-<pid>`` beside the
+target, ``summary.json`` last, and the temporary directory is renamed into
+place. A directory without ``summary.json`` is therefore never a finished
+result, and an existing result directory is replaced only once the new one is
+complete.
+
+Parquet tables
+--------------
+Times are seconds since the start of the simulation. The integer ids ``flow``,
+``link`` and ``probe`` index the ``flows``, ``links`` and ``probes`` arrays of
+``summary.json``, which carry their names (``Result.named`` adds them as
+``flow_id``/``link_id``/``probe_id`` string columns).
+
+``flow_series`` — one row per flow per sample interval (default 100 ms):
+    =============== ======= ====================================================
+    time_s          Float64 end of the sample interval
+    flow            UInt32  flow index
+    goodput_mbps    Float64 payload goodput over the interval, Mbit/s
+    delivered_bytes UInt64  cumulative payload bytes delivered
+    cwnd_pkts       Float64 congestion window, packets
+    srtt_ms         Float64 smoothed RTT, ms (NaN before the first sample)
+    pacing_mbps     Float64 pacing rate, Mbit/s (NaN if not paced)
+    inflight_pkts   Float64 packets in flight
+    =============== ======= ====================================================
+
+``rtt`` — one row per RTT sample taken by a sender:
+    ``time_s`` Float64, ``flow`` UInt32, ``rtt_ms`` Float64.
+
+``link_series`` — one row per link per sample interval:
+    =============== ======= ====================================================
+    time_s          Float64 end of the sample interval
+    link            UInt32  link index
+    backlog_pkts    UInt64  queue occupancy, packets
+    backlog_bytes   UInt64  queue occupancy, bytes
+    tx_bytes        UInt64  cumulative bytes transmitted
+    drops           UInt64  cumulative packets dropped
+    marks           UInt64  cumulative packets CE-marked
+    rate_mbps       Float64 link rate in force, Mbit/s
+    =============== ======= ====================================================
+
+``sojourn`` — one row per dequeued packet (possibly sampled):
+    ``time_s`` Float64 (dequeue time), ``link`` UInt32, ``flow`` UInt32,
+    ``sojourn_ms`` Float64 (time spent queued).
+
+``probes`` — one row per probe (ping) reply:
+    ``time_s`` Float64, ``probe`` UInt32, ``rtt_ms`` Float64.
+
+The core may add columns or tables; readers should select the columns they use.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["SCHEMA", "Result", "load", "read_summary"]
+
+SCENARIO_FILE = "scenario.toml"
+SUMMARY_FILE = "summary.json"
+PLOT_FILE = "timeseries.png"
+
+#: The tables the core promises, and their columns (see the module docs for units).
+SCHEMA: dict[str, dict[str, type[pl.DataType]]] = {
+    "flow_series": {
+        "time_s": pl.Float64,
+        "flow": pl.UInt32,
+        "goodput_mbps": pl.Float64,
+        "delivered_bytes": pl.UInt64,
+        "cwnd_pkts": pl.Float64,
+        "srtt_ms": pl.Float64,
+        "pacing_mbps": pl.Float64,
+        "inflight_pkts": pl.Float64,
+    },
+    "rtt": {"time_s": pl.Float64, "flow": pl.UInt32, "rtt_ms": pl.Float64},
+    "link_series": {
+        "time_s": pl.Float64,
+        "link": pl.UInt32,
+        "backlog_pkts": pl.UInt64,
+        "backlog_bytes": pl.UInt64,
+        "tx_bytes": pl.UInt64,
+        "drops": pl.UInt64,
+        "marks": pl.UInt64,
+        "rate_mbps": pl.Float64,
+    },
+    "sojourn": {"time_s": pl.Float64, "link": pl.UInt32, "flow": pl.UInt32, "sojourn_ms": pl.Float64},
+    "probes": {"time_s": pl.Float64, "probe": pl.UInt32, "rtt_ms": pl.Float64},
+}
+
+# id column -> the summary.json array its values index
+_ID_COLUMNS = {"flow": "flows", "link": "links", "probe": "probes"}
+# unit suffixes kept last when flattening nested summary stats: rtt_ms.p50 -> rtt_p50_ms
+_UNITS = ("ms", "s", "us", "mbps", "bytes", "pkts")
+
+
+class Result:
+    """One simulation run: the core's summary, the resolved scenario and its tables.
+
+    ``summary`` is summary.json as a dict (the core computed it; nothing here
+    recomputes it). ``tables`` maps each table name to a Polars DataFrame with
+    the columns documented in this module; a table the core did not produce is
+    present and empty.
+    """
+
+    def __init__(self, summary_json: str, scenario_toml: str, tables: Mapping[str, pl.DataFrame]) -> None:
+        self.summary_json = summary_json
+        self.summary: dict[str, Any] = json.loads(summary_json)
+        self.scenario_toml = scenario_toml
+        empty = {name: pl.DataFrame(schema=cols) for name, cols in SCHEMA.items()}
+        self.tables: dict[str, pl.DataFrame] = {**empty, **tables}
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<Result {s.get('scenario')!r} seed={s.get('seed')} "
+            f"flows={len(s.get('flows', []))} links={len(s.get('links', []))} "
+            f"tables={sorted(self.tables)}>"
+        )
+
+    @cached_property
+    def flows(self) -> pl.DataFrame:
+        """Per-flow summary, one row per flow; ``rtt_ms`` stats become rtt_mean_ms, rtt_p50_ms, …"""
+        return _summary_frame(self.summary.get("flows", []))
+
+    @cached_property
+    def links(self) -> pl.DataFrame:
+        """Per-link summary; ``sojourn_ms`` stats become sojourn_mean_ms, sojourn_p99_ms, …"""
+        return _summary_frame(self.summary.get("links", []))
+
+    @cached_property
+    def probes(self) -> pl.DataFrame:
+        """Per-probe summary; ``rtt_ms`` stats become rtt_mean_ms, …"""
+        return _summary_frame(self.summary.get("probes", []))
+
+    @property
+    def series(self) -> pl.DataFrame:
+        """The flow_series table with a ``flow_id`` name column."""
+        return self.named("flow_series")
+
+    def named(self, table: str) -> pl.DataFrame:
+        """``tables[table]`` with a ``<x>_id`` name column after each flow/link/probe index column."""
+        df = self.tables[table].clone()  # cheap; insert_column below works in place
+        for col, array in _ID_COLUMNS.items():
+            if col not in df.columns:
+                continue
+            names = pl.Series(f"{col}_id", [e["id"] for e in self.summary.get(array, [])], dtype=pl.String)
+            top = df[col].cast(pl.Int64).max()
+            if isinstance(top, int) and top >= len(names):
+                raise ValueError(f"{table}.{col} holds index {top}, but summary.json lists {len(names)} {array}")
+            df = df.insert_column(df.columns.index(col) + 1, names.gather(df[col]))
+        return df
+
+    def plot(self, path: str | os.PathLike[str] | None = None) -> Figure:
+        """Throughput, RTT and queue-delay time series; also saved as PNG if ``path`` is given."""
+        from ccbench.plot import timeseries
+
+        fig = timeseries(self)
+        if path is not None:
+            fig.savefig(path, dpi=110)
+        return fig
+
+    def save(self, directory: str | os.PathLike[str], *, plot: bool = True) -> Path:
+        """Write the result directory atomically (see the module docs) and return its path.
+
+        An existing result directory is replaced; any other existing path is
+        refused with FileExistsError so no user data is deleted.
+        """
+        target = Path(directory)
+        if target.exists() and not _replaceable(target):
+            raise FileExistsError(errno.EEXIST, "exists and is not a ccbench result directory", str(target))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            tmp.mkdir()
+            (tmp / SCENARIO_FILE).write_text(self.scenario_toml, encoding="utf-8")
+            for name, df in self.tables.items():
+                df.write_parquet(tmp / f"{name}.parquet")
+            if plot:
+                self.plot(tmp / PLOT_FILE)
+            (tmp / SUMMARY_FILE).write_text(self.summary_json, encoding="utf-8")  # last: marks completion
+            _replace_dir(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return target
+
+
+def read_summary(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """summary.json of a result directory, without loading its tables."""
+    summary: dict[str, Any] = json.loads(_summary_text(Path(directory)))
+    return summary
+
+
+def load(directory: str | os.PathLike[str]) -> Result:
+    """Read back a result directory written by :meth:`Result.save`."""
+    d = Path(directory)
+    summary = _summary_text(d)
+    tables = {p.stem: pl.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
+    return Result(summary, (d / SCENARIO_FILE).read_text(encoding="utf-8"), tables)
+
+
+def _summary_text(d: Path) -> str:
+    if not d.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no such result directory", str(d))
+    path = d / SUMMARY_FILE
+    if not path.is_file():
+        raise FileNotFoundError(errno.ENOENT, f"not a finished result directory (no {SUMMARY_FILE})", str(d))
+    return path.read_text(encoding="utf-8")
+
+
+def _replaceable(path: Path) -> bool:
+    """An existing path may be replaced only if it is an empty or a result directory."""
+    return path.is_dir() and (not any(path.iterdir()) or (path / SUMMARY_FILE).is_file())
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Move ``new`` to ``target``; an old ``target`` is set aside first and removed after."""
+    if not target.exists():
+        os.replace(new, target)
+        return
+    old = target.with_name(f"{target.name}.old-{os.getpid()}")
+    shutil.rmtree(old, ignore_errors=True)
+    os.replace(target, old)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        os.replace(old, target)  # put the previous result back
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _summary_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Summary entries as a DataFrame, nested stats flattened into columns."""
+    if not rows:
+        return pl.DataFrame(schema={"id": pl.String})
+    df = pl.DataFrame([_flatten(r) for r in rows], infer_schema_length=None)
+    return df.with_columns(pl.col(pl.Null).cast(pl.Float64))  # all-null stats (no samples)
+
+
+def _flatten(row: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if not isinstance(value, Mapping):
+            out[key] = value
+            continue
+        base, _, unit = key.rpartition("_")
+        for stat, x in value.items():
+            out[f"{base}_{stat}_{unit}" if base and unit in _UNITS else f"{key}_{stat}"] = x
+    return out

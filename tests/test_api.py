@@ -1,0 +1,211 @@
+"""The Python API: runs, DataFrames, overrides, and the result directory."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.figure import Figure
+
+import ccbench
+from ccbench.api import overrides, toml_value
+from ccbench.results import SCHEMA
+from conftest import TINY
+
+BASE_RTT_MS = 20.0  # 10 ms out on "bottleneck" + 10 ms back on "ret"
+
+
+def test_run_accepts_path_str_pathlike_and_text(write_scenario) -> None:
+    path = write_scenario()
+    by_text = ccbench.run(TINY)
+    for source in (path, str(path)):
+        assert ccbench.run(source).summary["flows"] == by_text.summary["flows"]
+
+
+def test_flows_frame_has_a_row_per_flow_with_flattened_rtt(tiny_result: ccbench.Result) -> None:
+    flows = tiny_result.flows
+    assert isinstance(flows, pl.DataFrame)
+    assert {"f1", "f2"} <= set(flows["id"])
+    assert flows.height == len(tiny_result.summary["flows"])
+    for col in ("goodput_mbps", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms", "retransmits", "ce_marks"):
+        assert col in flows.columns, col
+    bulk = flows.filter(pl.col("id").is_in(["f1", "f2"]))
+    assert (bulk["goodput_mbps"] > 0).all()
+    assert bulk["goodput_mbps"].sum() <= 10.0  # they share a 10 Mbit/s bottleneck
+    assert (bulk["rtt_p50_ms"] >= BASE_RTT_MS).all()
+
+
+def test_links_and_probes_frames(tiny_result: ccbench.Result) -> None:
+    links = tiny_result.links
+    assert links["id"].to_list() == ["bottleneck", "ret"]
+    for col in ("rate_mbps", "utilization", "sojourn_mean_ms", "sojourn_p50_ms", "sojourn_p99_ms",
+                "sojourn_max_ms", "drops", "marks"):
+        assert col in links.columns, col
+    assert links["rate_mbps"].to_list() == [10.0, 10.0]
+    assert 0.5 < links["utilization"][0] <= 1.0  # two bulk flows keep the bottleneck busy
+
+    assert "ping" in tiny_result.probes["id"].to_list()
+    assert tiny_result.probes["rtt_mean_ms"][0] >= BASE_RTT_MS
+
+
+def test_tables_follow_the_documented_schema(tiny_result: ccbench.Result) -> None:
+    for name, columns in SCHEMA.items():
+        df = tiny_result.tables[name]
+        assert isinstance(df, pl.DataFrame)
+        for col, dtype in columns.items():
+            assert df.schema[col] == dtype, (name, col)
+    assert tiny_result.tables["rtt"]["rtt_ms"].min() >= BASE_RTT_MS
+    assert tiny_result.tables["probes"]["rtt_ms"].min() >= BASE_RTT_MS
+    assert tiny_result.tables["sojourn"].height > 0
+
+
+def test_series_names_flows_and_samples_every_interval(tiny_result: ccbench.Result) -> None:
+    series = tiny_result.series
+    assert series.columns[:3] == ["time_s", "flow", "flow_id"]
+    per_flow = series.group_by("flow_id").len()
+    assert {"f1", "f2"} <= set(per_flow["flow_id"])
+    assert per_flow["len"].max() <= 2.0 / 0.1 + 1  # 2 s at the default 100 ms interval
+    assert series["time_s"].max() <= tiny_result.summary["duration_s"] + 1e-9
+
+
+def test_table_ids_index_the_summary_arrays(tiny_result: ccbench.Result) -> None:
+    # TWO_FLOWS declares f1, ping, f2: the ping must not shift f2's index in the flow tables
+    assert set(tiny_result.named("flow_series")["flow_id"]) == {"f1", "f2"}
+    assert set(tiny_result.named("rtt")["flow_id"]) == {"f1", "f2"}
+    assert set(tiny_result.named("probes")["probe_id"]) == {"ping"}
+    assert set(tiny_result.named("link_series")["link_id"]) == {"bottleneck", "ret"}
+    sojourn = tiny_result.named("sojourn")
+    assert set(sojourn["link_id"]) <= {"bottleneck", "ret"}
+    assert set(sojourn["flow_id"]) <= set(tiny_result.flows["id"])
+    assert "flow_id" not in tiny_result.tables["sojourn"].columns  # named() copies
+
+
+def test_keyword_overrides_and_seed() -> None:
+    res = ccbench.run(TINY, duration="1s", links__0__rate="5Mbit", seed=7)
+    assert res.summary["duration_s"] == 1.0
+    assert res.summary["seed"] == 7
+    assert res.links["rate_mbps"][0] == 5.0
+    assert res.flows["goodput_mbps"][0] <= 5.0
+
+
+def test_set_strings_match_the_cli_syntax() -> None:
+    assert ccbench.run(TINY, set=["duration=1s"]).summary["duration_s"] == 1.0
+
+
+def test_same_seed_gives_identical_tables() -> None:
+    a, b = ccbench.run(TINY), ccbench.run(TINY)
+    for name in SCHEMA:
+        assert a.tables[name].equals(b.tables[name]), name
+    assert a.summary["flows"] == b.summary["flows"]
+
+
+def test_validate_returns_the_resolved_scenario(write_scenario) -> None:
+    resolved = ccbench.validate(write_scenario())
+    assert '"tiny"' in resolved and "fq_codel" in resolved
+    # the resolved scenario is itself a valid scenario that resolves to itself
+    assert ccbench.validate(resolved) == resolved
+
+
+def test_overrides_render_python_values_as_toml() -> None:
+    kw = {"duration": "10s", "links__0__rate": "50Mbit", "flows__1__ecn": True, "n": 3, "x": 0.5}
+    assert overrides(["a.b=c"], kw, seed=4) == [
+        "a.b=c", 'duration="10s"', 'links.0.rate="50Mbit"', "flows.1.ecn=true", "n=3", "x=0.5", "seed=4",
+    ]
+    assert toml_value(["a", 1, {"kind": "fq_codel"}]) == '["a", 1, { "kind" = "fq_codel" }]'
+    assert toml_value('say "hi"\n') == '"say \\"hi\\"\\u000a"'
+    assert toml_value(float("inf")) == "inf"
+    with pytest.raises(TypeError):
+        toml_value(object())
+
+
+@pytest.mark.parametrize("bad", ["duration", "=1s", "links.9.rate=1Mbit"])
+def test_malformed_set_is_a_scenario_error(bad: str) -> None:
+    with pytest.raises(ccbench.ScenarioError) as info:
+        ccbench.run(TINY, set=[bad])
+    assert info.value.problems
+
+
+def test_missing_file_raises_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        ccbench.run(tmp_path / "nope.toml")
+    with pytest.raises(FileNotFoundError):
+        ccbench.run("nope.toml")  # a one-line string without "=" is a path, not TOML
+
+
+def test_save_and_load_round_trip(tiny_result: ccbench.Result, tmp_path: Path) -> None:
+    out = tiny_result.save(tmp_path / "res")
+    for name in ("summary.json", "scenario.toml", "timeseries.png", *(f"{t}.parquet" for t in SCHEMA)):
+        assert (out / name).is_file(), name
+    assert json.loads((out / "summary.json").read_text()) == tiny_result.summary
+
+    back = ccbench.load(out)
+    assert back.summary == tiny_result.summary
+    assert back.scenario_toml == tiny_result.scenario_toml
+    assert back.flows.equals(tiny_result.flows)
+    for name in SCHEMA:
+        assert back.tables[name].equals(tiny_result.tables[name]), name
+
+
+def test_save_replaces_a_result_but_never_other_data(tiny_result: ccbench.Result, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    tiny_result.save(out, plot=False)
+    (out / "stale.parquet").write_bytes(b"old")
+    tiny_result.save(out, plot=False)
+    assert not (out / "stale.parquet").exists()
+    assert not (out / "timeseries.png").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]  # no .tmp-/.old- leftovers
+
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError):
+        tiny_result.save(precious)
+    assert (precious / "notes.txt").read_text() == "keep me"
+
+
+def test_load_refuses_an_unfinished_directory(tmp_path: Path) -> None:
+    (tmp_path / "scenario.toml").write_text(TINY)
+    with pytest.raises(FileNotFoundError, match=r"summary\.json"):
+        ccbench.load(tmp_path)
+
+
+def test_plot_has_three_panels_and_writes_png(tiny_result: ccbench.Result, tmp_path: Path) -> None:
+    fig = tiny_result.plot(tmp_path / "p.png")
+    assert isinstance(fig, Figure)
+    tput, rtt, queue = fig.axes
+    assert "Mbit/s" in tput.get_ylabel() and "ms" in rtt.get_ylabel() and "ms" in queue.get_ylabel()
+    assert {"f1", "f2"} <= {t.get_text() for t in tput.get_legend().get_texts()}
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_copes_with_empty_tables(tiny_result: ccbench.Result) -> None:
+    empty = ccbench.Result(tiny_result.summary_json, tiny_result.scenario_toml, {})
+    fig = empty.plot()
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert texts.count("no samples") == 3
+
+
+def test_plot_bins_a_million_sojourn_samples(tiny_result: ccbench.Result) -> None:
+    n = 1_000_000
+    rng = np.random.default_rng(0)
+    sojourn = pl.DataFrame({
+        "time_s": np.sort(rng.uniform(0, 2, n)),
+        "link": np.zeros(n, dtype=np.uint32),
+        "flow": rng.integers(0, 2, n, dtype=np.uint32),
+        "sojourn_ms": rng.exponential(5.0, n),
+    })
+    tables = {**tiny_result.tables, "sojourn": sojourn}
+    big = ccbench.Result(tiny_result.summary_json, tiny_result.scenario_toml, tables)
+    queue = big.plot().axes[2]
+    assert max(len(line.get_xdata()) for line in queue.get_lines()) <= 2.0 / 0.1 + 1
+
+
+def test_scenario_error_survives_pickling() -> None:
+    problem = {"file": "t.toml", "line": 1, "col": 1, "key": "x", "message": "bad"}
+    err = ccbench.ScenarioError("t.toml:1:1: x: bad", [problem])
+    back = pickle.loads(pickle.dumps(err))
+    assert str(back) == str(err) and back.problems == err.problems and back.key == "x"

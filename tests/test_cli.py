@@ -1,0 +1,84 @@
+"""The ccbench command: run → result directory → show, and validate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ccbench
+from ccbench.cli import _num
+from conftest import TWO_FLOWS
+
+
+def test_run_writes_a_result_directory_and_show_reads_it(run_cli, write_scenario) -> None:
+    scenario = write_scenario(TWO_FLOWS)
+    result = run_cli("run", scenario, "-o", "out")
+    assert result.exit_code == 0, result.stderr
+    out = Path("out")
+    for name in ("summary.json", "scenario.toml", "flow_series.parquet", "timeseries.png"):
+        assert (out / name).is_file(), name
+    assert sorted(p.name for p in Path().iterdir()) == ["out", "tiny.toml"]  # no temporary directories left
+    assert "f1" in result.stdout and "wrote out" in result.stdout
+
+    summary = json.loads((out / "summary.json").read_text())
+    shown = run_cli("show", out)
+    assert shown.exit_code == 0, shown.stderr
+    assert "goodput" in shown.stdout
+    for flow in summary["flows"]:
+        assert flow["id"] in shown.stdout
+        assert _num(flow["goodput_mbps"]) in shown.stdout
+    for link in summary["links"]:
+        assert link["id"] in shown.stdout
+    assert "ping" in shown.stdout
+    assert "Jain" in shown.stdout and "events" in shown.stdout
+
+
+def test_run_options_reach_the_scenario(run_cli, write_scenario) -> None:
+    result = run_cli("run", write_scenario(), "-o", "out", "--seed", "7", "--set", "duration=1s", "--no-plot")
+    assert result.exit_code == 0, result.stderr
+    summary = ccbench.load("out").summary
+    assert (summary["seed"], summary["duration_s"]) == (7, 1.0)
+    assert not Path("out/timeseries.png").exists()
+
+
+def test_run_defaults_to_results_named_after_the_file(run_cli, write_scenario) -> None:
+    assert run_cli("run", write_scenario(), "--no-plot").exit_code == 0
+    assert Path("results/tiny/summary.json").is_file()
+
+
+def test_run_replaces_a_previous_result(run_cli, write_scenario) -> None:
+    scenario = write_scenario()
+    assert run_cli("run", scenario, "-o", "out", "--no-plot", "--seed", "1").exit_code == 0
+    assert run_cli("run", scenario, "-o", "out", "--no-plot", "--seed", "2").exit_code == 0
+    assert ccbench.load("out").summary["seed"] == 2
+
+
+def test_run_refuses_to_replace_a_foreign_directory(run_cli, write_scenario) -> None:
+    Path("mine").mkdir()
+    Path("mine/thesis.tex").write_text("keep")
+    result = run_cli("run", write_scenario(), "-o", "mine")
+    assert result.exit_code == 2
+    assert "mine" in result.stderr and "not a ccbench result directory" in result.stderr
+    assert Path("mine/thesis.tex").read_text() == "keep"
+
+
+def test_validate_ok_and_resolved(run_cli, write_scenario) -> None:
+    scenario = write_scenario()
+    ok = run_cli("validate", scenario)
+    assert (ok.exit_code, ok.stdout.strip()) == (0, f"ok: {scenario}")
+    resolved = run_cli("validate", scenario, "--resolved")
+    assert resolved.exit_code == 0
+    assert resolved.stdout == ccbench.validate(scenario)
+
+
+def test_version(run_cli) -> None:
+    result = run_cli("--version")
+    assert result.exit_code == 0 and ccbench.__version__ in result.stdout
+
+
+def test_python_dash_m_runs_the_cli(run_module) -> None:
+    proc = run_module("--help")
+    assert proc.returncode == 0
+    assert "Usage: ccbench" in proc.stdout
+    for command in ("run", "show", "validate"):
+        assert command in proc.stdout
