@@ -112,6 +112,10 @@ _ID_COLUMNS = {"flow": "flows", "link": "links", "probe": "probes"}
 _UNITS = ("ms", "s", "us", "mbps", "bytes", "pkts")
 
 
+#: Index value meaning "no flow" (u32::MAX): sojourn rows of probe packets.
+NO_ID = 2**32 - 1
+
+
 class Result:
     """One simulation run: the core's summary, the resolved scenario and its tables.
 
@@ -163,10 +167,13 @@ class Result:
             if col not in df.columns:
                 continue
             names = pl.Series(f"{col}_id", [e["id"] for e in self.summary.get(array, [])], dtype=pl.String)
-            top = df[col].cast(pl.Int64).max()
+            # NO_ID marks rows that belong to no entry (e.g. a probe packet's sojourn).
+            idx = df[col].cast(pl.Int64)
+            idx = idx.set(idx == NO_ID, None)
+            top = idx.max()
             if isinstance(top, int) and top >= len(names):
                 raise ValueError(f"{table}.{col} holds index {top}, but summary.json lists {len(names)} {array}")
-            df = df.insert_column(df.columns.index(col) + 1, names.gather(df[col]))
+            df = df.insert_column(df.columns.index(col) + 1, names.gather(idx))
         return df
 
     def plot(self, path: str | os.PathLike[str] | None = None) -> Figure:

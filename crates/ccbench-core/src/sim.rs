@@ -33,8 +33,17 @@ pub struct Sim {
     tx_at_warmup: Vec<u64>,
     /// Per link: rate history (time, rate), for utilization.
     rate_history: Vec<Vec<(SimTime, Rate)>>,
+    /// Ids as the outputs number them: a TCP flow's index among TCP flows
+    /// (summary `flows`), a prober's among probers (summary `probes`), a
+    /// scenario link's among scenario links (summary `links`).
+    pub out_id: Vec<u32>,
+    pub link_out_id: Vec<u32>,
     started: bool,
 }
+
+/// The `flow` id of sojourn samples of packets that belong to no TCP flow
+/// (probes).
+pub const NO_FLOW: u32 = u32::MAX;
 
 /// Global packet accounting: every packet an endpoint sent is delivered,
 /// dropped or lost, or still held by a link.
@@ -49,7 +58,26 @@ pub struct Conservation {
 impl Sim {
     pub fn new(name: String, seed: u64, duration: Dur, links: Vec<Link>, flows: Vec<Flow>, mcfg: MetricsConfig) -> Sim {
         let rate_history = links.iter().map(|l| vec![(SimTime::ZERO, l.rate)]).collect();
+        let (mut tcp, mut ping) = (0u32, 0u32);
+        let out_id = flows
+            .iter()
+            .map(|f| {
+                let c = if f.is_tcp() { &mut tcp } else { &mut ping };
+                *c += 1;
+                *c - 1
+            })
+            .collect();
+        let mut user = 0u32;
+        let link_out_id = links
+            .iter()
+            .map(|l: &Link| {
+                user += u32::from(!l.internal);
+                if l.internal { u32::MAX } else { user - 1 }
+            })
+            .collect();
         Sim {
+            out_id,
+            link_out_id,
             name,
             seed,
             now: SimTime::ZERO,
@@ -172,7 +200,9 @@ impl Sim {
                 link.sojourn_skip += 1;
                 if link.sojourn_skip >= every {
                     link.sojourn_skip = 0;
-                    self.metrics.sojourn.push(now.0, l.0, p.flow.0, now.since(p.enq_at).0);
+                    let f = p.flow.0 as usize;
+                    let flow = if self.flows[f].is_tcp() { self.out_id[f] } else { NO_FLOW };
+                    self.metrics.sojourn.push(now.0, self.link_out_id[l.0 as usize], flow, now.since(p.enq_at).0);
                 }
             }
             if link.rate.is_unlimited() {
@@ -282,7 +312,7 @@ impl Sim {
                 let res = tx.on_ack(&ack, now, &mut |p| out.push(p));
                 if let Some(r) = res.rtt {
                     if self.mcfg.rtt_samples {
-                        self.metrics.rtt.push(now.0, fi as u32, 0, r.0);
+                        self.metrics.rtt.push(now.0, self.out_id[fi], 0, r.0);
                     }
                 }
                 if flow.finished_at.is_none() && tx.finished() {
@@ -301,7 +331,7 @@ impl Sim {
             }
             (Endpoints::Ping(ping), Header::Probe(pr)) => {
                 ping.received += 1;
-                self.metrics.probes.push(now.0, fi as u32, 0, now.since(pr.t_req).0);
+                self.metrics.probes.push(now.0, self.out_id[fi], 0, now.since(pr.t_req).0);
             }
             _ => debug_assert!(false, "packet delivered to the wrong kind of endpoint"),
         }
@@ -403,7 +433,7 @@ impl Sim {
             }
             let d = rx.delivered_bytes;
             fs.time_s.push(secs);
-            fs.flow.push(i as u32);
+            fs.flow.push(self.out_id[i]);
             fs.goodput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
             fs.delivered_bytes.push(d);
             fs.cwnd_pkts.push(f64::from(tx.t.cwnd));
@@ -419,7 +449,7 @@ impl Sim {
             }
             let (pk, by) = l.backlog();
             ls.time_s.push(secs);
-            ls.link.push(i as u32);
+            ls.link.push(self.link_out_id[i]);
             ls.backlog_pkts.push(pk as u64);
             ls.backlog_bytes.push(by);
             ls.tx_bytes.push(l.tx_bytes);
@@ -452,9 +482,9 @@ impl Sim {
     pub fn summary(&self) -> Summary {
         let warm = SimTime::ZERO + self.mcfg.warmup;
         let end = self.now.min(self.end);
-        let by_id = |s: &crate::metrics::Samples, id: usize, from: SimTime| -> Vec<f64> {
+        let by_id = |s: &crate::metrics::Samples, id: u32, from: SimTime| -> Vec<f64> {
             let mut v: Vec<f64> = (0..s.id.len())
-                .filter(|&k| s.id[k] as usize == id && s.time_ns[k] >= from.0)
+                .filter(|&k| s.id[k] == id && s.time_ns[k] >= from.0)
                 .map(|k| s.value_ns[k] as f64 * 1e-6)
                 .collect();
             v.sort_by(f64::total_cmp);
@@ -478,7 +508,7 @@ impl Sim {
                         kind: "tcp",
                         cc: f.cc_name,
                         goodput_mbps: goodput,
-                        rtt_ms: RttStats::from_sorted(&by_id(&self.metrics.rtt, i, warm)),
+                        rtt_ms: RttStats::from_sorted(&by_id(&self.metrics.rtt, self.out_id[i], warm)),
                         retransmits: tx.retransmits,
                         rto_count: tx.rto_count,
                         ce_marks: u64::from(rx.ce_packets),
@@ -489,7 +519,7 @@ impl Sim {
                     });
                 }
                 Endpoints::Ping(p) => {
-                    let v = by_id(&self.metrics.probes, i, warm);
+                    let v = by_id(&self.metrics.probes, self.out_id[i], warm);
                     probes.push(ProbeSummary {
                         id: f.name.clone(),
                         rtt_ms: RttStats::from_sorted(&v),
@@ -513,7 +543,7 @@ impl Sim {
                 qdisc: l.qdisc_name,
                 rate_mbps: (!self.rate_history[i][0].1.is_unlimited()).then(|| self.rate_history[i][0].1.mbps()),
                 utilization: cap_bits.map(|c| if c > 0.0 { sent_bits / c } else { 0.0 }),
-                sojourn_ms: SojournStats::from_sorted(&by_id(&self.metrics.sojourn, i, warm)),
+                sojourn_ms: SojournStats::from_sorted(&by_id(&self.metrics.sojourn, self.link_out_id[i], warm)),
                 drops: l.stats.drops(),
                 marks: l.stats.marks,
                 lost: l.lost,

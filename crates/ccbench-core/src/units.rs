@@ -264,10 +264,14 @@ impl FromStr for Rate {
             "mbps" => 8e6,
             "gbps" => 8e9,
             _ => {
+                let hint = match unit.as_str() {
+                    "mb" | "gb" | "kb" | "b" => " (hint: MB is megabytes; write megabits as \"Mbit\")",
+                    _ => "",
+                };
                 return Err(UnitError(format!(
-                    "unknown rate unit \"{unit}\" in \"{}\" (allowed: bit, kbit, mbit, gbit, tbit; bps/kbps/mbps/gbps are bytes per second as in tc)",
+                    "unknown rate unit \"{unit}\" in \"{}\"; allowed: bit, kbit, mbit, gbit, tbit, and bps/kbps/mbps/gbps for bytes per second as in tc{hint}",
                     s.trim()
-                )))
+                )));
             }
         };
         Ok(Rate((v * mult).round() as u64))

@@ -1,1 +1,94 @@
+//! `ccbench._core`: the thin PyO3 layer over ccbench-core. It converts
+//! arguments, releases the GIL while simulating (checking for Ctrl-C now
+//! and then), maps errors to Python exceptions and hands results back as
+//! little-endian column buffers. No logic lives here.
 
+use std::time::Instant;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+create_exception!(_core, ScenarioError, PyException, "A scenario file or override is invalid.");
+create_exception!(_core, SimulationError, PyException, "The simulation failed.");
+
+fn scenario_err(py: Python<'_>, e: &ccbench_core::ScenarioError) -> PyErr {
+    let problems = PyList::empty(py);
+    for p in &e.problems {
+        let d = PyDict::new(py);
+        let _ = d.set_item("file", &p.file);
+        let _ = d.set_item("line", p.line);
+        let _ = d.set_item("col", p.col);
+        let _ = d.set_item("key", &p.key);
+        let _ = d.set_item("message", &p.message);
+        let _ = problems.append(d);
+    }
+    ScenarioError::new_err((e.to_string(), problems.unbind()))
+}
+
+/// Run a scenario; returns {"summary": json, "scenario": toml, "tables": {...}}.
+#[pyfunction]
+#[pyo3(signature = (text, path=None, overrides=Vec::new()))]
+fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+    let file = path.unwrap_or("<string>");
+    let t0 = Instant::now();
+    let res = py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ccbench_core::run(text, file, &overrides, &mut || Python::attach(|py| py.check_signals().is_err()))
+        }))
+    });
+    let out = match res {
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            return Err(SimulationError::new_err(format!("{file}: simulator failure: {msg}")));
+        }
+        Ok(Err(e)) => return Err(scenario_err(py, &e)),
+        Ok(Ok(None)) => return Err(PyKeyboardInterrupt::new_err("simulation interrupted")),
+        Ok(Ok(Some(out))) => out,
+    };
+    let mut summary = out.summary;
+    summary.engine.wall_s = t0.elapsed().as_secs_f64();
+    let d = PyDict::new(py);
+    d.set_item("summary", serde_json::to_string_pretty(&summary).map_err(|e| SimulationError::new_err(e.to_string()))?)?;
+    d.set_item("scenario", out.scenario.to_toml())?;
+    let tables = PyDict::new(py);
+    for (name, cols) in out.metrics.tables() {
+        let t = PyDict::new(py);
+        for (col, data) in cols {
+            t.set_item(col, (data.dtype(), PyBytes::new(py, &data.to_le_bytes())))?;
+        }
+        tables.set_item(name, t)?;
+    }
+    d.set_item("tables", tables)?;
+    Ok(d)
+}
+
+/// Parse and validate a scenario; returns the resolved scenario as TOML.
+#[pyfunction]
+#[pyo3(signature = (text, path=None, overrides=Vec::new()))]
+fn validate(py: Python<'_>, text: &str, path: Option<&str>, overrides: Vec<String>) -> PyResult<String> {
+    match ccbench_core::scenario::parse(text, path.unwrap_or("<string>"), &overrides) {
+        Ok(p) => Ok(p.scenario.to_toml()),
+        Err(e) => Err(scenario_err(py, &e)),
+    }
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    Ok(())
+}

@@ -147,14 +147,7 @@ pub struct Parsed {
 pub fn parse(text: &str, file: &str, overrides: &[String]) -> Result<Parsed, ScenarioError> {
     let text = overrides::apply(text, file, overrides)?;
     let at = |path: &[Seg], msg: String| locate_problem(&text, file, path, msg);
-    let de = toml::Deserializer::parse(&text).map_err(|e| ScenarioError { problems: vec![toml_problem(&text, file, &e, &[])] })?;
-    let scenario: Scenario = match serde_path_to_error::deserialize(de) {
-        Ok(s) => s,
-        Err(e) => {
-            let path = serde_path(e.path());
-            return Err(ScenarioError { problems: vec![toml_problem(&text, file, e.inner(), &path)] });
-        }
-    };
+    let scenario = read(&text, file)?;
     let problems = validate(&scenario, &at);
     if !problems.is_empty() {
         return Err(ScenarioError { problems });
@@ -171,6 +164,61 @@ fn serde_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
             Segment::Enum { .. } | Segment::Unknown => None,
         })
         .collect()
+}
+
+/// Read the document section by section (each link and flow on its own),
+/// so that one bad value does not hide the problems after it.
+fn read(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    let one = |p: Problem| ScenarioError { problems: vec![p] };
+    let root: toml::Table = toml::from_str(text).map_err(|e: toml::de::Error| one(toml_problem(text, file, &e, &[])))?;
+    let mut problems = Vec::new();
+    // Sections read element-wise; everything else is read as one table.
+    let mut rest = toml::Table::new();
+    let mut links = Vec::new();
+    let mut flows = Vec::new();
+    for (key, value) in root {
+        match (key.as_str(), value) {
+            ("links" | "flows", toml::Value::Array(items)) => {
+                for (i, item) in items.into_iter().enumerate() {
+                    let base = vec![Seg::Key(key.clone()), Seg::Index(i)];
+                    if key == "links" {
+                        links.extend(de::<LinkSpec>(text, file, item, base, &mut problems));
+                    } else {
+                        flows.extend(de::<FlowSpec>(text, file, item, base, &mut problems));
+                    }
+                }
+                rest.insert(key, toml::Value::Array(Vec::new()));
+            }
+            (_, value) => {
+                rest.insert(key, value);
+            }
+        }
+    }
+    let head = de::<Scenario>(text, file, toml::Value::Table(rest), Vec::new(), &mut problems);
+    match head {
+        Some(mut s) if problems.is_empty() => {
+            s.links = links;
+            s.flows = flows;
+            Ok(s)
+        }
+        _ => {
+            problems.sort_by_key(|p| (p.line.unwrap_or(usize::MAX), p.col));
+            Err(ScenarioError { problems })
+        }
+    }
+}
+
+/// Deserialize one section, recording a located problem on failure.
+fn de<T: serde::de::DeserializeOwned>(text: &str, file: &str, v: toml::Value, base: Vec<Seg>, problems: &mut Vec<Problem>) -> Option<T> {
+    match serde_path_to_error::deserialize::<_, T>(v) {
+        Ok(x) => Some(x),
+        Err(e) => {
+            let mut path = base;
+            path.extend(serde_path(e.path()));
+            problems.push(toml_problem(text, file, e.inner(), &path));
+            None
+        }
+    }
 }
 
 /// A problem from the TOML reader: syntax errors carry a span; data errors

@@ -1,0 +1,39 @@
+# ccbench — `make help` lists the targets.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+PYDEPS := maturin polars numpy matplotlib click rich pytest
+
+.PHONY: help setup build run test test-rust test-py bench clean
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(VENV)/.deps: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(PYDEPS)
+	touch $@
+
+setup: $(VENV)/.deps  ## create .venv with the Python dependencies
+
+build: setup  ## build the Rust extension (release) into .venv
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+
+run: build  ## run the default scenario and print its summary
+	$(VENV)/bin/ccbench run examples/cubic-fq_codel.toml -o out/cubic-fq_codel
+	@echo "result directory: out/cubic-fq_codel (plot: out/cubic-fq_codel/timeseries.png)"
+
+test: test-rust test-py  ## every Rust and Python test
+
+test-rust:  ## Rust unit, property and fidelity tests
+	cargo test -p ccbench-core
+
+test-py: build  ## Python tests (CLI, API, errors)
+	$(PY) -m pytest -q
+
+bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
+	cargo run --release -q -p ccbench-core --example bench
+
+clean:  ## remove build outputs and results
+	rm -rf target out $(VENV)
