@@ -30,8 +30,9 @@ pub struct TcpConfig {
     pub init_rto: Dur,
     /// Delayed-ACK timeout (TCP_ATO_MIN).
     pub delack: Dur,
-    /// Internal pacing (Linux EDT pacing as with the fq qdisc or a CC that
-    /// asks for it). When off, the sender is purely ACK-clocked.
+    /// Internal pacing (Linux EDT pacing). Linux paces Reno/CUBIC only when
+    /// the sender's qdisc is `fq`, so the default is off (ACK-clocked, as
+    /// over fq_codel or pfifo_fast); `true` emulates fq on the sender.
     pub pacing: bool,
     /// `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, percent.
     pub pacing_ss_ratio: u32,
@@ -50,7 +51,7 @@ impl Default for TcpConfig {
             min_rto: Dur::from_millis(200),
             init_rto: Dur::from_secs(1),
             delack: Dur::from_millis(40),
-            pacing: true,
+            pacing: false,
             pacing_ss_ratio: 200,
             pacing_ca_ratio: 120,
             sack_blocks: 3,

@@ -1,0 +1,82 @@
+//! Fidelity checks with physical meaning: each compares a whole simulation
+//! against a number that follows from the models' sources.
+
+mod common;
+use common::*;
+
+/// One CUBIC flow through a FIFO of one bandwidth-delay product keeps the
+/// link busy: after a loss the window falls to 0.7·(2·BDP) > BDP, so the
+/// queue never drains (RFC 9438 §4.6 β = 0.7).
+#[test]
+fn cubic_fills_a_one_bdp_fifo() {
+    // 20 Mbit/s × 40 ms = 100 kB ≈ 66 packets of 1514 B.
+    let text = dumbbell("20Mbit", 40.0, r#"{ kind = "bfifo", limit = "100000b" }"#, "40s", &tcp("cubic", "cubic", ""));
+    let out = run(&text, &["metrics.warmup=\"5s\""]);
+    let l = link(&out.summary, "bottleneck");
+    let u = l.utilization.unwrap();
+    assert!(u >= 0.95, "utilization {u}");
+    assert!(l.drops > 0, "the FIFO must overflow to make the test meaningful");
+}
+
+/// Bufferbloat: a full 1000-packet FIFO at 10 Mbit/s adds 1000 × 1514 B ×
+/// 8 / 10 Mbit/s = 1.211 s to the 20 ms base RTT.
+#[test]
+fn pfifo_1000_at_10mbit_gives_1_23_s_ping() {
+    let text = dumbbell("10Mbit", 20.0, r#"{ kind = "pfifo", limit = 1000 }"#, "60s", &(tcp("cubic", "cubic", "") + PING));
+    let out = run(&text, &["metrics.warmup=\"20s\""]);
+    let p = probe(&out.summary, "ping");
+    let expect = 20.0 + 1000.0 * 1514.0 * 8.0 / 10e6 * 1e3;
+    let max = p.max_ms.unwrap();
+    assert!((max - expect).abs() / expect < 0.02, "max ping {max} ms vs {expect} ms");
+    // CUBIC backs off by 30 %: the queue stays at least ~0.6 full.
+    let p50 = p.rtt_ms.p50.unwrap();
+    assert!(p50 > 0.6 * expect && p50 <= max, "median ping {p50} ms");
+    assert!(link(&out.summary, "bottleneck").utilization.unwrap() > 0.99);
+}
+
+/// RFC 8290 FQ-CoDel with five CUBIC flows: full link, equal shares, and
+/// CoDel holding each queue's sojourn around (below) its 5 ms target.
+#[test]
+fn five_cubic_share_fq_codel_fairly_at_low_delay() {
+    let flows = tcp("cubic", "cubic", "count = 5");
+    let text = dumbbell("100Mbit", 25.0, r#"{ kind = "fq_codel" }"#, "40s", &flows);
+    let out = run(&text, &["metrics.warmup=\"10s\""]);
+    let s = &out.summary;
+    let l = link(s, "bottleneck");
+    assert!(l.utilization.unwrap() >= 0.95, "utilization {:?}", l.utilization);
+    assert!(s.jain.unwrap() >= 0.98, "jain {:?}", s.jain);
+    let p50 = l.sojourn_ms.p50.unwrap();
+    let p99 = l.sojourn_ms.p99.unwrap();
+    assert!((0.5..=7.0).contains(&p50), "sojourn p50 {p50} ms vs 5 ms target");
+    assert!(p99 < 15.0, "sojourn p99 {p99} ms: CoDel should cap standing queues");
+    assert!(l.drops > 0 && l.drops < 2000, "drops {}", l.drops);
+}
+
+/// Mathis et al. (1997): Reno's rate under random loss p is
+/// MSS/RTT · √(3/(2p)). Linux counts ACKed segments (not ACKs) so delayed
+/// ACKs do not slow the growth and b = 1.
+#[test]
+fn reno_under_random_loss_follows_mathis() {
+    for (p, rtt_ms) in [(0.01f64, 50.0f64), (0.002, 40.0)] {
+        let flows = tcp("reno", "reno", "");
+        let text = dumbbell("1Gbit", rtt_ms, r#"{ kind = "pfifo", limit = 10000 }"#, "200s", &flows);
+        let out = run(&text, &[&format!("links.bottleneck.loss={p}"), "metrics.warmup=\"10s\"", "metrics.rtt_samples=false"]);
+        let got = flow(&out.summary, "reno").goodput_mbps;
+        let mathis = 1448.0 * 8.0 / (rtt_ms / 1e3) * (3.0 / (2.0 * p)).sqrt() / 1e6;
+        let err = (got - mathis) / mathis;
+        assert!(err.abs() <= 0.20, "p={p} rtt={rtt_ms}: goodput {got:.3} Mbit/s vs Mathis {mathis:.3} ({:+.0} %)", err * 100.0);
+    }
+}
+
+/// Reno and CUBIC differ where RFC 9438 says they should: at a large BDP
+/// CUBIC's window recovers faster than Reno's +1/RTT and takes more of a
+/// shared FIFO.
+#[test]
+fn cubic_outgrows_reno_on_a_long_fat_path() {
+    let flows = tcp("reno", "reno", "") + &tcp("cubic", "cubic", "");
+    let text = dumbbell("100Mbit", 100.0, r#"{ kind = "pfifo", limit = 800 }"#, "60s", &flows);
+    let out = run(&text, &["metrics.warmup=\"10s\""]);
+    let reno = flow(&out.summary, "reno").goodput_mbps;
+    let cubic = flow(&out.summary, "cubic").goodput_mbps;
+    assert!(cubic > 1.5 * reno, "cubic {cubic} vs reno {reno}");
+}
