@@ -1,0 +1,80 @@
+//! `make bench`: runs the canonical scenarios in release mode, each in its
+//! own process so peak memory is per scenario, and prints wall time,
+//! events/s, simulated seconds per wall second, bottleneck packets per wall
+//! second and peak RSS.
+
+use std::process::Command;
+use std::time::Instant;
+
+const SCENARIOS: &[(&str, &str)] = &[
+    ("B1", "bench/b1-cubic-fq_codel.toml"),
+    ("B2", "bench/b2-cubic-pfifo.toml"),
+    ("B3", "bench/b3-50cubic-1g.toml"),
+];
+
+fn peak_rss_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn child(path: &str) {
+    let text = std::fs::read_to_string(path).expect("read scenario");
+    let t0 = Instant::now();
+    let out = ccbench_core::run(&text, path, &[], &mut || false).expect("valid scenario").expect("not interrupted");
+    let wall = t0.elapsed().as_secs_f64();
+    let s = &out.summary;
+    let pkts = s.links.iter().find(|l| l.id == "bottleneck").map_or(0, |l| l.tx_packets);
+    let goodput: f64 = s.flows.iter().map(|f| f.goodput_mbps).sum();
+    println!(
+        "{:.3}\t{}\t{:.3}\t{}\t{:.1}\t{:.2}\t{:.3}",
+        wall,
+        s.engine.events,
+        s.duration_s,
+        pkts,
+        peak_rss_mib(),
+        goodput,
+        s.jain.unwrap_or(f64::NAN)
+    );
+}
+
+fn main() {
+    if let Some(path) = std::env::args().nth(1) {
+        return child(&path);
+    }
+    let exe = std::env::current_exe().expect("own path");
+    println!("| scen | sim s | wall s | events (M) | events/s (M) | sim-s / wall-s | bottleneck pkts / wall-s (k) | peak RSS MiB | goodput Mbit/s | Jain |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (name, path) in SCENARIOS {
+        // Best of three wall times (the machine is shared; the minimum is
+        // the least disturbed run). Results are identical across runs.
+        let mut best: Option<Vec<String>> = None;
+        for _ in 0..3 {
+            let o = Command::new(&exe).arg(path).output().expect("run child");
+            assert!(o.status.success(), "{name} failed: {}", String::from_utf8_lossy(&o.stderr));
+            let row: Vec<String> = String::from_utf8_lossy(&o.stdout).trim().split('\t').map(str::to_string).collect();
+            let wall = |r: &Vec<String>| r[0].parse::<f64>().unwrap();
+            if best.as_ref().is_none_or(|b| wall(&row) < wall(b)) {
+                best = Some(row);
+            }
+        }
+        let r = best.unwrap();
+        let wall: f64 = r[0].parse().unwrap();
+        let events: f64 = r[1].parse().unwrap();
+        let sim: f64 = r[2].parse().unwrap();
+        let pkts: f64 = r[3].parse().unwrap();
+        println!(
+            "| {name} | {sim:.0} | {wall:.3} | {:.2} | {:.2} | {:.1} | {:.0} | {} | {} | {} |",
+            events / 1e6,
+            events / wall / 1e6,
+            sim / wall,
+            pkts / wall / 1e3,
+            r[4],
+            r[5],
+            r[6]
+        );
+    }
+}
