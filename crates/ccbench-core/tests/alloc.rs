@@ -1,0 +1,44 @@
+//! Hot-path rule: no heap allocation per packet. A counting allocator
+//! measures allocations while a warmed-up simulation moves ~100k packets;
+//! only amortized growth of the metric columns and queues is allowed.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ccbench_core::scenario;
+use ccbench_core::units::{Dur, SimTime};
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+#[test]
+fn steady_state_does_not_allocate_per_packet() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/b1-cubic-fq_codel.toml")).unwrap();
+    let parsed = scenario::parse(&text, "b1", &["duration=\"30s\"".into()]).unwrap();
+    let mut sim = scenario::build::build(&parsed.scenario);
+    sim.run_until(SimTime::ZERO + Dur::from_secs(10));
+    let (a0, p0) = (ALLOCS.load(Ordering::Relaxed), sim.sent);
+    sim.run_until(SimTime::ZERO + Dur::from_secs(20));
+    let (a1, p1) = (ALLOCS.load(Ordering::Relaxed), sim.sent);
+    let packets = p1 - p0;
+    let allocs = a1 - a0;
+    assert!(packets > 100_000, "{packets} packets");
+    assert!(allocs * 1000 < packets, "{allocs} allocations for {packets} packets");
+}
