@@ -37,6 +37,8 @@ pub struct Link {
     pub rate_since: SimTime,
     /// Dequeues since the last recorded sojourn sample.
     pub sojourn_skip: u32,
+    /// Record every packet this link transmits (pcap export).
+    pub capture: bool,
 }
 
 impl Link {

@@ -196,6 +196,9 @@ impl Sim {
         loop {
             let (q, mut cx) = link.cx(now);
             let Some(p) = q.dequeue(&mut cx) else { return };
+            if link.capture {
+                self.metrics.capture.push(now, self.link_out_id[l.0 as usize], &p);
+            }
             if !link.internal {
                 link.sojourn_skip += 1;
                 if link.sojourn_skip >= every {

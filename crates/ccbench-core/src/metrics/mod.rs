@@ -1,6 +1,7 @@
 //! Metrics recorded while simulating, into columnar buffers (one `Vec` per
 //! column), and the run summary computed from them.
 
+pub mod capture;
 pub mod summary;
 
 use serde::{Deserialize, Serialize};
@@ -20,11 +21,15 @@ pub struct MetricsConfig {
     /// Summaries (goodput, RTT, sojourn, utilization) ignore what happens
     /// before this time (series keep everything).
     pub warmup: Dur,
+    /// Links whose packets are captured (headers of every packet as it
+    /// starts transmission), for pcap export.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capture: Vec<String>,
 }
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { interval: Dur::from_millis(100), sojourn_every: 1, rtt_samples: true, warmup: Dur::ZERO }
+        MetricsConfig { interval: Dur::from_millis(100), sojourn_every: 1, rtt_samples: true, warmup: Dur::ZERO, capture: Vec::new() }
     }
 }
 
@@ -131,6 +136,7 @@ pub struct Metrics {
     pub rtt: Samples,
     pub sojourn: Samples,
     pub probes: Samples,
+    pub capture: capture::Capture,
 }
 
 impl Metrics {
@@ -168,6 +174,7 @@ impl Metrics {
             ),
             ("sojourn", self.sojourn.table("link", "sojourn_ms", true)),
             ("probes", self.probes.table("probe", "rtt_ms", false)),
+            ("capture", self.capture.table()),
         ]
     }
 }

@@ -54,6 +54,7 @@ fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q:
         tx_bytes: 0,
         rate_since: SimTime::ZERO,
         sojourn_skip: 0,
+        capture: false,
     }
 }
 
@@ -65,6 +66,7 @@ pub fn build(s: &Scenario) -> Sim {
         let mut link = new_link(s.seed, &l.id, l.rate, l.delay, l.loss, &l.qdisc, false);
         link.schedule = l.schedule.iter().map(|st| (SimTime::ZERO + st.at, st.rate)).collect();
         link.schedule.make_contiguous().sort_by_key(|x| x.0);
+        link.capture = s.metrics.capture.iter().any(|c| c == &l.id);
         by_id.insert(&l.id, LinkId(links.len() as u32));
         links.push(link);
     }

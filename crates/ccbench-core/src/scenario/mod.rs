@@ -300,6 +300,11 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
             out.push(at(&p("schedule"), "a rate schedule needs a starting `rate`".into()));
         }
     }
+    for (j, c) in s.metrics.capture.iter().enumerate() {
+        if !ids.contains(c.as_str()) {
+            out.push(at(&[k("metrics"), k("capture"), Seg::Index(j)], format!("unknown link \"{c}\"")));
+        }
+    }
     let mut fids = std::collections::BTreeSet::new();
     for (i, f) in s.flows.iter().enumerate() {
         let p = |key: &str| vec![k("flows"), Seg::Index(i), k(key)];
