@@ -209,13 +209,7 @@ impl Sim {
                 }
             }
             if link.rate.is_unlimited() {
-                link.tx_pkts += 1;
-                link.tx_bytes += u64::from(p.size);
-                let at = now + link.delay;
-                if link.pipe.is_empty() {
-                    self.q.push(at, Event::Arrive(l));
-                }
-                link.pipe.push_back((at, p));
+                Self::to_pipe(&mut self.q, link, l, now, p);
                 continue;
             }
             let done = now + link.rate.tx_time(u64::from(p.size));
@@ -229,14 +223,20 @@ impl Sim {
         let now = self.now;
         let link = &mut self.links[l.0 as usize];
         let p = link.tx.take().expect("TxDone without a packet on the wire");
+        Self::to_pipe(&mut self.q, link, l, now, p);
+        self.link_start_tx(l);
+    }
+
+    /// A packet has left the serializer: count it and start its
+    /// propagation (scheduling the pipe's head only).
+    fn to_pipe(q: &mut EventQueue, link: &mut Link, l: LinkId, now: SimTime, p: Packet) {
         link.tx_pkts += 1;
         link.tx_bytes += u64::from(p.size);
         let at = now + link.delay;
         if link.pipe.is_empty() {
-            self.q.push(at, Event::Arrive(l));
+            q.push(at, Event::Arrive(l));
         }
         link.pipe.push_back((at, p));
-        self.link_start_tx(l);
     }
 
     fn on_arrive(&mut self, l: LinkId) {

@@ -313,15 +313,9 @@ impl CongestionControl for Cubic {
     }
 
     fn cong_avoid(&mut self, tcp: &mut TcpCcState, acked: u32) {
-        if !tcp.cwnd_limited {
+        let acked = tcp.ca_acked(acked);
+        if acked == 0 {
             return;
-        }
-        let mut acked = acked;
-        if tcp.in_slow_start() {
-            acked = tcp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
         }
         self.update(tcp.cwnd, acked, tcp.now);
         tcp.cong_avoid_ai(self.s.cnt, acked);

@@ -80,6 +80,19 @@ impl TcpCcState {
         left
     }
 
+    /// The prelude every Linux `cong_avoid` shares: no growth unless
+    /// cwnd-limited, then slow start. Returns the ACKed segments left for
+    /// congestion avoidance (0: nothing more to do).
+    pub fn ca_acked(&mut self, acked: u32) -> u32 {
+        if !self.cwnd_limited {
+            return 0;
+        }
+        if self.in_slow_start() {
+            return self.slow_start(acked);
+        }
+        acked
+    }
+
     /// Linux `tcp_cong_avoid_ai`: +1 segment per `w` ACKed segments.
     pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
         let w = w.max(1);

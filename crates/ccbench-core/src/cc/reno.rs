@@ -26,15 +26,9 @@ impl CongestionControl for Reno {
         (tcp.cwnd / 2).max(2)
     }
     fn cong_avoid(&mut self, tcp: &mut TcpCcState, acked: u32) {
-        if !tcp.cwnd_limited {
+        let acked = tcp.ca_acked(acked);
+        if acked == 0 {
             return;
-        }
-        let mut acked = acked;
-        if tcp.in_slow_start() {
-            acked = tcp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
         }
         let w = tcp.cwnd;
         tcp.cong_avoid_ai(w, acked);
