@@ -19,6 +19,9 @@ pub struct Ping {
     pub active: bool,
     pub sent: u64,
     pub received: u64,
+    /// Codepoint of requests and replies (pings marked ECT(1) land in an
+    /// L4S queue).
+    pub ecn: crate::packet::Ecn,
 }
 
 pub enum Endpoints {
@@ -43,6 +46,8 @@ pub struct Flow {
     pub timer_at: [SimTime; 2],
     /// Receiver's delivered bytes at the last sample and at the warm-up.
     pub last_delivered: u64,
+    /// Sender's (delivered, CE-delivered) segments at the last sample.
+    pub last_acked: (u64, u64),
     pub delivered_at_warmup: u64,
     /// When the application's last byte was delivered (finite transfers).
     pub finished_at: Option<SimTime>,

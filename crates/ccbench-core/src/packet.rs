@@ -121,6 +121,9 @@ pub struct Packet {
     pub sent_at: SimTime,
     /// When the packet entered its current qdisc (for sojourn time).
     pub enq_at: SimTime,
+    /// Which queue of a multi-queue qdisc holds it (DualPI2: 0 = C, 1 = L),
+    /// set by the qdisc at enqueue, read at dequeue for per-queue metrics.
+    pub class: u8,
     pub hdr: Header,
 }
 

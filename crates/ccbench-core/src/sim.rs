@@ -3,14 +3,14 @@
 //! has at most a couple of pending events (a link: serializer and pipe
 //! head; an endpoint: one timer), so the heap stays small.
 
+use crate::cc::CongestionControl;
 use crate::event::{End, Event, EventQueue};
 use crate::flow::{Endpoints, Flow};
 use crate::link::Link;
 use crate::metrics::summary::{self, EngineSummary, FlowSummary, LinkSummary, ProbeSummary, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig};
-use crate::packet::{Dir, Ecn, FlowId, Header, LinkId, Packet, Probe};
+use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
 use crate::qdisc::Qdisc;
-use crate::tcp::ack_wire_size;
 use crate::units::{Dur, Rate, SimTime};
 
 pub struct Sim {
@@ -205,7 +205,7 @@ impl Sim {
                     link.sojourn_skip = 0;
                     let f = p.flow.0 as usize;
                     let flow = if self.flows[f].is_tcp() { self.out_id[f] } else { NO_FLOW };
-                    self.metrics.sojourn.push(now.0, self.link_out_id[l.0 as usize], flow, now.since(p.enq_at).0);
+                    self.metrics.sojourn.push_class(now.0, self.link_out_id[l.0 as usize], flow, now.since(p.enq_at).0, p.class);
                 }
             }
             if link.rate.is_unlimited() {
@@ -300,13 +300,7 @@ impl Sim {
         match (&mut flow.ep, p.hdr) {
             (Endpoints::Tcp { rx, .. }, Header::TcpData(seg)) => {
                 if let Some(ack) = rx.on_data(&seg, p.ecn, now) {
-                    let a = Packet {
-                        size: ack_wire_size(ack.nsack),
-                        sent_at: now,
-                        hdr: Header::TcpAck(ack),
-                        ..flow.rev_tmpl
-                    };
-                    self.out.push(a);
+                    self.out.push(rx.ack_packet(ack, now, &flow.rev_tmpl));
                 }
                 self.arm(fi, End::Receiver);
             }
@@ -323,9 +317,10 @@ impl Sim {
                 }
                 self.arm(fi, End::Sender);
             }
-            (Endpoints::Ping(_), Header::Probe(pr)) if !pr.reply => {
+            (Endpoints::Ping(ping), Header::Probe(pr)) if !pr.reply => {
                 let r = Packet {
                     size: p.size,
+                    ecn: ping.ecn,
                     sent_at: now,
                     hdr: Header::Probe(Probe { reply: true, ..pr }),
                     ..flow.rev_tmpl
@@ -373,8 +368,7 @@ impl Sim {
             }
             (Endpoints::Tcp { rx, .. }, End::Receiver) => {
                 if let Some(ack) = rx.on_timer(now) {
-                    let a = Packet { size: ack_wire_size(ack.nsack), sent_at: now, hdr: Header::TcpAck(ack), ..flow.rev_tmpl };
-                    self.out.push(a);
+                    self.out.push(rx.ack_packet(ack, now, &flow.rev_tmpl));
                 }
             }
             (Endpoints::Ping(ping), End::Sender) => {
@@ -384,7 +378,7 @@ impl Sim {
                     ping.next_at = now + ping.interval;
                     let p = Packet {
                         size: ping.size,
-                        ecn: Ecn::NotEct,
+                        ecn: ping.ecn,
                         sent_at: now,
                         hdr: Header::Probe(Probe { seq: ping.seq, t_req: now, reply: false }),
                         ..flow.fwd_tmpl
@@ -443,6 +437,10 @@ impl Sim {
             fs.srtt_ms.push(tx.srtt().map_or(f64::NAN, |s| s.as_millis_f64()));
             fs.pacing_mbps.push(if tx.pacing_rate.is_unlimited() { f64::NAN } else { tx.pacing_rate.mbps() });
             fs.inflight_pkts.push(f64::from(tx.sb.in_flight()));
+            let (dd, dc) = (tx.t.delivered - f.last_acked.0, tx.ce_delivered - f.last_acked.1);
+            fs.ce_fraction.push(if dd > 0 { dc as f64 / dd as f64 } else { f64::NAN });
+            fs.alpha.push(tx.cc.alpha().unwrap_or(f64::NAN));
+            f.last_acked = (tx.t.delivered, tx.ce_delivered);
             f.last_delivered = d;
         }
         let ls = &mut self.metrics.link_series;
@@ -459,6 +457,10 @@ impl Sim {
             ls.drops.push(l.stats.drops());
             ls.marks.push(l.stats.marks);
             ls.rate_mbps.push(l.rate.mbps());
+            let pr = l.qdisc.probe();
+            ls.prob_base.push(pr.base);
+            ls.prob_c.push(pr.p_c);
+            ls.prob_l.push(pr.p_l);
         }
         let next = now + interval;
         if next <= self.end && interval > Dur::ZERO {

@@ -7,11 +7,14 @@
 //! algorithm; one file per algorithm here. Dispatch is static via [`AnyCc`].
 
 pub mod cubic;
+pub mod dctcp;
+pub mod prague;
 pub mod reno;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::{Dur, SimTime};
+use crate::packet::Ecn;
+use crate::units::{Dur, Rate, SimTime};
 
 /// "Infinite" ssthresh before the first reduction (Linux TCP_INFINITE_SSTHRESH).
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -124,20 +127,36 @@ pub enum CaState {
 pub struct AckEvent {
     /// Segments newly ACKed or SACKed by this ACK.
     pub acked: u32,
-    /// Of those, segments that arrived CE-marked.
+    /// Of those, segments that arrived CE-marked: the AccECN counter delta
+    /// with Accurate ECN, all of them on an ECE ACK with classic ECN.
     pub acked_ce: u32,
     /// The ACK carried ECE (classic feedback).
     pub ece: bool,
 }
 
-/// Which ECN behaviour an algorithm asks of the TCP layer.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// How a flow uses ECN: the codepoint it sends and the feedback it reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum EcnMode {
     /// Not-ECT.
     Off,
-    /// RFC 3168: ECT(0) on new data, ECE/CWR feedback.
+    /// RFC 3168: ECT(0) on new data only (§6.1.5), ECE/CWR feedback, at
+    /// most one reaction per window.
     Classic,
+    /// Accurate ECN feedback (RFC 9768): the sender sees exact CE counts.
+    /// The codepoint goes on every packet, retransmissions and the
+    /// receiver's pure ACKs included (DCTCP: ECT(0); L4S: ECT(1), RFC 9331 §4).
+    Accurate(Ecn),
+}
+
+impl EcnMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            EcnMode::Off => "off",
+            EcnMode::Classic => "classic",
+            EcnMode::Accurate(Ecn::Ect1) => "l4s",
+            EcnMode::Accurate(_) => "accecn",
+        }
+    }
 }
 
 pub trait CongestionControl {
@@ -164,6 +183,19 @@ pub trait CongestionControl {
     fn ecn_mode(&self) -> EcnMode {
         EcnMode::Classic
     }
+    /// Linux `cong_control()`: an algorithm that sets cwnd (and pacing)
+    /// itself on every ACK returns true, and the TCP layer then applies no
+    /// PRR, no `cong_avoid` and no cwnd = ssthresh at the end of a
+    /// reduction (Prague, BBR). Called after loss/ECN state processing.
+    fn cong_control(&mut self, _tcp: &mut TcpCcState, _ev: &AckEvent) -> bool {
+        false
+    }
+    /// A pacing rate the algorithm sets itself (Linux `sk_pacing_rate`
+    /// written by the CC); `None` keeps Linux's cwnd/srtt rule. Returning
+    /// `Some` turns pacing on for the flow.
+    fn pacing_rate(&self, _tcp: &TcpCcState) -> Option<Rate> {
+        None
+    }
     /// A per-algorithm series value for the cwnd plot (e.g. DCTCP's α);
     /// `None` if the algorithm has none.
     fn alpha(&self) -> Option<f64> {
@@ -178,6 +210,8 @@ pub enum CcKind {
     Reno,
     #[default]
     Cubic,
+    Dctcp,
+    Prague,
 }
 
 impl CcKind {
@@ -185,6 +219,8 @@ impl CcKind {
         match self {
             CcKind::Reno => "reno",
             CcKind::Cubic => "cubic",
+            CcKind::Dctcp => "dctcp",
+            CcKind::Prague => "prague",
         }
     }
 }
@@ -195,6 +231,8 @@ impl CcKind {
 pub enum CcConfig {
     Reno(reno::RenoConfig),
     Cubic(cubic::CubicConfig),
+    Dctcp(dctcp::DctcpConfig),
+    Prague(prague::PragueConfig),
 }
 
 impl CcConfig {
@@ -202,18 +240,24 @@ impl CcConfig {
         match kind {
             CcKind::Reno => CcConfig::Reno(Default::default()),
             CcKind::Cubic => CcConfig::Cubic(Default::default()),
+            CcKind::Dctcp => CcConfig::Dctcp(Default::default()),
+            CcKind::Prague => CcConfig::Prague(Default::default()),
         }
     }
     pub fn kind(&self) -> CcKind {
         match self {
             CcConfig::Reno(_) => CcKind::Reno,
             CcConfig::Cubic(_) => CcKind::Cubic,
+            CcConfig::Dctcp(_) => CcKind::Dctcp,
+            CcConfig::Prague(_) => CcKind::Prague,
         }
     }
     pub fn build(&self) -> AnyCc {
         match self {
             CcConfig::Reno(c) => AnyCc::Reno(c.build()),
             CcConfig::Cubic(c) => AnyCc::Cubic(c.build()),
+            CcConfig::Dctcp(c) => AnyCc::Dctcp(c.build()),
+            CcConfig::Prague(c) => AnyCc::Prague(Box::new(c.build())),
         }
     }
 }
@@ -222,6 +266,8 @@ impl CcConfig {
 pub enum AnyCc {
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
+    Dctcp(dctcp::Dctcp),
+    Prague(Box<prague::Prague>),
 }
 
 macro_rules! cc_dispatch {
@@ -229,6 +275,8 @@ macro_rules! cc_dispatch {
         match $self {
             AnyCc::Reno($c) => $e,
             AnyCc::Cubic($c) => $e,
+            AnyCc::Dctcp($c) => $e,
+            AnyCc::Prague($c) => $e,
         }
     };
 }
@@ -260,6 +308,12 @@ impl CongestionControl for AnyCc {
     }
     fn alpha(&self) -> Option<f64> {
         cc_dispatch!(self, c => c.alpha())
+    }
+    fn cong_control(&mut self, tcp: &mut TcpCcState, ev: &AckEvent) -> bool {
+        cc_dispatch!(self, c => c.cong_control(tcp, ev))
+    }
+    fn pacing_rate(&self, tcp: &TcpCcState) -> Option<Rate> {
+        cc_dispatch!(self, c => c.pacing_rate(tcp))
     }
 }
 

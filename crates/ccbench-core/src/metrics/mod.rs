@@ -83,6 +83,11 @@ pub struct FlowSeries {
     pub srtt_ms: Vec<f64>,
     pub pacing_mbps: Vec<f64>,
     pub inflight_pkts: Vec<f64>,
+    /// CE-marked share of the segments delivered in the interval (NaN if
+    /// none were delivered).
+    pub ce_fraction: Vec<f64>,
+    /// The algorithm's α (DCTCP, Prague), NaN for others.
+    pub alpha: Vec<f64>,
 }
 
 /// Per-link series, one row per link per sample interval.
@@ -96,6 +101,10 @@ pub struct LinkSeries {
     pub drops: Vec<u64>,
     pub marks: Vec<u64>,
     pub rate_mbps: Vec<f64>,
+    /// The qdisc's probabilities (see `QdiscProbe`), NaN where it has none.
+    pub prob_base: Vec<f64>,
+    pub prob_c: Vec<f64>,
+    pub prob_l: Vec<f64>,
 }
 
 /// (time, id, value) samples: RTTs per flow, sojourns per link, probe RTTs.
@@ -106,15 +115,22 @@ pub struct Samples {
     /// Sojourn tables also name the packet's flow.
     pub flow: Vec<u32>,
     pub value_ns: Vec<u64>,
+    /// Queue class (sojourn samples of multi-queue qdiscs; 0 otherwise).
+    pub class: Vec<u8>,
 }
 
 impl Samples {
     #[inline]
     pub fn push(&mut self, t: u64, id: u32, flow: u32, v: u64) {
+        self.push_class(t, id, flow, v, 0);
+    }
+    #[inline]
+    pub fn push_class(&mut self, t: u64, id: u32, flow: u32, v: u64, class: u8) {
         self.time_ns.push(t);
         self.id.push(id);
         self.flow.push(flow);
         self.value_ns.push(v);
+        self.class.push(class);
     }
     fn table(&self, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
         let mut t = vec![
@@ -123,6 +139,7 @@ impl Samples {
         ];
         if with_flow {
             t.push(("flow", Column::U32(self.flow.clone())));
+            t.push(("class", Column::U32(self.class.iter().map(|&c| u32::from(c)).collect())));
         }
         t.push((value_name, Column::F64(self.value_ns.iter().map(|&x| x as f64 * 1e-6).collect())));
         t
@@ -156,6 +173,8 @@ impl Metrics {
                     ("srtt_ms", Column::F64(f.srtt_ms.clone())),
                     ("pacing_mbps", Column::F64(f.pacing_mbps.clone())),
                     ("inflight_pkts", Column::F64(f.inflight_pkts.clone())),
+                    ("ce_fraction", Column::F64(f.ce_fraction.clone())),
+                    ("alpha", Column::F64(f.alpha.clone())),
                 ],
             ),
             ("rtt", self.rtt.table("flow", "rtt_ms", false)),
@@ -170,6 +189,9 @@ impl Metrics {
                     ("drops", Column::U64(l.drops.clone())),
                     ("marks", Column::U64(l.marks.clone())),
                     ("rate_mbps", Column::F64(l.rate_mbps.clone())),
+                    ("prob_base", Column::F64(l.prob_base.clone())),
+                    ("prob_c", Column::F64(l.prob_c.clone())),
+                    ("prob_l", Column::F64(l.prob_l.clone())),
                 ],
             ),
             ("sojourn", self.sojourn.table("link", "sojourn_ms", true)),

@@ -9,6 +9,7 @@
 
 pub mod blocks;
 pub mod codel;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
 
@@ -77,6 +78,23 @@ impl Cx<'_> {
     }
 }
 
+/// Marking/drop probabilities in force, for the per-link series (NaN where
+/// a qdisc has no such probability).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct QdiscProbe {
+    /// The controller's base probability (DualPI2 p′, PIE p).
+    pub base: f64,
+    /// Probability applied to the classic queue (DualPI2: p′²).
+    pub p_c: f64,
+    /// Probability applied to the L4S queue (DualPI2: min(k·p′, 1), before
+    /// the native step marking).
+    pub p_l: f64,
+}
+
+impl QdiscProbe {
+    pub const NONE: QdiscProbe = QdiscProbe { base: f64::NAN, p_c: f64::NAN, p_l: f64::NAN };
+}
+
 pub trait Qdisc {
     /// Take a packet (its `enq_at` is already set to now). May drop it or
     /// others, through `cx`.
@@ -90,6 +108,10 @@ pub trait Qdisc {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Current probabilities, for the series.
+    fn probe(&self) -> QdiscProbe {
+        QdiscProbe::NONE
+    }
 }
 
 /// A qdisc's parameters as written in a scenario (`kind = "fq_codel"`, ...),
@@ -101,6 +123,7 @@ pub enum QdiscConfig {
     Bfifo(fifo::BfifoConfig),
     Codel(codel::CodelConfig),
     FqCodel(fq_codel::FqCodelConfig),
+    Dualpi2(dualpi2::DualPi2Config),
 }
 
 impl Default for QdiscConfig {
@@ -121,6 +144,7 @@ impl QdiscConfig {
             QdiscConfig::Bfifo(c) => AnyQdisc::Fifo(c.build()),
             QdiscConfig::Codel(c) => AnyQdisc::Codel(c.build()),
             QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(Box::new(c.build_with_perturbation(rng.next_u32()))),
+            QdiscConfig::Dualpi2(c) => AnyQdisc::DualPi2(Box::new(c.build())),
         }
     }
     /// The tc-style name, for reports.
@@ -130,6 +154,7 @@ impl QdiscConfig {
             QdiscConfig::Bfifo(_) => "bfifo",
             QdiscConfig::Codel(_) => "codel",
             QdiscConfig::FqCodel(_) => "fq_codel",
+            QdiscConfig::Dualpi2(_) => "dualpi2",
         }
     }
 }
@@ -140,6 +165,7 @@ pub enum AnyQdisc {
     Fifo(fifo::Fifo),
     Codel(codel::Codel),
     FqCodel(Box<fq_codel::FqCodel>),
+    DualPi2(Box<dualpi2::DualPi2>),
 }
 
 macro_rules! dispatch {
@@ -148,6 +174,7 @@ macro_rules! dispatch {
             AnyQdisc::Fifo($q) => $e,
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
+            AnyQdisc::DualPi2($q) => $e,
         }
     };
 }
@@ -168,6 +195,9 @@ impl Qdisc for AnyQdisc {
     #[inline]
     fn bytes(&self) -> u64 {
         dispatch!(self, q => q.bytes())
+    }
+    fn probe(&self) -> QdiscProbe {
+        dispatch!(self, q => q.probe())
     }
 }
 

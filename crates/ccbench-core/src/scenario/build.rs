@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::{FlowKind, FlowSpec, Scenario, PING_INTERVAL, PING_SIZE};
+use super::{EcnSetting, FlowKind, FlowSpec, Scenario, PING_INTERVAL, PING_SIZE};
+use crate::cc::CongestionControl;
 use crate::cc::CcConfig;
 use crate::flow::{Endpoints, Flow, Ping};
 use crate::link::Link;
@@ -101,12 +102,12 @@ pub fn build(s: &Scenario) -> Sim {
                 FlowKind::Tcp => {
                     let tcfg = spec.tcp.clone().unwrap_or_default();
                     let cc = cc_config(spec).expect("validated");
-                    let ecn = spec.ecn.unwrap_or(false);
                     let cc_name = cc.kind().name();
-                    let tx = TcpSender::new(tcfg.clone(), cc.build(), ecn, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start);
-                    let classic = tx.ecn_mode() == crate::cc::EcnMode::Classic;
-                    let rx = TcpReceiver::new(&tcfg, classic);
-                    (Endpoints::Tcp { tx: Box::new(tx), rx }, cc_name, if classic { "classic" } else { "off" })
+                    let algo = cc.build();
+                    let mode = spec.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo.ecn_mode());
+                    let tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start);
+                    let rx = TcpReceiver::new(&tcfg, mode);
+                    (Endpoints::Tcp { tx: Box::new(tx), rx }, cc_name, mode.name())
                 }
                 FlowKind::Ping => (
                     Endpoints::Ping(Ping {
@@ -117,6 +118,7 @@ pub fn build(s: &Scenario) -> Sim {
                         active: false,
                         sent: 0,
                         received: 0,
+                        ecn: spec.ecn.unwrap_or(EcnSetting::Off).probe_ecn(),
                     }),
                     "",
                     "off",
@@ -135,6 +137,7 @@ pub fn build(s: &Scenario) -> Sim {
                 fwd_tmpl: tmpl(Dir::Fwd),
                 timer_at: [SimTime::NEVER; 2],
                 last_delivered: 0,
+                last_acked: (0, 0),
                 delivered_at_warmup: 0,
                 finished_at: None,
             });

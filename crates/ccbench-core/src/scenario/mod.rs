@@ -10,7 +10,8 @@ pub mod overrides;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cc::CcKind;
+use crate::cc::{CcKind, CongestionControl, EcnMode};
+use crate::packet::Ecn;
 use crate::metrics::MetricsConfig;
 use crate::qdisc::QdiscConfig;
 use crate::tcp::TcpConfig;
@@ -112,9 +113,11 @@ pub struct FlowSpec {
     /// Bytes to transfer; absent = unlimited bulk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Bytes>,
-    /// RFC 3168 ECN (the algorithm decides the codepoint).
+    /// ECN: `false`/`"off"`, `true`/`"on"` (the algorithm's own mode),
+    /// `"classic"` (RFC 3168), `"ect0"`/`"ect1"` (Accurate ECN with that
+    /// codepoint on every packet). Pings send the codepoint given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn: Option<bool>,
+    pub ecn: Option<EcnSetting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpConfig>,
     // -- ping --
@@ -127,6 +130,83 @@ pub struct FlowSpec {
 
 fn one() -> u32 {
     1
+}
+
+/// A flow's `ecn` key.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EcnSetting {
+    Off,
+    On,
+    Classic,
+    Ect0,
+    Ect1,
+}
+
+impl EcnSetting {
+    const NAMES: [(&'static str, EcnSetting); 5] = [
+        ("off", EcnSetting::Off),
+        ("on", EcnSetting::On),
+        ("classic", EcnSetting::Classic),
+        ("ect0", EcnSetting::Ect0),
+        ("ect1", EcnSetting::Ect1),
+    ];
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, v)| *v == self).unwrap().0
+    }
+    /// The TCP ECN mode, given what the algorithm asks for when ECN is on.
+    pub fn tcp_mode(self, algo: EcnMode) -> EcnMode {
+        match self {
+            EcnSetting::Off => EcnMode::Off,
+            EcnSetting::On => algo,
+            EcnSetting::Classic => EcnMode::Classic,
+            EcnSetting::Ect0 => EcnMode::Accurate(Ecn::Ect0),
+            EcnSetting::Ect1 => EcnMode::Accurate(Ecn::Ect1),
+        }
+    }
+    /// The setting that names a mode exactly (for the resolved scenario).
+    pub fn of_mode(m: EcnMode) -> EcnSetting {
+        match m {
+            EcnMode::Off => EcnSetting::Off,
+            EcnMode::Classic => EcnSetting::Classic,
+            EcnMode::Accurate(Ecn::Ect1) => EcnSetting::Ect1,
+            EcnMode::Accurate(_) => EcnSetting::Ect0,
+        }
+    }
+    /// The codepoint a probe sends.
+    pub fn probe_ecn(self) -> Ecn {
+        match self {
+            EcnSetting::Off => Ecn::NotEct,
+            EcnSetting::Ect1 => Ecn::Ect1,
+            _ => Ecn::Ect0,
+        }
+    }
+}
+
+impl Serialize for EcnSetting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for EcnSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = EcnSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false, or one of \"off\", \"on\", \"classic\", \"ect0\", \"ect1\"")
+            }
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<EcnSetting, E> {
+                Ok(if b { EcnSetting::On } else { EcnSetting::Off })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<EcnSetting, E> {
+                EcnSetting::NAMES.iter().find(|(n, _)| *n == v).map(|(_, e)| *e).ok_or_else(|| {
+                    E::custom(format!("unknown ECN setting \"{v}\"; allowed: true, false, \"off\", \"on\", \"classic\", \"ect0\", \"ect1\""))
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Default ping: one probe every 100 ms, 98 B on the wire (56 B payload,
@@ -358,12 +438,11 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                 }
             }
             FlowKind::Ping => {
-                for key in ["cc", "cc_params", "bytes", "ecn", "tcp"] {
+                for key in ["cc", "cc_params", "bytes", "tcp"] {
                     let set = match key {
                         "cc" => f.cc.is_some(),
                         "cc_params" => f.cc_params.is_some(),
                         "bytes" => f.bytes.is_some(),
-                        "ecn" => f.ecn.is_some(),
                         _ => f.tcp.is_some(),
                     };
                     if set {
@@ -392,10 +471,12 @@ fn resolve(mut s: Scenario) -> Scenario {
                 let cfg = build::cc_config(f).expect("validated");
                 f.cc = Some(cfg.kind());
                 f.cc_params = Some(build::cc_params_table(&cfg));
-                f.ecn.get_or_insert(false);
+                let algo = cfg.build().ecn_mode();
+                f.ecn = Some(EcnSetting::of_mode(f.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo)));
                 f.tcp.get_or_insert_with(TcpConfig::default);
             }
             FlowKind::Ping => {
+                f.ecn.get_or_insert(EcnSetting::Off);
                 f.interval.get_or_insert(PING_INTERVAL);
                 f.size.get_or_insert(PING_SIZE);
             }

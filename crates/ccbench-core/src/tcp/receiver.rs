@@ -8,8 +8,9 @@
 //! the delayed-ACK timer is a fixed `delack` (Linux adapts ato between
 //! 40 and 200 ms).
 
-use super::TcpConfig;
-use crate::packet::{Ecn, SackBlock, TcpAck, TcpSeg};
+use super::{ack_wire_size, TcpConfig};
+use crate::cc::EcnMode;
+use crate::packet::{Ecn, Header, Packet, SackBlock, TcpAck, TcpSeg};
 use crate::units::SimTime;
 
 /// A received range above rcv_nxt, with its payload bytes and a recency
@@ -32,6 +33,11 @@ pub struct TcpReceiver {
     pub delack_at: SimTime,
     ece: bool,
     classic_ecn: bool,
+    accurate_ecn: bool,
+    /// Codepoint of the last data packet (AccECN change-triggered ACKs).
+    last_ecn: Ecn,
+    /// Codepoint of this receiver's pure ACKs (ECT with Accurate ECN).
+    pub ack_ecn: Ecn,
     last_ts: SimTime,
     sack_blocks: u8,
     delack: crate::units::Dur,
@@ -43,7 +49,7 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    pub fn new(cfg: &TcpConfig, classic_ecn: bool) -> Self {
+    pub fn new(cfg: &TcpConfig, mode: EcnMode) -> Self {
         TcpReceiver {
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -52,7 +58,13 @@ impl TcpReceiver {
             quickacks: cfg.quickacks,
             delack_at: SimTime::NEVER,
             ece: false,
-            classic_ecn,
+            classic_ecn: mode == EcnMode::Classic,
+            accurate_ecn: matches!(mode, EcnMode::Accurate(_)),
+            last_ecn: Ecn::NotEct,
+            ack_ecn: match mode {
+                EcnMode::Accurate(e) => e,
+                _ => Ecn::NotEct,
+            },
             last_ts: SimTime::ZERO,
             sack_blocks: cfg.sack_blocks,
             delack: cfg.delack,
@@ -70,6 +82,11 @@ impl TcpReceiver {
         if seg.cwr {
             self.ece = false;
         }
+        // RFC 9768 §3.2.2.5.1 (Linux): ACK at once when the codepoint changes.
+        if self.accurate_ecn && ecn != self.last_ecn {
+            immediate = true;
+        }
+        self.last_ecn = ecn;
         if ecn == Ecn::Ce {
             self.ce_packets += 1;
             self.ce_bytes += u64::from(seg.len);
@@ -117,6 +134,11 @@ impl TcpReceiver {
             }
         }
         None
+    }
+
+    /// The ACK as a packet on the reverse path, from the flow's template.
+    pub fn ack_packet(&self, ack: TcpAck, now: SimTime, tmpl: &Packet) -> Packet {
+        Packet { size: ack_wire_size(ack.nsack), ecn: self.ack_ecn, sent_at: now, hdr: Header::TcpAck(ack), ..*tmpl }
     }
 
     fn insert_ooo(&mut self, seq: u64, bytes: u64) {
@@ -190,7 +212,7 @@ mod tests {
         TcpSeg { seq, len: 1448, ..Default::default() }
     }
     fn rx() -> TcpReceiver {
-        TcpReceiver::new(&TcpConfig { quickacks: 0, ..Default::default() }, true)
+        TcpReceiver::new(&TcpConfig { quickacks: 0, ..Default::default() }, EcnMode::Classic)
     }
 
     #[test]

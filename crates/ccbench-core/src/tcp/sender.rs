@@ -75,10 +75,14 @@ pub struct TcpSender {
     pub retransmits: u64,
     pub rto_count: u64,
     last_cep: u32,
+    /// The algorithm sets cwnd itself (`cong_control` returned true).
+    cc_owns_cwnd: bool,
+    /// Delivered and CE-marked delivered segments, for the CE-fraction series.
+    pub ce_delivered: u64,
 }
 
 impl TcpSender {
-    pub fn new(cfg: TcpConfig, cc: AnyCc, ecn_on: bool, tmpl: Packet, bytes: Option<u64>, now: SimTime) -> Self {
+    pub fn new(cfg: TcpConfig, cc: AnyCc, ecn: EcnMode, tmpl: Packet, bytes: Option<u64>, now: SimTime) -> Self {
         let mss = cfg.mss();
         let (total_segs, last_len) = match bytes {
             None => (None, mss),
@@ -88,7 +92,6 @@ impl TcpSender {
                 (Some(n), rem.max(1))
             }
         };
-        let ecn = if ecn_on { cc.ecn_mode() } else { EcnMode::Off };
         let t = TcpCcState::new(now, mss, cfg.init_cwnd);
         TcpSender {
             rto: cfg.init_rto,
@@ -121,6 +124,8 @@ impl TcpSender {
             retransmits: 0,
             rto_count: 0,
             last_cep: 0,
+            cc_owns_cwnd: false,
+            ce_delivered: 0,
         }
     }
 
@@ -231,10 +236,17 @@ impl TcpSender {
             self.rack_xmit = rack_xmit;
             self.rack_rtt = now.since(rack_xmit);
         }
-        // CE feedback: a classic (RFC 3168) flow only sees ECE, and Linux
+        // CE feedback: Accurate ECN gives the exact count (the receiver's
+        // r.cep delta); a classic (RFC 3168) flow only sees ECE, and Linux
         // counts all of an ECE ACK's delivered packets as CE-marked.
-        self.last_cep = ack.cep;
-        let acked_ce = if ack.ece { delivered } else { 0 };
+        let ce_delta = ack.cep.wrapping_sub(self.last_cep);
+        self.last_cep = self.last_cep.max(ack.cep);
+        let acked_ce = match self.ecn {
+            EcnMode::Accurate(_) => ce_delta,
+            _ if ack.ece => delivered,
+            _ => 0,
+        };
+        self.ce_delivered += u64::from(acked_ce);
         self.t.delivered += u64::from(delivered);
         self.t.delivered_ce += u64::from(acked_ce);
 
@@ -253,10 +265,11 @@ impl TcpSender {
             // (Linux tcp_rearm_rto); the backoff ends with a fresh sample.
             self.rto_at = if self.sb.packets_out() > 0 { now + self.rto } else { SimTime::NEVER };
         }
-        self.cc.on_ack_event(&self.t, &AckEvent { acked: delivered, acked_ce, ece: ack.ece });
+        let ev = AckEvent { acked: delivered, acked_ce, ece: ack.ece };
+        self.cc.on_ack_event(&self.t, &ev);
 
         let newly_lost = self.detect_losses(now);
-        self.update_state(ack, delivered, una_advanced, newly_lost);
+        self.update_state(&ev, una_advanced, newly_lost);
 
         // Round tracking for cwnd_limited (Linux tcp_cwnd_validate).
         if self.sb.una >= self.round_end {
@@ -343,7 +356,7 @@ impl TcpSender {
     }
 
     fn end_reduction(&mut self) {
-        if self.t.ssthresh < INFINITE_SSTHRESH {
+        if self.t.ssthresh < INFINITE_SSTHRESH && !self.cc_owns_cwnd {
             self.t.cwnd = self.t.ssthresh.max(1);
         }
         self.t.cwnd_cnt = 0;
@@ -351,7 +364,8 @@ impl TcpSender {
         self.cc.on_state(&self.t, CaState::Open);
     }
 
-    fn update_state(&mut self, ack: &TcpAck, delivered: u32, una_advanced: bool, newly_lost: u32) {
+    fn update_state(&mut self, ev: &AckEvent, una_advanced: bool, newly_lost: u32) {
+        let delivered = ev.acked;
         // Leave a finished reduction (Linux tcp_fastretrans_alert /
         // tcp_try_to_open): the whole window present at entry is ACKed.
         if self.ca_state != CaState::Open && self.ca_state != CaState::Disorder && self.sb.una >= self.high_seq {
@@ -373,19 +387,26 @@ impl TcpSender {
             }
         }
         //= RFC 3168 §6.1.2: react to ECE at most once per window of data.
-        if ack.ece && self.ecn == EcnMode::Classic && matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+        // With Accurate ECN a rising CE counter does the same (Linux enters
+        // CWR; DCTCP/Prague size the cut from their own α).
+        let congestion = match self.ecn {
+            EcnMode::Classic => ev.ece,
+            EcnMode::Accurate(_) => ev.acked_ce > 0,
+            EcnMode::Off => false,
+        };
+        if congestion && matches!(self.ca_state, CaState::Open | CaState::Disorder) {
             self.enter_reduction(CaState::Cwr);
-            self.cwr_pending = true;
+            self.cwr_pending = self.ecn == EcnMode::Classic;
         }
-        if self.in_reduction() {
+        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            self.ca_state = if self.sb.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+        }
+        if self.cc.cong_control(&mut self.t, ev) {
+            self.cc_owns_cwnd = true;
+        } else if self.in_reduction() {
             self.prr(delivered, una_advanced, newly_lost);
-        } else {
-            if self.ca_state != CaState::Loss {
-                self.ca_state = if self.sb.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
-            }
-            if delivered > 0 {
-                self.cc.cong_avoid(&mut self.t, delivered);
-            }
+        } else if delivered > 0 {
+            self.cc.cong_avoid(&mut self.t, delivered);
         }
     }
 
@@ -416,8 +437,17 @@ impl TcpSender {
         self.t.cwnd = (pipe + sndcnt).max(1) as u32;
     }
 
-    /// Linux `tcp_update_pacing_rate`.
+    /// Pacing applies: asked for in the config, or set by the algorithm.
+    fn pacing_on(&self) -> bool {
+        self.cfg.pacing || self.cc.pacing_rate(&self.t).is_some()
+    }
+
+    /// Linux `tcp_update_pacing_rate`, unless the algorithm sets the rate.
     fn update_pacing_rate(&mut self) {
+        if let Some(r) = self.cc.pacing_rate(&self.t) {
+            self.pacing_rate = r;
+            return;
+        }
         let Some(srtt) = self.srtt else { return };
         if !self.cfg.pacing || srtt == Dur::ZERO {
             return;
@@ -441,7 +471,7 @@ impl TcpSender {
             if lost.is_none() && !self.has_new_data() {
                 break;
             }
-            if self.cfg.pacing && now < self.next_send {
+            if now < self.next_send && self.pacing_on() {
                 self.pace_blocked = true;
                 break;
             }
@@ -464,6 +494,7 @@ impl TcpSender {
             let ecn = match self.ecn {
                 //= RFC 3168 §6.1.5: retransmissions are not ECT.
                 EcnMode::Classic if !retrans => Ecn::Ect0,
+                EcnMode::Accurate(e) => e,
                 _ => Ecn::NotEct,
             };
             let cwr = !retrans && std::mem::take(&mut self.cwr_pending);
@@ -477,7 +508,7 @@ impl TcpSender {
             if self.in_reduction() {
                 self.prr_out += 1;
             }
-            if self.cfg.pacing && !self.pacing_rate.is_unlimited() {
+            if !self.pacing_rate.is_unlimited() && self.pacing_on() {
                 self.next_send = self.next_send.max(now) + self.pacing_rate.tx_time(u64::from(pkt.size));
             }
             if self.rto_at == SimTime::NEVER {

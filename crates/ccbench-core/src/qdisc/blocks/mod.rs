@@ -1,3 +1,4 @@
 //! Building blocks shared by several qdiscs.
 pub mod codel;
 pub mod flow_hash;
+pub mod pi;

@@ -1,0 +1,1 @@
+//! STUB: the PI controller block (RFC 9332 / RFC 8033).
