@@ -338,7 +338,7 @@ impl CongestionControl for Cubic {
     }
 
     //= RFC 9438 §4.8: on RTO, reset the CUBIC state (and HyStart).
-    fn on_state(&mut self, tcp: &TcpCcState, state: CaState) {
+    fn on_state(&mut self, tcp: &mut TcpCcState, state: CaState) {
         if state == CaState::Loss {
             self.s = State::default();
             self.hystart_reset(tcp);
@@ -575,7 +575,7 @@ mod tests {
         c.cong_avoid(&mut t, 1);
         assert!(c.s.epoch_start.is_some() && c.s.w_max == 100);
         t.snd_nxt = 500;
-        c.on_state(&t, CaState::Loss);
+        c.on_state(&mut t, CaState::Loss);
         assert_eq!(
             (c.s.w_max, c.s.epoch_start, c.s.delay_min),
             (0, None, Dur::ZERO)

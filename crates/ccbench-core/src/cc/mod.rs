@@ -169,7 +169,8 @@ pub trait CongestionControl {
     /// Linux `pkts_acked()`: an RTT sample from this ACK.
     fn on_rtt(&mut self, _tcp: &mut TcpCcState, _rtt: Dur) {}
     /// Linux `set_state()`.
-    fn on_state(&mut self, _tcp: &TcpCcState, _state: CaState) {}
+    /// May adjust ssthresh (DCTCP sets the Reno cut on entering Recovery).
+    fn on_state(&mut self, _tcp: &mut TcpCcState, _state: CaState) {}
     /// Linux `in_ack_event()`.
     fn on_ack_event(&mut self, _tcp: &TcpCcState, _ev: &AckEvent) {}
     /// Linux `cwnd_event(CA_EVENT_TX_START)`: sending resumes after the
@@ -291,7 +292,7 @@ impl CongestionControl for AnyCc {
     fn on_rtt(&mut self, tcp: &mut TcpCcState, rtt: Dur) {
         cc_dispatch!(self, c => c.on_rtt(tcp, rtt))
     }
-    fn on_state(&mut self, tcp: &TcpCcState, state: CaState) {
+    fn on_state(&mut self, tcp: &mut TcpCcState, state: CaState) {
         cc_dispatch!(self, c => c.on_state(tcp, state))
     }
     fn on_ack_event(&mut self, tcp: &TcpCcState, ev: &AckEvent) {

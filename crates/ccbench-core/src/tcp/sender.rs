@@ -196,7 +196,7 @@ impl TcpSender {
         self.t.cwnd_cnt = 0;
         self.ca_state = CaState::Loss;
         self.high_seq = self.sb.nxt();
-        self.cc.on_state(&self.t, CaState::Loss);
+        self.cc.on_state(&mut self.t, CaState::Loss);
         self.sb.mark_all_lost();
         //= RFC 6298 §5.5: back off the timer.
         self.rto = (self.rto * 2).min(RTO_MAX);
@@ -351,7 +351,7 @@ impl TcpSender {
         self.prr_out = 0;
         self.t.ssthresh = self.cc.ssthresh(&self.t);
         self.ca_state = state;
-        self.cc.on_state(&self.t, state);
+        self.cc.on_state(&mut self.t, state);
         self.last_cc_event = self.t.now;
     }
 
@@ -361,7 +361,7 @@ impl TcpSender {
         }
         self.t.cwnd_cnt = 0;
         self.ca_state = CaState::Open;
-        self.cc.on_state(&self.t, CaState::Open);
+        self.cc.on_state(&mut self.t, CaState::Open);
     }
 
     fn update_state(&mut self, ev: &AckEvent, una_advanced: bool, newly_lost: u32) {
@@ -373,7 +373,7 @@ impl TcpSender {
                 self.end_reduction();
             } else {
                 self.ca_state = CaState::Open;
-                self.cc.on_state(&self.t, CaState::Open);
+                self.cc.on_state(&mut self.t, CaState::Open);
             }
         }
         if self.sb.lost_out > 0 && !matches!(self.ca_state, CaState::Recovery | CaState::Loss) {
@@ -381,7 +381,7 @@ impl TcpSender {
                 // Already reducing for ECN: keep ssthresh, switch to Recovery.
                 self.ca_state = CaState::Recovery;
                 self.high_seq = self.sb.nxt();
-                self.cc.on_state(&self.t, CaState::Recovery);
+                self.cc.on_state(&mut self.t, CaState::Recovery);
             } else {
                 self.enter_reduction(CaState::Recovery);
             }
