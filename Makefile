@@ -2,7 +2,7 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
-PYDEPS := maturin polars numpy matplotlib click rich pytest
+PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 
 .PHONY: help setup build run test test-rust test-py bench clean
 
@@ -20,9 +20,8 @@ setup: $(VENV)/.deps  ## create .venv with the Python dependencies
 build: setup  ## build the Rust extension (release) into .venv
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
 
-run: build  ## run the default scenario and print its summary
-	$(VENV)/bin/ccbench run examples/cubic-fq_codel.toml -o out/cubic-fq_codel
-	@echo "result directory: out/cubic-fq_codel (plot: out/cubic-fq_codel/timeseries.png)"
+run: build  ## run the default suite and write its report
+	$(VENV)/bin/ccbench suite run bufferbloat -o out
 
 test: test-rust test-py  ## every Rust and Python test
 

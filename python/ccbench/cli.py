@@ -74,10 +74,20 @@ def cli() -> None:
 @_set_option
 @click.option("--seed", type=int, help="Random seed (same as --set seed=N).")
 @click.option("--no-plot", is_flag=True, help="Skip timeseries.png.")
-def run(scenario: Path, out: Path | None, overrides: Sequence[str], seed: int | None, no_plot: bool) -> None:
+@click.option("--pcap", "pcap_links", multiple=True, metavar="LINK",
+              help="Capture LINK's packets into OUT/LINK.pcap (repeatable; sets metrics.capture).")
+def run(scenario: Path, out: Path | None, overrides: Sequence[str], seed: int | None, no_plot: bool,
+        pcap_links: Sequence[str]) -> None:
     """Simulate SCENARIO and write its result directory."""
-    result = ccbench.run(scenario, seed=seed, set=list(overrides))
+    from ccbench.api import toml_value
+    from ccbench.pcap import write_pcap
+
+    links = list(dict.fromkeys(pcap_links))  # each once, in order
+    capture = [f"metrics.capture={toml_value(links)}"] if links else []
+    result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture])
     out = result.save(out or Path("results") / scenario.stem, plot=not no_plot)
+    for link in links:
+        write_pcap(result, out / f"{link}.pcap", link)
     console = _console()
     print_summary(console, result.summary)
     console.print(f"wrote {out}")
@@ -98,6 +108,112 @@ def validate(scenario: Path, overrides: Sequence[str], resolved: bool) -> None:
     """Check SCENARIO without running it."""
     text = ccbench.validate(scenario, set=list(overrides))
     click.echo(text if resolved else f"ok: {scenario}", nl=not resolved or not text.endswith("\n"))
+
+
+# --- export (flent) ------------------------------------------------------------------------
+
+
+@cli.group()
+def export() -> None:
+    """Write a result directory in another tool's format."""
+
+
+@export.command("flent")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--out", type=click.Path(),  # str: a trailing "/" means a directory
+              help="File to write, ending in .flent.gz (or a directory for it).  [default: RUN_DIR.flent.gz]")
+@click.option("--test", "test_name", metavar="NAME",
+              help="flent test to label the run as: tcp_1up, tcp_nup, tcp_ndown, tcp_Nup/tcp_Ndown, rrul, ping.  "
+                   "[default: from the run's flows]")
+@click.option("--step", type=click.FloatRange(min=0.0, min_open=True), default=0.2, show_default=True,
+              help="Sampling step of the flent time axis, seconds.")
+def export_flent(run_dir: Path, out: str | None, test_name: str | None, step: float) -> None:
+    """Export RUN_DIR as a flent 2.3.0 data file (flent -i FILE -p totals)."""
+    from ccbench.flent import FlentExportError, export as flent_export
+
+    try:
+        written = flent_export(run_dir, out, test=test_name, step=step)
+    except FlentExportError as e:
+        _fail(str(e), USER_ERROR)
+    for note in written.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"wrote {written.path} (flent test {written.test})")
+
+
+# --- suites and reports --------------------------------------------------------------------
+
+
+@cli.group()
+def suite() -> None:
+    """Run suites: a base scenario swept over axes of overrides, with a report."""
+
+
+@suite.command("list")
+def suite_list() -> None:
+    """List the built-in suites."""
+    from ccbench.suite import builtin_suites
+
+    suites = builtin_suites()
+    width = max((len(name) for name, _ in suites), default=0)
+    for name, description in suites:
+        click.echo(f"{name:<{width}}  {description}")
+
+
+@suite.command("run")
+@click.argument("suite_ref", metavar="SUITE")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Runs at a time.  [default: CPU cores]")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+              show_default=True, help="Results go to OUT/SUITE-NAME/ (runs/, suite.json, report.html).")
+@click.option("--resume", is_flag=True, help="Keep the runs already finished in OUT; run only the others.")
+@click.option("--dask", metavar="ADDRESS|local", help="Run on a Dask cluster: a scheduler address, or "
+              "'local' for a LocalCluster of --jobs worker processes.")
+@_set_option
+@click.option("--dry-run", is_flag=True, help="List the runs and their overrides; run nothing.")
+def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: str | None,
+              overrides: Sequence[str], dry_run: bool) -> None:
+    """Run SUITE (a suite file or a built-in name) and write its report.
+
+    Exits 1 if any run failed, 130 if interrupted (Ctrl-C); finished runs are
+    kept either way, and --resume continues from them.
+    """
+    from ccbench.errors import CcbenchError
+    from ccbench.suite import load_suite
+    from ccbench.sweep import SweepInterrupted, resume_command, run_suite
+
+    loaded = load_suite(suite_ref)
+    if dry_run:
+        for p in loaded.with_overrides(overrides).plan():
+            click.echo(f"{p.key}\t{'  '.join(o.text for o in p.overrides)}")
+            if p.error:
+                click.echo(f"  invalid: {p.error}")
+        return
+    again = resume_command(suite_ref, out, jobs=jobs, dask=dask, overrides=overrides)
+    try:
+        res = run_suite(loaded, out, jobs=jobs, resume=resume, dask=dask, set=list(overrides))
+    except SweepInterrupted as e:
+        r = e.result
+        click.echo(f"interrupted: {r.ok} of {len(r.runs)} runs finished, kept in {r.dir}", err=True)
+        click.echo(f"resume with: {again}", err=True)
+        raise click.exceptions.Exit(130) from None
+    except CcbenchError as e:
+        _fail(str(e), USER_ERROR)
+    done = f"{res.ok} ok" + (f" ({res.reused} from an earlier sweep)" if res.reused else "")
+    click.echo(f"{len(res.runs)} runs: {done}, {res.failed} failed in {res.wall_s:.1f} s")
+    for r in res.runs:
+        if r.status == "failed":
+            click.echo(f"failed: {r.key}: {(r.error or '').splitlines()[0] if r.error else ''}", err=True)
+    click.echo(f"report: {res.report}")
+    if res.failed:
+        raise click.exceptions.Exit(1)
+
+
+@cli.command()
+@click.argument("suite_dir", type=click.Path(file_okay=False, path_type=Path))
+def report(suite_dir: Path) -> None:
+    """Render SUITE_DIR's report (report.md, report.html) again from its stored results."""
+    from ccbench.report import render
+
+    click.echo(f"report: {render(suite_dir)}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -54,6 +54,26 @@ Times are seconds since the start of the simulation. The integer ids ``flow``,
 ``probes`` — one row per probe (ping) reply:
     ``time_s`` Float64, ``probe`` UInt32, ``rtt_ms`` Float64.
 
+``capture`` — one row per packet as it starts transmission on a link named in
+``metrics.capture`` (empty otherwise; :func:`ccbench.pcap.write_pcap` turns it
+into a pcap). Sequence numbers count whole segments:
+    ========================== ============== =========================================
+    time_s, time_ns            Float64/UInt64 transmission start, s and ns
+    link                       UInt32         link index
+    endpoint                   UInt32         flow arena index: every flow copy and ping
+    dir                        UInt32         0 forward (sender→receiver), 1 reverse
+    size                       UInt32         bytes a qdisc counts: IP length + 14
+    ecn                        UInt32         0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+    dscp                       UInt32         DSCP
+    kind                       UInt32         0 data, 1 pure ACK, 2 probe, 3 reply, 4 other
+    seq, len                   UInt64/UInt32  data: segment, payload bytes; probe: sequence
+    ack                        UInt64         ACK: next segment expected
+    flags                      UInt32         bit 0 ECE, bit 1 CWR, bit 2 retransmission
+    cep                        UInt32         AccECN CE packet counter carried by ACKs
+    nsack                      UInt32         SACK blocks in use (0-3)
+    sack{0,1,2}_{start,end}    UInt64         SACK blocks, segments, half-open [start, end)
+    ========================== ============== =========================================
+
 The core may add columns or tables; readers should select the columns they use.
 """
 
@@ -104,6 +124,24 @@ SCHEMA: dict[str, dict[str, type[pl.DataType]]] = {
     },
     "sojourn": {"time_s": pl.Float64, "link": pl.UInt32, "flow": pl.UInt32, "sojourn_ms": pl.Float64},
     "probes": {"time_s": pl.Float64, "probe": pl.UInt32, "rtt_ms": pl.Float64},
+    "capture": {
+        "time_s": pl.Float64,
+        "time_ns": pl.UInt64,
+        "link": pl.UInt32,
+        "endpoint": pl.UInt32,
+        "dir": pl.UInt32,
+        "size": pl.UInt32,
+        "ecn": pl.UInt32,
+        "dscp": pl.UInt32,
+        "kind": pl.UInt32,
+        "seq": pl.UInt64,
+        "len": pl.UInt32,
+        "ack": pl.UInt64,
+        "flags": pl.UInt32,
+        "cep": pl.UInt32,
+        "nsack": pl.UInt32,
+        **{f"sack{k}_{edge}": pl.UInt64 for k in range(3) for edge in ("start", "end")},
+    },
 }
 
 # id column -> the summary.json array its values index

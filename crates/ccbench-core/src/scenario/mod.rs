@@ -7,6 +7,7 @@
 pub mod build;
 pub mod error;
 pub mod overrides;
+pub mod shapes;
 
 use serde::{Deserialize, Serialize};
 
@@ -25,12 +26,17 @@ pub struct Scenario {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Simulated time to run.
+    /// Simulated time to run (default with a `[test]`: its total length).
+    #[serde(default)]
     pub duration: Dur,
     #[serde(default)]
     pub seed: u64,
     pub links: Vec<LinkSpec>,
+    #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// A flent test shape whose flows are added to `flows`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<shapes::TestShape>,
     #[serde(default)]
     pub metrics: MetricsConfig,
 }
@@ -347,8 +353,8 @@ fn locate_problem(text: &str, file: &str, path: &[Seg], message: String) -> Prob
 fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem> {
     let k = |s: &str| Seg::Key(s.to_string());
     let mut out = Vec::new();
-    if s.duration == Dur::ZERO {
-        out.push(at(&[k("duration")], "must be greater than 0".into()));
+    if s.duration == Dur::ZERO && s.test.is_none() {
+        out.push(at(&[k("duration")], "must be given and greater than 0".into()));
     }
     if s.metrics.interval == Dur::ZERO {
         out.push(at(&[k("metrics"), k("interval")], "must be greater than 0".into()));
@@ -356,8 +362,8 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
     if s.links.is_empty() {
         out.push(at(&[], "a scenario needs at least one [[links]] entry".into()));
     }
-    if s.flows.is_empty() {
-        out.push(at(&[], "a scenario needs at least one [[flows]] entry".into()));
+    if s.flows.is_empty() && s.test.is_none() {
+        out.push(at(&[], "a scenario needs at least one [[flows]] entry or a [test]".into()));
     }
     let mut ids = std::collections::BTreeSet::new();
     for (i, l) in s.links.iter().enumerate() {
@@ -383,6 +389,26 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
     for (j, c) in s.metrics.capture.iter().enumerate() {
         if !ids.contains(c.as_str()) {
             out.push(at(&[k("metrics"), k("capture"), Seg::Index(j)], format!("unknown link \"{c}\"")));
+        }
+    }
+    if let Some(t) = &s.test {
+        for (key, list) in [("up", &t.up), ("down", &t.down)] {
+            if list.is_empty() {
+                out.push(at(&[k("test"), k(key)], "needs at least one link".into()));
+            }
+            for (j, id) in list.iter().enumerate() {
+                if !ids.contains(id.as_str()) {
+                    out.push(at(&[k("test"), k(key), Seg::Index(j)], format!("unknown link \"{id}\"")));
+                }
+            }
+        }
+        if matches!(t.name, shapes::ShapeName::TcpNup | shapes::ShapeName::TcpNdown) && t.streams.unwrap_or(1) == 0 {
+            out.push(at(&[k("test"), k("streams")], "must be at least 1".into()));
+        }
+        for f in t.flows() {
+            if s.flows.iter().any(|g| g.id == f.id) {
+                out.push(at(&[k("test")], format!("adds flow \"{}\", which [[flows]] already has", f.id)));
+            }
         }
     }
     let mut fids = std::collections::BTreeSet::new();
@@ -465,6 +491,12 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
 
 /// Fill in every default so the resolved scenario states all parameters.
 fn resolve(mut s: Scenario) -> Scenario {
+    if let Some(t) = s.test.take() {
+        if s.duration == Dur::ZERO {
+            s.duration = t.total();
+        }
+        s.flows.extend(t.flows());
+    }
     for f in &mut s.flows {
         match f.kind {
             FlowKind::Tcp => {

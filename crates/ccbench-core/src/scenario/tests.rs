@@ -85,3 +85,45 @@ fn overrides_by_index_and_id() {
     let e = parse(BASE, "t.toml", &["links.0.rate=fast".into()]).err().unwrap();
     assert!(e.to_string().contains("links[0].rate"), "{e}");
 }
+
+#[test]
+fn rrul_shape_expands_to_flent_composition() {
+    let text = r#"
+name = "r"
+[[links]]
+id = "up"
+rate = "10Mbit"
+[[links]]
+id = "down"
+rate = "10Mbit"
+[test]
+name = "rrul"
+up = ["up"]
+down = ["down"]
+length = "30s"
+"#;
+    let p = parse(text, "r.toml", &[]).unwrap();
+    let s = &p.scenario;
+    assert_eq!(s.duration, Dur::from_secs(40), "LENGTH + 2 x DELAY");
+    assert!(s.test.is_none(), "the resolved scenario lists the flows");
+    let tcp: Vec<_> = s.flows.iter().filter(|f| f.kind == FlowKind::Tcp).collect();
+    assert_eq!(tcp.len(), 8);
+    assert_eq!(tcp.iter().filter(|f| f.path == ["up"]).count(), 4);
+    let dscps: Vec<u8> = tcp.iter().map(|f| f.dscp).collect();
+    assert_eq!(dscps, [0, 8, 40, 46, 0, 8, 40, 46]);
+    assert!(tcp.iter().all(|f| f.start == Dur::from_secs(5) && f.stop == Some(Dur::from_secs(35))));
+    let probes: Vec<_> = s.flows.iter().filter(|f| f.kind == FlowKind::Ping).map(|f| f.id.as_str()).collect();
+    assert_eq!(probes, ["ping_udp_EF", "ping_udp_BK", "ping_udp_BE", "ping_icmp"]);
+    // Resolved text parses back to the same thing.
+    assert_eq!(parse(&s.to_toml(), "x", &[]).unwrap().scenario, *s);
+}
+
+#[test]
+fn tcp_nup_shape_uses_streams_and_checks_links() {
+    let base = "[[links]]\nid = \"b\"\nrate = \"10Mbit\"\n[test]\nname = \"tcp_nup\"\nup = [\"b\"]\ndown = [\"nope\"]\nstreams = 4\n";
+    let e = parse(base, "n.toml", &[]).err().unwrap();
+    assert!(e.to_string().contains("test.down[0]: unknown link \"nope\""), "{e}");
+    let p = parse(&base.replace("nope", "b"), "n.toml", &[]).unwrap();
+    assert_eq!(p.scenario.flows[0].count, 4);
+    assert_eq!(p.scenario.duration, Dur::from_secs(70));
+}

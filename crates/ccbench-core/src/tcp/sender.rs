@@ -443,13 +443,15 @@ impl TcpSender {
     }
 
     /// Linux `tcp_update_pacing_rate`, unless the algorithm sets the rate.
+    /// Like Linux (and `ss`), the rate is computed even when pacing is not
+    /// enforced.
     fn update_pacing_rate(&mut self) {
         if let Some(r) = self.cc.pacing_rate(&self.t) {
             self.pacing_rate = r;
             return;
         }
         let Some(srtt) = self.srtt else { return };
-        if !self.cfg.pacing || srtt == Dur::ZERO {
+        if srtt == Dur::ZERO {
             return;
         }
         let ratio = if self.t.cwnd < self.t.ssthresh / 2 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };

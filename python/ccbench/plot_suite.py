@@ -1,0 +1,282 @@
+"""Plots across the runs of a suite, flent-like: box plots, CDFs and totals.
+
+Each function takes the finished runs as ``(label, run)`` pairs, where a run
+has ``summary`` (summary.json) and ``table(name)`` (a Polars DataFrame, see
+:mod:`ccbench.results`), and returns a matplotlib Figure built without pyplot
+(Agg, no window, no global state), like :mod:`ccbench.plot`.
+
+- ``goodput_box``: per run, one box per TCP flow of its goodput samples
+  (``flow_series``, one per sample interval).
+- ``rtt_box``: per run, one box per TCP flow of its RTT samples and one per
+  ping probe.
+- ``delay_cdf``: CDFs, one line per run, of the queue delay at each run's
+  busiest link and of the ping RTT (flow RTT if a run has no ping).
+- ``totals``: per run, total goodput stacked by flow kind, and mean and 99th
+  percentile latency (ping, else flow RTT).
+
+Boxes show the quartiles and the median, whiskers the 5th and 95th
+percentiles, no outliers. Samples before the run's warm-up are left out, as
+the summary leaves them out. Statistics come from Polars, so a run with a
+million samples costs a quantile, not a million points. A flow's color is
+its kind's (CUBIC, Reno, ping, ...) everywhere, in lighter shades for the
+second, third, ... flow of a kind in a run.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+__all__ = ["PLOTS", "delay_cdf", "goodput_box", "kind_color", "rtt_box", "totals"]
+
+
+class RunData(Protocol):
+    @property
+    def summary(self) -> Mapping[str, Any]: ...
+
+    def table(self, name: str) -> pl.DataFrame: ...
+
+
+Runs = Sequence[tuple[str, RunData]]
+
+#: Colors of flow kinds: the congestion control of a TCP flow, or "ping".
+KIND_COLORS = {
+    "cubic": "tab:blue", "reno": "tab:orange", "bbr": "tab:green", "dctcp": "tab:red",
+    "prague": "tab:purple", "scream": "tab:brown", "ping": "tab:gray", "udp": "tab:olive",
+}
+_SPARE = ["tab:pink", "tab:cyan", "darkgoldenrod", "teal", "indigo", "crimson"]
+_RUN_STYLES = ["-", "--", ":", "-."]
+_MAX_FLOW_BOXES = 6  # flows per run drawn as their own boxes; more are pooled by kind
+
+
+def kind_color(kind: str) -> str:
+    """The color of a flow kind; unknown kinds get a stable spare color."""
+    return KIND_COLORS.get(kind) or _SPARE[zlib.crc32(kind.encode()) % len(_SPARE)]
+
+
+def _shade(color: str, i: int) -> tuple[float, float, float]:
+    """The i-th shade of a color: 0 is the color, later ones mix in white."""
+    r, g, b = to_rgb(color)
+    t = min(0.7, 0.4 * i)
+    return (r + (1 - r) * t, g + (1 - g) * t, b + (1 - b) * t)
+
+
+def flow_kind(flow: Mapping[str, Any]) -> str:
+    return str(flow.get("cc") or flow.get("kind") or "tcp")
+
+
+# --- samples ------------------------------------------------------------------------------------
+
+
+def _after_warmup(df: pl.DataFrame, run: RunData) -> pl.DataFrame:
+    warmup = float(run.summary.get("warmup_s") or 0.0)
+    return df.filter(pl.col("time_s") >= warmup) if warmup > 0 and not df.is_empty() else df
+
+
+def _box_stats(values: pl.Series, label: str) -> dict[str, Any] | None:
+    values = values.drop_nulls().drop_nans() if values.dtype.is_float() else values.drop_nulls()
+    if values.len() == 0:
+        return None
+    q = {p: values.quantile(p, interpolation="linear") for p in (0.05, 0.25, 0.5, 0.75, 0.95)}
+    return {"label": label, "whislo": q[0.05], "q1": q[0.25], "med": q[0.5], "q3": q[0.75], "whishi": q[0.95],
+            "mean": values.mean(), "fliers": []}
+
+
+def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> list[tuple[str, str, pl.Series]]:
+    """(name, kind, samples) per flow or probe of a run, or per kind when there are many flows."""
+    df = _after_warmup(run.table(table), run)
+    items = run.summary.get(entries, []) or []
+    kinds = [flow_kind(e) if entries == "flows" else "ping" for e in items]
+    names = [str(e.get("id")) for e in items]
+    if df.is_empty() or value not in df.columns:
+        return []
+    if len(items) > _MAX_FLOW_BOXES:
+        by_kind = df.with_columns(pl.col(key).cast(pl.Int64).replace_strict(
+            list(range(len(kinds))), kinds, default=None, return_dtype=pl.String).alias("_kind"))
+        return [(f"{k} (all)", k, by_kind.filter(pl.col("_kind") == k)[value]) for k in dict.fromkeys(kinds)]
+    return [(names[i], kinds[i], df.filter(pl.col(key) == i)[value]) for i in range(len(items))]
+
+
+# --- figures ------------------------------------------------------------------------------------
+
+
+def goodput_box(runs: Runs) -> Figure:
+    """Goodput samples per flow per run (Mbit/s)."""
+    groups = [_groups(run, "flow_series", "flow", "goodput_mbps", "flows") for _, run in runs]
+    return _boxes(runs, groups, "goodput (Mbit/s)", "Goodput per sample interval")
+
+
+def rtt_box(runs: Runs) -> Figure:
+    """RTT samples per flow and per ping probe per run (ms)."""
+    groups = [_groups(run, "rtt", "flow", "rtt_ms", "flows") + _groups(run, "probes", "probe", "rtt_ms", "probes")
+              for _, run in runs]
+    return _boxes(runs, groups, "RTT (ms)", "RTT samples (TCP flows and ping)")
+
+
+def _boxes(runs: Runs, groups: list[list[tuple[str, str, pl.Series]]], ylabel: str, title: str) -> Figure:
+    per_run = max((len(g) for g in groups), default=1) or 1
+    fig = Figure(figsize=(_width(len(runs), per_run), 5), layout="constrained")
+    ax = fig.subplots()
+    shades: dict[tuple[str, str], tuple[float, float, float]] = {}  # (kind, flow name) -> color
+    count_by_kind: dict[str, int] = {}
+    width = 0.8 / per_run
+    drawn = False
+    for i, g in enumerate(groups):
+        for j, (name, kind, samples) in enumerate(g):
+            stats = _box_stats(samples, name)
+            if stats is None:
+                continue
+            if (kind, name) not in shades:
+                shades[(kind, name)] = _shade(kind_color(kind), count_by_kind.get(kind, 0))
+                count_by_kind[kind] = count_by_kind.get(kind, 0) + 1
+            pos = i - 0.4 + width * (j + 0.5)
+            art = ax.bxp([stats], positions=[pos], widths=width * 0.85, patch_artist=True, showfliers=False,
+                         manage_ticks=False, medianprops={"color": "black"})
+            for box in art["boxes"]:
+                box.set_facecolor(shades[(kind, name)])
+            drawn = True
+    _run_axis(ax, runs)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{title}; box: quartiles, whiskers: 5th–95th percentile", fontsize="medium")
+    if not drawn:
+        ax.text(0.5, 0.5, "no samples", transform=ax.transAxes, ha="center", va="center", color="grey")
+    else:
+        ax.set_ylim(bottom=0)
+        handles = [Patch(facecolor=c, edgecolor="black", label=f"{name} ({kind})" if name != kind else name)
+                   for (kind, name), c in shades.items()]
+        ax.legend(handles=handles[:16], loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
+    return fig
+
+
+def delay_cdf(runs: Runs) -> Figure:
+    """CDF of queue delay at each run's busiest link, and of ping RTT (else flow RTT)."""
+    fig = Figure(figsize=(12, 5), layout="constrained")
+    queue_ax, rtt_ax = fig.subplots(1, 2)
+    probes_everywhere = all(not run.table("probes").is_empty() for _, run in runs)
+    for n, (label, run) in enumerate(runs):
+        color, style = f"C{n % 10}", _RUN_STYLES[(n // 10) % len(_RUN_STYLES)]
+        link = _busiest_link(run)
+        if link is not None:
+            sojourn = _after_warmup(run.table("sojourn"), run).filter(pl.col("link") == link)["sojourn_ms"]
+            _cdf(queue_ax, sojourn, label, color, style)
+        rtts = run.table("probes") if probes_everywhere else run.table("rtt")
+        _cdf(rtt_ax, _after_warmup(rtts, run)["rtt_ms"] if "rtt_ms" in rtts.columns else pl.Series([]),
+             label, color, style)
+    queue_ax.set_xlabel("queue delay at the busiest link (ms)")
+    rtt_ax.set_xlabel("ping RTT (ms)" if probes_everywhere else "TCP RTT samples (ms)")
+    _wide_range_log(queue_ax, symlog=True)
+    _wide_range_log(rtt_ax, symlog=False)
+    for ax in (queue_ax, rtt_ax):
+        ax.set_ylabel("cumulative probability")
+        ax.set_ylim(0, 1)
+        ax.grid(True, alpha=0.3)
+        if not ax.lines:
+            ax.text(0.5, 0.5, "no samples", transform=ax.transAxes, ha="center", va="center", color="grey")
+    if rtt_ax.lines:
+        rtt_ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", ncol=1 + len(runs) // 20)
+    return fig
+
+
+def _wide_range_log(ax: Axes, *, symlog: bool) -> None:
+    """A log time axis when the lines span more than 20x (a bloated FIFO next to an AQM), as flent does."""
+    xs = [float(x) for line in ax.lines for x in np.asarray(line.get_xdata(), dtype=float)]
+    positive = [x for x in xs if x > 0]
+    if not positive or max(positive) / max(min(positive), 0.1) <= 20:
+        return
+    if symlog:  # queue delays include zeros
+        ax.set_xscale("symlog", linthresh=1.0, linscale=0.5)
+    else:
+        ax.set_xscale("log")
+    ax.set_xlabel(ax.get_xlabel() + ", log scale")
+
+
+def _busiest_link(run: RunData) -> int | None:
+    links = run.summary.get("links", []) or []
+    if not links:
+        return None
+    return max(range(len(links)), key=lambda i: float(links[i].get("utilization") or 0.0))
+
+
+def _cdf(ax: Axes, values: pl.Series, label: str, color: str, style: str) -> None:
+    values = values.drop_nulls()
+    if values.len() == 0:
+        return
+    probs = [i / 200 for i in range(201)]
+    xs = [float(values.quantile(p, interpolation="linear") or 0.0) for p in probs]
+    ax.plot(xs, probs, color=color, linestyle=style, label=label, lw=1.4)
+
+
+def totals(runs: Runs) -> Figure:
+    """Per run: goodput stacked by flow kind, and mean and p99 latency."""
+    fig = Figure(figsize=(_width(len(runs), 1.5), 7.5), layout="constrained")
+    tput, lat = fig.subplots(2, 1, sharex=True)
+    kinds: dict[str, None] = {}
+    sums: list[dict[str, float]] = []
+    for _, run in runs:
+        by_kind: dict[str, float] = {}
+        for f in run.summary.get("flows", []) or []:
+            k = flow_kind(f)
+            kinds.setdefault(k)
+            by_kind[k] = by_kind.get(k, 0.0) + float(f.get("goodput_mbps") or 0.0)
+        sums.append(by_kind)
+    xs = list(range(len(runs)))
+    bottom = [0.0] * len(runs)
+    for k in kinds:
+        heights = [s.get(k, 0.0) for s in sums]
+        tput.bar(xs, heights, bottom=bottom, color=kind_color(k), label=k, width=0.6)
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    tput.set_ylabel("total goodput (Mbit/s)")
+    tput.set_title("Totals per run", fontsize="medium")
+    if kinds:
+        tput.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", title="flow kind")
+    means, p99s, source = [], [], set()
+    for _, run in runs:
+        probes = run.summary.get("probes", []) or []
+        entries, what = (probes, "ping RTT") if probes else (run.summary.get("flows", []) or [], "TCP RTT")
+        source.add(what)
+        means.append(_mean([(e.get("rtt_ms") or {}).get("mean") for e in entries]))
+        p99s.append(max([v for e in entries if (v := (e.get("rtt_ms") or {}).get("p99")) is not None], default=0.0))
+    lat.bar([x - 0.18 for x in xs], means, width=0.36, color=kind_color("ping"), label="mean")
+    lat.bar([x + 0.18 for x in xs], p99s, width=0.36, color=_shade(kind_color("ping"), 2), label="99th percentile",
+            edgecolor="black", lw=0.5)
+    lat.set_ylabel(f"{' / '.join(sorted(source)) or 'RTT'} (ms)")
+    lat.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
+    for ax in (tput, lat):
+        ax.grid(True, axis="y", alpha=0.3)
+    _run_axis(lat, runs)
+    return fig
+
+
+def _mean(values: list[Any]) -> float:
+    nums = [float(v) for v in values if isinstance(v, (int, float))]
+    return sum(nums) / len(nums) if nums else 0.0
+
+
+def _width(n_runs: int, per_run: float) -> float:
+    return min(40.0, max(8.0, 1.5 + 0.35 * n_runs * max(1.0, per_run * 0.6)))
+
+
+def _run_axis(ax: Axes, runs: Runs) -> None:
+    ax.set_xticks(range(len(runs)))
+    long = max((len(label) for label, _ in runs), default=0) > 8 or len(runs) > 8
+    ax.set_xticklabels([label for label, _ in runs], rotation=45 if long else 0, ha="right" if long else "center",
+                       fontsize="small")
+    ax.set_xlim(-0.6, len(runs) - 0.4)
+    ax.set_xlabel("run")
+
+
+#: name -> (function, title) of every cross-run plot, in report order.
+PLOTS: dict[str, tuple[Callable[[Runs], Figure], str]] = {
+    "goodput_box": (goodput_box, "Goodput per flow (box plot)"),
+    "rtt_box": (rtt_box, "RTT per flow and ping (box plot)"),
+    "delay_cdf": (delay_cdf, "Queue delay and ping RTT (CDF)"),
+    "totals": (totals, "Totals per run"),
+}

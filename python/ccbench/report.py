@@ -1,0 +1,390 @@
+"""Suite reports: ``report.md`` and a self-contained ``report.html`` from stored results.
+
+:func:`render` reads a sweep's directory — ``suite.json`` and each finished
+run's ``summary.json`` (and, for interval metrics and plots, its Parquet
+tables) — and writes beside them::
+
+    report.md       Markdown: run metadata, the suite's tables, one row per run
+    report.html     the same in one file: inline CSS, no scripts or CDN; the
+                    cross-run plots are embedded (PNG data URIs), per-run plots
+                    are linked (runs/<key>/timeseries.png, beside the report)
+    plots/*.png     the cross-run plots (ccbench.plot_suite)
+
+A table of the report spec has one row per value of its ``rows`` axis and one
+column per value of its ``cols`` axis, headed by the values' labels
+("1 TCP", "2 TCP", ...); each cell is the ``cell`` metric expression
+(:mod:`ccbench.expr`) on the run with those values. Axes that are neither
+rows, cols nor fixed by ``where`` give one table per combination of their
+values. A cell says "failed" for a run that failed, "not run" for a run not
+run yet, "—" where the run has no data for it, and "error" for an
+expression it cannot evaluate (the messages follow the table).
+
+Everything is recomputed from the files, so ``ccbench report DIR``
+re-renders a report at any time, also of an interrupted sweep.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ccbench.expr import ExprError, evaluate, parse as parse_expr
+from ccbench.results import PLOT_FILE, SCHEMA, SUMMARY_FILE, read_summary
+from ccbench.suite import ColumnSpec, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
+from ccbench.sweep import Manifest, RunRecord, read_manifest, write_atomic
+
+__all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
+
+PLOTS_DIR = "plots"
+
+#: The per-run table's metric columns (before the suite's own [[report.columns]]).
+DEFAULT_COLUMNS = (
+    ColumnSpec("goodput (Mbit/s)", parse_expr("sum(goodput_mbps, flows=\"*\")"), None),
+    ColumnSpec("Jain", parse_expr("jain"), "{:.3f}"),
+    ColumnSpec("TCP RTT p99 (ms)", parse_expr("max(rtt_p99_ms, flows=\"*\")"), None),
+    ColumnSpec("ping p99 (ms)", parse_expr("max(rtt_p99_ms, probes=\"*\")"), None),
+    ColumnSpec("queue p99 (ms)", parse_expr("max(sojourn_p99_ms, links=\"*\")"), None),
+    ColumnSpec("util", parse_expr("max(utilization, links=\"*\")"), "{:.0%}"),
+    ColumnSpec("drops", parse_expr("sum(drops, links=\"*\")"), "{:.0f}"),
+)
+
+
+class StoredRun:
+    """One finished run read lazily from its result directory (what expressions and plots read)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self._tables: dict[str, pl.DataFrame] = {}
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        return read_summary(self.dir)
+
+    def table(self, name: str) -> pl.DataFrame:
+        if name not in self._tables:
+            path = self.dir / f"{name}.parquet"
+            self._tables[name] = (pl.read_parquet(path) if path.is_file()
+                                  else pl.DataFrame(schema=SCHEMA.get(name, {})))
+        return self._tables[name]
+
+
+@dataclass
+class Cell:
+    text: str
+    value: float | None = None
+    status: str = "ok"  # ok, failed, pending, error, missing; "label" for text such as an axis value
+    note: str = ""  # the error, for failed and error cells
+
+
+@dataclass
+class Grid:
+    """One rendered table."""
+
+    title: str
+    subtitle: str  # the values of the axes this table fixes, or ""
+    corner: str
+    columns: list[str]
+    rows: list[tuple[str, list[Cell]]]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """Everything a report shows, before it is written as Markdown or HTML."""
+
+    meta: list[tuple[str, str]]
+    tables: list[Grid]
+    runs: Grid
+    run_links: list[dict[str, str]]  # per run row: plot name -> path relative to the report
+    errors: list[tuple[str, str]]  # (run key, error) of failed runs
+    plots: list[tuple[str, str, Path]]  # (name, title, png path)
+    title: str
+    description: str
+
+
+def build(suite_dir: str | os.PathLike[str], *, plots: bool = True) -> Report:
+    """Compute a report from a sweep's directory; with ``plots`` also draw plots/*.png."""
+    root = Path(suite_dir)
+    manifest = read_manifest(root)
+    data = manifest.data
+    suite = parse_suite(data.get("suite_text", ""), data.get("suite_file", "<suite>"), read_base=False)
+    stored = {}
+    for r in manifest.runs:  # the run directories decide: suite.json may lag behind a killed sweep
+        finished = (root / r.dir / SUMMARY_FILE).is_file()
+        if finished and r.status != "failed":
+            r.status = "ok"
+            stored[r.key] = StoredRun(root / r.dir)
+        elif r.status == "ok":
+            r.status = "pending"
+    tables = [g for spec in suite.report.tables for g in _grids(suite, spec, manifest.runs, stored)]
+    runs_grid, links = _runs_grid(suite, manifest.runs, stored, root)
+    figures = _plots(suite, manifest.runs, stored, root) if plots else []
+    errors = [(r.key, r.error or "") for r in manifest.runs if r.status == "failed"]
+    return Report(_meta(data, manifest, stored), tables, runs_grid, links, errors, figures,
+                  data.get("suite", suite.name), data.get("description", suite.description))
+
+
+def render(suite_dir: str | os.PathLike[str]) -> Path:
+    """Write report.md, report.html and plots/ into a sweep's directory; return report.html's path."""
+    root = Path(suite_dir)
+    report = build(root)
+    write_atomic(root / "report.md", markdown(report))
+    write_atomic(root / "report.html", to_html(report, root))
+    return root / "report.html"
+
+
+# --- computing tables ---------------------------------------------------------------------------
+
+
+def run_label(suite: Suite, values: Mapping[str, Any]) -> str:
+    return " / ".join(a.label_of(values[a.name]) for a in suite.axes if a.name in values) or "run"
+
+
+def _cell(record: RunRecord | None, stored: Mapping[str, StoredRun], expr: Any, fmt: str | None) -> Cell:
+    if record is None:
+        return Cell("—", status="missing")
+    if record.status == "failed":
+        return Cell("failed", status="failed", note=(record.error or "").splitlines()[0] if record.error else "")
+    if record.key not in stored:
+        return Cell("not run", status="pending")
+    try:
+        value = evaluate(expr, stored[record.key])
+    except ExprError as e:
+        return Cell("error", status="error", note=str(e))
+    return Cell(format_value(value, fmt), value)
+
+
+def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: Mapping[str, StoredRun]) -> list[Grid]:
+    index = {tuple(sorted((k, value_key(v)) for k, v in r.values.items())): r for r in records}
+    rows_axis = suite.axis(spec.rows)
+    cols_axis = suite.axis(spec.cols) if spec.cols else None
+    free = [a for a in suite.axes if a.name not in (spec.rows, spec.cols) and a.name not in spec.where]
+    out = []
+    for combo in itertools.product(*(a.values for a in free)):
+        fixed = {**spec.where, **{a.name: v for a, v in zip(free, combo)}}
+        subtitle = ", ".join(f"{suite.axis(k).label} = {suite.axis(k).label_of(v)}" for k, v in fixed.items())
+        columns = [cols_axis.label_of(v) for v in cols_axis.values] if cols_axis else [spec.title]
+        rows: list[tuple[str, list[Cell]]] = []
+        notes: list[str] = []
+        for rv in rows_axis.values:
+            cells = []
+            for cv in cols_axis.values if cols_axis else (None,):
+                values: dict[str, Scalar] = {**fixed, spec.rows: rv}
+                if spec.cols and cv is not None:
+                    values[spec.cols] = cv
+                rec = index.get(tuple(sorted((k, value_key(v)) for k, v in values.items())))
+                cell = _cell(rec, stored, spec.cell, spec.format)
+                if cell.status in ("error", "failed") and cell.note:
+                    where = ", ".join(f"{k}={value_key(v)}" for k, v in values.items())
+                    notes.append(f"{where}: {cell.text}: {cell.note}")
+                cells.append(cell)
+            rows.append((rows_axis.label_of(rv), cells))
+        corner = rows_axis.label + (f" \\ {cols_axis.label}" if cols_axis else "")
+        out.append(Grid(spec.title, subtitle, corner, columns, rows, notes))
+    return out
+
+
+def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
+               root: Path) -> tuple[Grid, list[dict[str, str]]]:
+    columns_spec = DEFAULT_COLUMNS + suite.report.columns
+    columns = [a.label for a in suite.axes] + ["status"] + [c.title for c in columns_spec] + ["wall (s)"]
+    rows, links, notes = [], [], []
+    for n, rec in enumerate(records, 1):
+        cells = [Cell(suite.axis(k).label_of(v) if any(a.name == k for a in suite.axes) else value_key(v),
+                      status="label") for k, v in rec.values.items()]
+        status = "ok (earlier sweep)" if rec.reused and rec.status == "ok" else rec.status
+        if rec.status == "pending":
+            status = "not run"
+        cells.append(Cell(status, status=rec.status if rec.status != "ok" else "label"))
+        for c in columns_spec:
+            cell = _cell(rec, stored, c.cell, c.format)
+            if cell.status == "error" and c not in DEFAULT_COLUMNS:
+                notes.append(f"run {n} ({rec.key}), {c.title}: {cell.note}")
+            if cell.status == "error" and c in DEFAULT_COLUMNS:
+                cell = Cell("—", status="missing")
+            cells.append(cell)
+        cells.append(Cell(format_value(rec.wall_s, "{:.2f}") if rec.wall_s is not None else "—", rec.wall_s))
+        rows.append((str(n), cells))
+        plot = root / rec.dir / PLOT_FILE
+        links.append({"run": rec.dir, **({"timeseries": f"{rec.dir}/{PLOT_FILE}"} if plot.is_file() else {})})
+    return Grid("Runs", "", "#", columns, rows, notes), links
+
+
+def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
+           root: Path) -> list[tuple[str, str, Path]]:
+    from ccbench.plot_suite import PLOTS
+
+    runs = [(run_label(suite, r.values), stored[r.key]) for r in records if r.key in stored]
+    out_dir = root / PLOTS_DIR
+    out: list[tuple[str, str, Path]] = []
+    if not runs:
+        return out
+    out_dir.mkdir(exist_ok=True)
+    for name in suite.report.suite_plots:
+        fn, title = PLOTS[name]
+        fig = fn(runs)
+        path = out_dir / f"{name}.png"
+        tmp = out_dir / f".{name}.tmp-{os.getpid()}.png"
+        fig.savefig(tmp, dpi=100)
+        os.replace(tmp, path)
+        out.append((name, title, path))
+    return out
+
+
+def _meta(data: Mapping[str, Any], manifest: Manifest, stored: Mapping[str, StoredRun]) -> list[tuple[str, str]]:
+    seeds = sorted({s["seed"] for r in stored.values() if isinstance((s := r.summary).get("seed"), int)})
+    counts = {k: sum(r.status == k for r in manifest.runs) for k in ("ok", "failed", "pending")}
+    reused = sum(r.reused and r.status == "ok" for r in manifest.runs)
+    walls = [r.wall_s for r in manifest.runs if r.wall_s is not None]
+    sim = sum(float(r.summary.get("duration_s") or 0.0) for r in stored.values())
+    runs = f"{len(manifest.runs)}: {counts['ok']} ok"
+    if reused:
+        runs += f" ({reused} from an earlier sweep)"
+    runs += f", {counts['failed']} failed"
+    if counts["pending"]:
+        runs += f", {counts['pending']} not run"
+    meta = [
+        ("suite", f"{data.get('suite')} ({data.get('suite_file')})"),
+        ("ccbench", str(data.get("ccbench_version"))),
+        ("git commit", data.get("git_commit") or "none (not run from a git checkout)"),
+        ("started", f"{data.get('started')}, finished {data.get('finished') or '—'}"
+         + (" (interrupted)" if data.get("interrupted") else "")),
+        ("wall time", f"{_secs(data.get('wall_s'))} for the sweep; {_secs(sum(walls))} in runs "
+                      f"(simulate and save); {sim:g} s simulated"),
+        ("executor", f"{data.get('executor')}; Python {data.get('python')} on {data.get('platform')}"),
+        ("runs", runs),
+        ("seeds", ", ".join(map(str, seeds)) or "—"),
+    ]
+    if data.get("set"):
+        meta.append(("--set", ", ".join(data["set"])))
+    for a in data.get("axes", []):
+        meta.append((f"axis {a['name']}", f"{a.get('label', a['name'])}: "
+                     + ", ".join(a.get("labels", {}).get(value_key(v), value_key(v)) for v in a.get("values", []))))
+    return meta
+
+
+def _secs(x: Any) -> str:
+    return f"{float(x):.1f} s" if isinstance(x, (int, float)) else "—"
+
+
+# --- Markdown -----------------------------------------------------------------------------------
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: list[str], rows: list[list[str]], *, numbers: bool = True) -> str:
+    """A pipe table: the first column left-aligned, the others right-aligned if ``numbers``."""
+    out = ["| " + " | ".join(_md_escape(h) for h in header) + " |",
+           "|" + "|".join([":---"] + ["---:" if numbers else ":---"] * (len(header) - 1)) + "|"]
+    out += ["| " + " | ".join(_md_escape(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def markdown(report: Report) -> str:
+    lines = [f"# {report.title}", ""]
+    if report.description:
+        lines += [report.description, ""]
+    lines += [_md_table(["", ""], [[f"**{k}**", v] for k, v in report.meta], numbers=False), ""]
+    for g in report.tables:
+        lines += [f"## {g.title}" + (f" ({g.subtitle})" if g.subtitle else ""), ""]
+        lines += [_md_table([g.corner, *g.columns], [[label, *(c.text for c in cells)] for label, cells in g.rows]), ""]
+        lines += [f"- {n}" for n in g.notes] + ([""] if g.notes else [])
+    if report.plots:
+        lines += ["## Plots", ""]
+        for _, title, path in report.plots:
+            lines += [f"### {title}", "", f"![{title}]({PLOTS_DIR}/{path.name})", ""]
+    g = report.runs
+    lines += ["## Runs", ""]
+    rows = []
+    for (label, cells), links in zip(g.rows, report.run_links):
+        link_text = " ".join(f"[{k}]({v})" for k, v in links.items())
+        rows.append([label, *(c.text for c in cells), link_text])
+    lines += [_md_table([g.corner, *g.columns, "files"], rows), ""]
+    lines += [f"- {n}" for n in g.notes] + ([""] if g.notes else [])
+    if report.errors:
+        lines += ["## Failed runs", ""]
+        for key, err in report.errors:
+            lines += [f"### {key}", "", "```", err, "```", ""]
+    return "\n".join(lines)
+
+
+# --- HTML ---------------------------------------------------------------------------------------
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 80em;
+       padding: 0 1em; color: #222; }
+h1 { margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 0.6em 0; font-variant-numeric: tabular-nums; }
+th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e4e4e4; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+thead th { border-bottom: 2px solid #999; white-space: normal; vertical-align: bottom; }
+table.meta td { text-align: left; white-space: normal; } table.meta td:first-child { font-weight: 600; }
+td.failed, td.error { color: #b00020; font-weight: 600; } td.pending, td.missing { color: #888; }
+td.label { text-align: left; } .scroll { overflow-x: auto; }
+.sub { color: #555; font-weight: normal; font-size: 0.8em; }
+ul.notes { color: #b00020; font-size: 0.9em; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; }
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _html_cell(c: Cell) -> str:
+    title = f' title="{_e(c.note)}"' if c.note else ""
+    return f'<td class="{_e(c.status)}"{title}>{_e(c.text)}</td>'
+
+
+def _html_grid(g: Grid, extra: list[str] | None = None) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in [g.corner, *g.columns]) + ("<th>files</th>" if extra else "")
+    body = []
+    for i, (label, cells) in enumerate(g.rows):
+        tail = f"<td>{extra[i]}</td>" if extra else ""
+        body.append(f"<tr><th>{_e(label)}</th>{''.join(_html_cell(c) for c in cells)}{tail}</tr>")
+    notes = "".join(f"<li>{_e(n)}</li>" for n in g.notes)
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+            + (f'<ul class="notes">{notes}</ul>' if notes else ""))
+
+
+def to_html(report: Report, root: Path) -> str:
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(report.title)} — ccbench report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{_e(report.title)}</h1>",
+    ]
+    if report.description:
+        parts.append(f"<p>{_e(report.description)}</p>")
+    meta_rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in report.meta)
+    parts.append(f'<table class="meta"><tbody>{meta_rows}</tbody></table>')
+    for g in report.tables:
+        sub = f' <span class="sub">({_e(g.subtitle)})</span>' if g.subtitle else ""
+        parts += [f"<h2>{_e(g.title)}{sub}</h2>", _html_grid(g)]
+    if report.plots:
+        parts.append("<h2>Plots</h2>")
+        for name, title, path in report.plots:
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            parts.append(f'<figure id="plot-{_e(name)}"><figcaption>{_e(title)}</figcaption>'
+                         f'<img alt="{_e(title)}" src="data:image/png;base64,{data}"></figure>')
+    links = [" ".join(f'<a href="{_e(v)}">{_e(k)}</a>' for k, v in row.items()) for row in report.run_links]
+    parts += ["<h2>Runs</h2>", _html_grid(report.runs, links)]
+    if report.errors:
+        parts.append("<h2>Failed runs</h2>")
+        for key, err in report.errors:
+            parts.append(f'<h3 id="{_e(key)}">{_e(key)}</h3><pre>{_e(err)}</pre>')
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

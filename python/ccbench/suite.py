@@ -1,0 +1,913 @@
+"""Suite files: a base scenario, a matrix of overrides, and the report to show.
+
+A suite expands into one scenario per combination of its axes' values; each
+is the base scenario with ``key.path=value`` overrides applied, exactly like
+``ccbench run --set`` (array elements by index or ``id``; values are TOML,
+falling back to a string). Example::
+
+    name = "rtt-fairness"                  # results go to <out>/<name>/; default: the file's stem
+    description = "2 CUBIC flows, RTT ratio 1/2/4/8 x FIFO/CoDel/FQ-CoDel"
+    base = "scenario.toml"                 # a scenario file, relative to this file (or [base] below)
+    set = ['duration="30s"']               # fixed overrides for every run (optional)
+
+    [[axes]]                               # axes expand in order: the first varies slowest
+    name = "ratio"
+    label = "RTT ratio"                    # table headings (default: the name)
+    values = [1, 2, 4, 8]                  # strings, integers, floats or booleans
+    format = "{value}x"                    # how a value is shown (or labels = { "1" = "1:1" })
+    [axes.set]                             # per value (keyed by the value as text): its overrides
+    "1" = ['flows.long.access_delay="0ms"']
+    "2" = ['flows.long.access_delay="10ms"']
+    "4" = ['flows.long.access_delay="30ms"']
+    "8" = ['flows.long.access_delay="70ms"']
+
+    [[axes]]
+    name = "qdisc"
+    values = ["pfifo", "fq_codel"]
+    labels = { pfifo = "FIFO", fq_codel = "FQ-CoDel" }
+    set = ['links.bottleneck.qdisc={ kind = "{value}" }']   # one list for every value: {value} is replaced
+
+    [[axes]]
+    name = "tcp"
+    values = [1, 2, 4]
+    key = "flows.cubic.count"              # short for set = ["flows.cubic.count={value}"]
+    format = "{value} TCP"
+
+    [report]
+    plots = ["timeseries"]                 # per run (default); [] for none
+    suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "totals"]   # across runs (default: all)
+
+    [[report.tables]]
+    title = "Goodput ratio, short-RTT / long-RTT flow"
+    rows = "qdisc"                         # an axis
+    cols = "ratio"                         # an axis (optional: one column)
+    cell = 'ratio(goodput_mbps, "short", "long")'   # a metric expression: see ccbench.expr
+    format = "{:.2f}"                      # one {} or {:spec} field, text around it allowed
+    where = { tcp = 1 }                    # fix other axes (optional); axes left free get one table each
+
+    [[report.columns]]                     # extra columns of the per-run table (optional)
+    title = "ping p99 (ms)"
+    cell = 'rtt_p99_ms(probe="ping")'
+
+Instead of ``base = "file"``, a ``[base]`` table holds the scenario inline
+(``[[base.links]]``, ``[[base.flows]]``, ...); errors in it point into the
+suite file.
+
+One axis value may set several keys (give it a list). ``{value}`` is replaced
+by the value's text as written in the suite (``10Mbit``, ``4``, ``true``); with
+``key =`` the value is written as TOML (strings quoted). Overrides apply in the
+order: fixed ``set``, ``--set`` from the command line, then each axis in order.
+
+Every problem in a suite file is reported at once, each naming
+``file:line:col: key``, as a :class:`SuiteError` (a ScenarioError, so the CLI
+prints it without a traceback and exits 2). Line numbers are found by scanning
+the file's statements (``tomllib`` gives none). A run whose overrides do not
+fit the base scenario does not stop the suite: it is planned as a failed run
+whose message points at the override's line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ccbench import _core
+from ccbench.api import toml_value
+from ccbench.errors import ScenarioError, from_native
+from ccbench.expr import Expr, ExprError, parse as parse_expr
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = [
+    "RUN_PLOTS",
+    "SUITE_PLOTS",
+    "Axis",
+    "ColumnSpec",
+    "Override",
+    "PlannedRun",
+    "Point",
+    "ReportSpec",
+    "Suite",
+    "SuiteError",
+    "TableSpec",
+    "builtin_suites",
+    "format_value",
+    "load_suite",
+    "parse_suite",
+]
+
+Scalar = str | int | float | bool
+Key = tuple[str | int, ...]
+
+RUN_PLOTS = ("timeseries",)
+SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "totals")
+
+_SUITE_KEYS = ("name", "description", "base", "set", "axes", "report")
+_AXIS_KEYS = ("name", "label", "values", "key", "set", "labels", "format")
+_REPORT_KEYS = ("tables", "columns", "plots", "suite_plots")
+_TABLE_KEYS = ("title", "rows", "cols", "cell", "format", "where")
+_COLUMN_KEYS = ("title", "cell", "format")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_FORMAT = re.compile(r"(?P<pre>[^{}]*)\{(?::(?P<spec>[^{}]*))?\}(?P<post>[^{}]*)")
+HASH_CHARS = 12
+
+
+class SuiteError(ScenarioError):
+    """A suite file is wrong; ``problems`` name file, line, col and key like scenario errors."""
+
+
+# --- the model ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Override:
+    """One ``key.path=value`` override and where it was written."""
+
+    text: str
+    origin: str = "--set"  # the suite key it came from, e.g. "axes[1].set.fifo"
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def key(self) -> str:
+        return self.text.split("=", 1)[0].strip()
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str
+    label: str
+    values: tuple[Scalar, ...]
+    overrides: Mapping[str, tuple[Override, ...]]  # by value_key(value)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def label_of(self, value: Scalar) -> str:
+        return self.labels.get(value_key(value), value_key(value))
+
+    def find(self, value: Any) -> Scalar | None:
+        """The axis value whose text is that of ``value`` (so 2 finds 2 and "2")."""
+        k = value if isinstance(value, str) else value_key(value)
+        return next((v for v in self.values if value_key(v) == k), None)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    title: str
+    rows: str
+    cols: str | None
+    cell: Expr
+    format: str | None = None
+    where: Mapping[str, Scalar] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    title: str
+    cell: Expr
+    format: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    tables: tuple[TableSpec, ...] = ()
+    columns: tuple[ColumnSpec, ...] = ()
+    plots: tuple[str, ...] = RUN_PLOTS
+    suite_plots: tuple[str, ...] = SUITE_PLOTS
+
+
+@dataclass(frozen=True)
+class Point:
+    """One combination of axis values and the overrides it makes."""
+
+    values: Mapping[str, Scalar]
+    overrides: tuple[Override, ...]
+    slug: str
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A point checked by the core: its resolved scenario and the result key, or why it is invalid."""
+
+    key: str  # result directory name: <slug>-<hash>
+    hash: str
+    values: Mapping[str, Scalar]
+    overrides: tuple[Override, ...]
+    scenario: str | None  # resolved TOML (every default filled in); None if invalid
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    file: str  # names the suite in messages
+    text: str  # the suite file's text
+    base_text: str | None  # the base scenario's TOML (None when read without the base)
+    base_file: str | None  # names the base in messages
+    fixed: tuple[Override, ...]
+    axes: tuple[Axis, ...]
+    report: ReportSpec
+
+    def axis(self, name: str) -> Axis:
+        return next(a for a in self.axes if a.name == name)
+
+    def with_overrides(self, overrides: Iterable[str]) -> Suite:
+        """The suite with command-line overrides added after its fixed ones."""
+        extra = tuple(Override(o) for o in ([overrides] if isinstance(overrides, str) else overrides))
+        return replace(self, fixed=self.fixed + extra)
+
+    def points(self) -> list[Point]:
+        """Every combination of axis values, the first axis varying slowest (no core calls)."""
+        out = []
+        for combo in itertools.product(*(a.values for a in self.axes)):
+            values = {a.name: v for a, v in zip(self.axes, combo)}
+            overrides = self.fixed + tuple(o for a, v in zip(self.axes, combo) for o in a.overrides[value_key(v)])
+            slug = ",".join(f"{a.name}={_slug(value_key(v))}" for a, v in zip(self.axes, combo)) or "run"
+            out.append(Point(values, overrides, slug))
+        return out
+
+    def plan(self) -> list[PlannedRun]:
+        """Resolve every point with the core; key each run by a hash of its resolved scenario.
+
+        Raises SuiteError if the base scenario (with the fixed overrides) is
+        itself invalid; a point whose own overrides fail is planned with its error.
+        """
+        if self.base_text is None:
+            raise ValueError(f"suite {self.name!r} was read without its base scenario")
+        try:
+            _resolve(self.base_text, self.base_file, self.fixed)
+        except ScenarioError as e:
+            raise SuiteError(str(e), e.problems) from None
+        out = []
+        for p in self.points():
+            try:
+                resolved = _resolve(self.base_text, self.base_file, p.overrides)
+            except ScenarioError as e:
+                lines = "\n".join(o.text for o in p.overrides)
+                digest = _hash(f"invalid\n{self.base_text}\n{lines}")
+                out.append(PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, None, str(e)))
+                continue
+            digest = _hash(resolved)
+            out.append(PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, resolved))
+        return out
+
+
+def value_key(value: Scalar) -> str:
+    """An axis value as text: strings as written, other values as TOML (2, 0.5, true)."""
+    return value if isinstance(value, str) else toml_value(value)
+
+
+def format_value(value: float | None, fmt: str | None) -> str:
+    """A cell's number with a table's ``format`` ("{:.2f}", "{:.1%} busy"); default ~3 significant digits."""
+    if value is None:
+        return "—"
+    if fmt is None:
+        if value != value or abs(value) in (float("inf"),):
+            return str(value)
+        digits = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2 if abs(value) >= 1 else 3
+        return f"{value:.{digits}f}"
+    m = _FORMAT.fullmatch(fmt)
+    if not m:
+        raise ValueError(f"format {fmt!r} must hold one {{}} or {{:spec}} field")
+    return m["pre"] + format(value, m["spec"] or "") + m["post"]
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "_"
+    return s[:40]
+
+
+def _resolve(text: str, file: str | None, overrides: Sequence[Override]) -> str:
+    """ccbench.validate on text with a file label; override problems point at the suite line that wrote them."""
+    try:
+        with from_native():
+            resolved: str = _core.validate(text, file or "<base>", [o.text for o in overrides])
+            return resolved
+    except ScenarioError as e:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            doc = {}
+        problems = [_blame(p, overrides, doc) for p in e.problems]
+        raise ScenarioError("\n".join(_problem_line(p) for p in problems), problems) from None
+
+
+def _blame(problem: Mapping[str, Any], overrides: Sequence[Override], doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A problem caused by an override, moved to the suite line that wrote the override.
+
+    The core names an override it could not apply by its own key (file
+    "--set"), and a value it rejected by the scenario key path
+    (``links[0].rate``), located in the base; the override's key is turned
+    into that form (ids to indices) to find which override set it.
+    """
+    p = dict(problem)
+    if p.get("file") == "--set":
+        source = next((o for o in overrides if o.key == p.get("key")), None)
+        if source is None or source.file is None:
+            return p
+        return {**p, "file": source.file, "line": source.line, "col": None, "key": source.origin,
+                "message": f"{source.text}: {p.get('message')}"}
+    key = str(p.get("key") or "")
+    source = next((o for o in reversed(overrides) if o.file is not None and key
+                   and _covers(_scenario_key(o.key, doc), key)), None)
+    if source is None:
+        return p
+    at = f"{p.get('file')}:{p.get('line')}" if p.get("line") else str(p.get("file"))
+    return {**p, "file": source.file, "line": source.line, "col": None, "key": source.origin,
+            "message": f"{source.text}: {key}: {p.get('message')} (in the base at {at})"}
+
+
+def _scenario_key(key: str, doc: Mapping[str, Any]) -> str:
+    """An override key (``links.bottleneck.rate``) as the core names the value (``links[0].rate``)."""
+    out = ""
+    node: Any = doc
+    for part in key.split("."):
+        if isinstance(node, list):
+            idx = int(part) if part.isdigit() else next(
+                (i for i, x in enumerate(node) if isinstance(x, dict) and x.get("id") == part), None)
+            if idx is None or idx >= len(node):
+                return ""
+            out += f"[{idx}]"
+            node = node[idx]
+        else:
+            out += ("." if out else "") + part
+            node = node.get(part) if isinstance(node, dict) else None
+    return out
+
+
+def _covers(override_key: str, problem_key: str) -> bool:
+    return bool(override_key) and (problem_key == override_key or problem_key.startswith(override_key + ".")
+                                   or problem_key.startswith(override_key + "["))
+
+
+def _problem_line(p: Mapping[str, Any]) -> str:
+    where = str(p.get("file") or "<suite>")
+    if p.get("line"):
+        where += f":{p['line']}"
+        if p.get("col"):
+            where += f":{p['col']}"
+    key = f" {p['key']}:" if p.get("key") else ""
+    return f"{where}:{key} {p.get('message')}"
+
+
+# --- built-in suites --------------------------------------------------------------------------
+
+
+def _builtin_dir() -> Path:
+    return Path(str(resources.files("ccbench") / "suites"))
+
+
+def builtin_suites() -> list[tuple[str, str]]:
+    """(name, description) of each built-in suite, by name."""
+    out = []
+    for path in sorted(_builtin_dir().glob("*.toml")):
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+        out.append((str(data.get("name", path.stem)), str(data.get("description", ""))))
+    return out
+
+
+def load_suite(source: str | os.PathLike[str], *, read_base: bool = True) -> Suite:
+    """A suite file, or a built-in suite by name (see :func:`builtin_suites`)."""
+    path = Path(source)
+    if not path.is_file() and isinstance(source, str) and re.fullmatch(r"[A-Za-z0-9._-]+", source):
+        builtin = _builtin_dir() / f"{source}.toml"
+        if builtin.is_file():
+            path = builtin
+        elif not source.endswith(".toml"):
+            names = ", ".join(n for n, _ in builtin_suites())
+            raise SuiteError(f"{source}: no such suite file or built-in suite (built-in: {names})",
+                             [{"file": source, "line": None, "col": None, "key": "", "message": "no such suite"}])
+    data = path.read_bytes()  # OSError (no such file) is the caller's to report
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SuiteError(f"{path}: not UTF-8 text (byte {e.start})",
+                         [{"file": str(path), "line": None, "col": None, "key": "", "message": "not UTF-8"}]) from None
+    label = f"suites/{path.name}" if path.parent == _builtin_dir() else str(source)
+    return parse_suite(text, label, path=path, read_base=read_base)
+
+
+# --- reading and checking --------------------------------------------------------------------
+
+
+def parse_suite(text: str, file: str = "<suite>", *, path: Path | None = None, read_base: bool = True) -> Suite:
+    """Read and check a suite's text; ``path`` (the file) anchors a relative ``base``.
+
+    With ``read_base=False`` the base scenario is not read (enough to render a
+    report from stored results).
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        line, col = _toml_error_position(str(e))
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
+        raise SuiteError(f"{file}:{line}:{col}: {message}" if line else f"{file}: {message}",
+                         [{"file": file, "line": line, "col": col, "key": "", "message": message}]) from None
+    return _Reader(text, file, path, data).read(read_base)
+
+
+def _toml_error_position(message: str) -> tuple[int | None, int | None]:
+    m = re.search(r"at line (\d+), column (\d+)", message)
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+class _Reader:
+    def __init__(self, text: str, file: str, path: Path | None, data: dict[str, Any]) -> None:
+        self.text = text
+        self.file = file
+        self.path = path
+        self.data = data
+        self.locator = _Locator(text)
+        self.problems: list[dict[str, Any]] = []
+
+    # -- problems --
+
+    def problem(self, key: Key, message: str) -> None:
+        line, col = self.locator.find(key)
+        self.problems.append({"file": self.file, "line": line, "col": col, "key": _key_text(key), "message": message})
+
+    def unknown(self, table: Mapping[str, Any], allowed: Sequence[str], at: Key) -> None:
+        for k in table:
+            if k not in allowed:
+                self.problem((*at, k), f"unknown key (allowed: {', '.join(allowed)})")
+
+    def string(self, table: Mapping[str, Any], name: str, at: Key, *, required: bool = False) -> str | None:
+        v = table.get(name)
+        if v is None:
+            if required:
+                self.problem(at, f"missing `{name}`")
+            return None
+        if not isinstance(v, str):
+            self.problem((*at, name), f"expected a string, got {_show(v)}")
+            return None
+        return v
+
+    def strings(self, v: Any, at: Key) -> list[str]:
+        """A string or a list of strings."""
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return list(v)
+        self.problem(at, f"expected a list of \"key.path=value\" strings, got {_show(v)}")
+        return []
+
+    def overrides(self, texts: Sequence[str], at: Key) -> tuple[Override, ...]:
+        line, _ = self.locator.find(at)
+        out = []
+        for t in texts:
+            if "=" not in t or not t.split("=", 1)[0].strip():
+                self.problem(at, f"expected key.path=value, got {t!r}")
+                continue
+            out.append(Override(t, _key_text(at), self.file, line))
+        return tuple(out)
+
+    def expression(self, text: str | None, at: Key) -> Expr | None:
+        if text is None:
+            return None
+        try:
+            return parse_expr(text)
+        except ExprError as e:
+            self.problem(at, f"{e} in {text!r}")
+            return None
+
+    def format(self, table: Mapping[str, Any], at: Key) -> str | None:
+        fmt = self.string(table, "format", at)
+        if fmt is None:
+            return None
+        try:
+            format_value(1.0, fmt)
+        except ValueError as e:
+            self.problem((*at, "format"), str(e))
+            return None
+        return fmt
+
+    # -- sections --
+
+    def read(self, read_base: bool) -> Suite:
+        d = self.data
+        self.unknown(d, _SUITE_KEYS, ())
+        name = self.string(d, "name", ())
+        if name is None:
+            name = self.path.stem if self.path is not None else "suite"
+        elif not _NAME.fullmatch(name):
+            self.problem(("name",), f"{name!r} must be letters, digits, '.', '_' or '-' (it names a directory)")
+        description = self.string(d, "description", ()) or ""
+        fixed = self.overrides(self.strings(d["set"], ("set",)), ("set",)) if "set" in d else ()
+        base_text, base_file = self.base(read_base)
+        axes = self.axes()
+        report = self.report(axes)
+        if self.problems:
+            raise SuiteError("\n".join(_problem_line(p) for p in self.problems), self.problems)
+        return Suite(name, description, self.file, self.text, base_text, base_file, fixed, tuple(axes), report)
+
+    def base(self, read_base: bool) -> tuple[str | None, str | None]:
+        base = self.data.get("base")
+        if base is None:
+            self.problem((), "missing `base` (a scenario file, or an inline [base] table)")
+            return None, None
+        if isinstance(base, str):
+            if not read_base:
+                return None, None
+            anchor = self.path.parent if self.path is not None else Path()
+            target = anchor / base
+            try:
+                return target.read_text(encoding="utf-8"), _display_path(target)
+            except (OSError, UnicodeDecodeError) as e:
+                reason = "no such file" if isinstance(e, FileNotFoundError) else getattr(e, "strerror", None) or str(e)
+                self.problem(("base",), f"cannot read scenario {str(target)!r}: {reason}")
+                return None, None
+        if isinstance(base, dict):
+            return (_inline_base(self.text, base), self.file) if read_base else (None, None)
+        self.problem(("base",), f"expected a scenario file name or a [base] table, got {_show(base)}")
+        return None, None
+
+    def axes(self) -> list[Axis]:
+        raw = self.data.get("axes", [])
+        if not isinstance(raw, list) or not all(isinstance(a, dict) for a in raw):
+            self.problem(("axes",), "expected [[axes]] tables")
+            return []
+        out: list[Axis] = []
+        for i, a in enumerate(raw):
+            at: Key = ("axes", i)
+            self.unknown(a, _AXIS_KEYS, at)
+            name = self.string(a, "name", at, required=True)
+            if name is not None and not _AXIS_NAME.fullmatch(name):
+                self.problem((*at, "name"), f"{name!r} must be letters, digits, '_' or '-', starting with a letter")
+                name = None
+            if name is not None and any(x.name == name for x in out):
+                self.problem((*at, "name"), f"duplicate axis name {name!r}")
+                name = None
+            values = a.get("values")
+            if values is None:
+                self.problem(at, "missing `values`")
+                values = []
+            elif not isinstance(values, list) or not values:
+                self.problem((*at, "values"), "expected a non-empty list of values")
+                values = []
+            elif not all(isinstance(v, (str, int, float, bool)) for v in values):
+                self.problem((*at, "values"), "values must be strings, numbers or booleans")
+                values = []
+            keys = [value_key(v) for v in values]
+            dups = sorted({k for k in keys if keys.count(k) > 1})
+            if dups:
+                self.problem((*at, "values"), f"duplicate value {dups[0]!r}")
+            overrides = self.axis_overrides(a, at, values)
+            labels = self.axis_labels(a, at, values)
+            label = self.string(a, "label", at) or name or ""
+            if name is not None:
+                out.append(Axis(name, label, tuple(values), overrides, labels))
+        return out
+
+    def axis_overrides(self, a: Mapping[str, Any], at: Key, values: list[Scalar]) -> dict[str, tuple[Override, ...]]:
+        key = self.string(a, "key", at)
+        sets = a.get("set")
+        if key is None and sets is None:
+            self.problem(at, "an axis needs `key` (the scenario key it sets) or `set` (overrides per value)")
+        by_value: dict[str, tuple[Override, ...]] = {value_key(v): () for v in values}
+        if key is not None:
+            line, _ = self.locator.find((*at, "key"))
+            for v in values:
+                origin = _key_text((*at, "key"))
+                by_value[value_key(v)] += (Override(f"{key}={toml_value(v)}", origin, self.file, line),)
+        if isinstance(sets, dict):
+            for k in sets:
+                if k not in by_value:
+                    self.problem((*at, "set", k), f"{k!r} is not one of the axis values ({', '.join(by_value)})")
+            for k in by_value:
+                if k not in sets:
+                    self.problem((*at, "set"), f"no overrides for value {k!r} (give every value an entry)")
+                    continue
+                texts = [t.replace("{value}", k) for t in self.strings(sets[k], (*at, "set", k))]
+                by_value[k] += self.overrides(texts, (*at, "set", k))
+        elif sets is not None:
+            templates = self.strings(sets, (*at, "set"))
+            for k in by_value:
+                by_value[k] += self.overrides([t.replace("{value}", k) for t in templates], (*at, "set"))
+        return by_value
+
+    def axis_labels(self, a: Mapping[str, Any], at: Key, values: list[Scalar]) -> dict[str, str]:
+        keys = [value_key(v) for v in values]
+        fmt = self.string(a, "format", at)
+        if fmt is not None and "{value}" not in fmt:
+            self.problem((*at, "format"), "must contain {value}, e.g. \"{value} TCP\"")
+            fmt = None
+        labels = {k: fmt.replace("{value}", k) if fmt else k for k in keys}
+        given = a.get("labels")
+        if given is None:
+            return labels
+        if not isinstance(given, dict):
+            self.problem((*at, "labels"), "expected a table: value = \"label\"")
+            return labels
+        for k, v in given.items():
+            if k not in labels:
+                self.problem((*at, "labels", k), f"{k!r} is not one of the axis values ({', '.join(keys)})")
+            elif not isinstance(v, str):
+                self.problem((*at, "labels", k), f"expected a string, got {_show(v)}")
+            else:
+                labels[k] = v
+        return labels
+
+    def report(self, axes: list[Axis]) -> ReportSpec:
+        r = self.data.get("report", {})
+        if not isinstance(r, dict):
+            self.problem(("report",), "expected a [report] table")
+            return ReportSpec()
+        self.unknown(r, _REPORT_KEYS, ("report",))
+        plots = self.plot_list(r, "plots", RUN_PLOTS)
+        suite_plots = self.plot_list(r, "suite_plots", SUITE_PLOTS)
+        tables = []
+        for i, t in enumerate(self.table_list(r, "tables")):
+            spec = self.table(t, ("report", "tables", i), axes)
+            if spec is not None:
+                tables.append(spec)
+        columns = []
+        for i, c in enumerate(self.table_list(r, "columns")):
+            at: Key = ("report", "columns", i)
+            self.unknown(c, _COLUMN_KEYS, at)
+            title = self.string(c, "title", at, required=True)
+            cell = self.expression(self.string(c, "cell", at, required=True), (*at, "cell"))
+            fmt = self.format(c, at)
+            if title is not None and cell is not None:
+                columns.append(ColumnSpec(title, cell, fmt))
+        return ReportSpec(tuple(tables), tuple(columns), plots, suite_plots)
+
+    def plot_list(self, r: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+        if name not in r:
+            return allowed
+        v = r[name]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            self.problem(("report", name), f"expected a list of plot names ({', '.join(allowed)})")
+            return allowed
+        for x in v:
+            if x not in allowed:
+                self.problem(("report", name), f"unknown plot {x!r} (known: {', '.join(allowed)})")
+        return tuple(x for x in v if x in allowed)
+
+    def table_list(self, r: Mapping[str, Any], name: str) -> list[dict[str, Any]]:
+        v = r.get(name, [])
+        if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+            self.problem(("report", name), f"expected [[report.{name}]] tables")
+            return []
+        return v
+
+    def table(self, t: Mapping[str, Any], at: Key, axes: list[Axis]) -> TableSpec | None:
+        self.unknown(t, _TABLE_KEYS, at)
+        names = [a.name for a in axes]
+        title = self.string(t, "title", at, required=True)
+        rows = self.string(t, "rows", at, required=True)
+        cols = self.string(t, "cols", at)
+        for k, v in (("rows", rows), ("cols", cols)):
+            if v is not None and v not in names:
+                self.problem((*at, k), f"{v!r} is not an axis (axes: {', '.join(names) or 'none'})")
+        if rows is not None and rows == cols:
+            self.problem((*at, "cols"), "rows and cols must be different axes")
+        cell = self.expression(self.string(t, "cell", at, required=True), (*at, "cell"))
+        fmt = self.format(t, at)
+        where: dict[str, Scalar] = {}
+        raw_where = t.get("where", {})
+        if not isinstance(raw_where, dict):
+            self.problem((*at, "where"), "expected a table: axis = value")
+            raw_where = {}
+        for k, v in raw_where.items():
+            axis = next((a for a in axes if a.name == k), None)
+            if axis is None:
+                self.problem((*at, "where", k), f"{k!r} is not an axis (axes: {', '.join(names) or 'none'})")
+            elif k in (rows, cols):
+                self.problem((*at, "where", k), f"{k!r} is already the table's rows or cols")
+            elif axis.find(v) is None:
+                shown = ", ".join(value_key(x) for x in axis.values)
+                self.problem((*at, "where", k), f"{_show(v)} is not a value of axis {k!r} ({shown})")
+            else:
+                found = axis.find(v)
+                assert found is not None
+                where[k] = found
+        if title is None or rows is None or cell is None or rows not in names:
+            return None
+        if cols is not None and cols not in names:
+            return None
+        return TableSpec(title, rows, cols, cell, fmt, where)
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "a list"
+    return toml_value(v) if isinstance(v, (str, int, float, bool)) else type(v).__name__
+
+
+def _display_path(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)
+
+
+def _key_text(key: Key) -> str:
+    out = ""
+    for seg in key:
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        else:
+            out += ("." if out else "") + (seg if re.fullmatch(r"[A-Za-z0-9_-]+", seg) else f'"{seg}"')
+    return out
+
+
+# --- where keys are: a statement scanner ------------------------------------------------------
+
+_BARE = r"[A-Za-z0-9_-]+"
+_KEY_PART = re.compile(rf"\s*({_BARE}|\"(?:[^\"\\]|\\.)*\"|'[^']*')\s*")
+
+
+@dataclass
+class _Statement:
+    line: int  # 1-based
+    col: int
+    kind: str  # "table", "array" (a [[header]]) or "key"
+    parts: list[str]  # the dotted key or header, unquoted
+    raw_end: int  # index in the line just past the header or the key's '='
+
+
+def _split_key(text: str, start: int) -> tuple[list[str], int] | None:
+    """Dotted key at ``text[start:]``: (parts, index after it), or None."""
+    parts = []
+    pos = start
+    while True:
+        m = _KEY_PART.match(text, pos)
+        if not m:
+            return None
+        raw = m.group(1)
+        parts.append(raw[1:-1] if raw[0] in "\"'" else raw)
+        pos = m.end()
+        if pos < len(text) and text[pos] == ".":
+            pos += 1
+            continue
+        return parts, pos
+
+
+def _statements(text: str) -> list[_Statement]:
+    """Headers and key lines that start at the top level (not inside a multi-line value)."""
+    out: list[_Statement] = []
+    depth = 0
+    in_string: str | None = None  # the open multi-line string's delimiter
+    for n, line in enumerate(text.splitlines(), 1):
+        i = 0
+        if in_string is None and depth == 0:
+            stripped = line.lstrip()
+            indent = len(line) - len(stripped)
+            if stripped.startswith("["):
+                array = stripped.startswith("[[")
+                parsed = _split_key(line, indent + (2 if array else 1))
+                close = "]]" if array else "]"
+                if parsed and line.startswith(close, parsed[1]):
+                    kind = "array" if array else "table"
+                    out.append(_Statement(n, indent + 1, kind, parsed[0], parsed[1] + len(close)))
+                    continue
+            elif stripped and not stripped.startswith("#"):
+                parsed = _split_key(line, indent)
+                if parsed and line.startswith("=", parsed[1]):
+                    out.append(_Statement(n, indent + 1, "key", parsed[0], parsed[1] + 1))
+                    i = parsed[1] + 1
+        # Track strings and brackets through the rest of the line.
+        while i < len(line):
+            if in_string is not None:
+                end = line.find(in_string, i)
+                while end > 0 and in_string == '"""' and _escaped(line, end):
+                    end = line.find(in_string, end + 1)
+                if end < 0:
+                    break
+                i = end + 3
+                in_string = None
+                continue
+            c = line[i]
+            if c == "#":
+                break
+            if line.startswith('"""', i) or line.startswith("'''", i):
+                in_string = line[i:i + 3]
+                i += 3
+                continue
+            if c in "\"'":
+                j = i + 1
+                while j < len(line) and line[j] != c:
+                    j += 2 if (c == '"' and line[j] == "\\") else 1
+                i = j + 1
+                continue
+            if c in "[{":
+                depth += 1
+            elif c in "]}":
+                depth = max(0, depth - 1)
+            i += 1
+    return out
+
+
+def _escaped(line: str, pos: int) -> bool:
+    backslashes = 0
+    while pos - backslashes - 1 >= 0 and line[pos - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+class _Locator:
+    """Line and column of each key path of a TOML document (tables, [[arrays]] by index, keys)."""
+
+    def __init__(self, text: str) -> None:
+        self.positions: dict[Key, tuple[int, int]] = {}
+        counts: dict[Key, int] = {}
+        table: Key = ()
+        for st in _statements(text):
+            if st.kind == "key":
+                self.positions.setdefault((*table, *st.parts), (st.line, st.col))
+                continue
+            resolved: list[str | int] = []
+            for j, part in enumerate(st.parts):
+                resolved.append(part)
+                here = tuple(resolved)
+                if st.kind == "array" and j == len(st.parts) - 1:
+                    counts[here] = counts.get(here, -1) + 1
+                    resolved.append(counts[here])
+                elif here in counts:
+                    resolved.append(counts[here])
+            table = tuple(resolved)
+            self.positions.setdefault(table, (st.line, st.col))
+
+    def find(self, key: Key) -> tuple[int | None, int | None]:
+        """The position of ``key`` or of its nearest written ancestor."""
+        k = tuple(key)
+        while k:
+            if k in self.positions:
+                return self.positions[k]
+            k = k[:-1]
+        return None, None
+
+
+def _inline_base(text: str, base: dict[str, Any]) -> str:
+    """The [base] table as scenario text with the suite file's line numbering.
+
+    Lines outside [base] are blanked and ``[[base.links]]`` becomes
+    ``[[links]]``, so the core's error lines point into the suite file. If
+    the base is written in a way this does not reproduce (dotted ``base.x``
+    keys, an inline ``base = {...}``), the table is written out afresh instead.
+    """
+    lines = text.splitlines()
+    out = [""] * len(lines)
+    inside = False
+    statements = {st.line: st for st in _statements(text)}
+    for n in range(1, len(lines) + 1):
+        st = statements.get(n)
+        if st is not None and st.kind != "key":
+            inside = st.parts[0] == "base"
+            if inside and len(st.parts) > 1:
+                inner = ".".join(_quote_key(p) for p in st.parts[1:])
+                out[n - 1] = f"[[{inner}]]" if st.kind == "array" else f"[{inner}]"
+            continue
+        if inside:
+            out[n - 1] = lines[n - 1]
+    candidate = "\n".join(out) + "\n"
+    try:
+        if tomllib.loads(candidate) == base:
+            return candidate
+    except tomllib.TOMLDecodeError:
+        pass
+    return _write_toml(base)
+
+
+def _quote_key(k: str) -> str:
+    return k if re.fullmatch(_BARE, k) else toml_value(k)
+
+
+def _write_toml(table: Mapping[str, Any], prefix: str = "") -> str:
+    """A table as TOML with [sections] and [[arrays of tables]] (which --set overrides can address)."""
+    simple, tables, arrays = [], [], []
+    for k, v in table.items():
+        if isinstance(v, dict):
+            tables.append((k, v))
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            arrays.append((k, v))
+        else:
+            simple.append(f"{_quote_key(k)} = {toml_value(v)}")
+    out = "\n".join(simple) + ("\n" if simple else "")
+    for k, v in tables:
+        name = prefix + _quote_key(k)
+        out += f"\n[{name}]\n" + _write_toml(v, name + ".")
+    for k, items in arrays:
+        name = prefix + _quote_key(k)
+        for item in items:
+            out += f"\n[[{name}]]\n" + _write_toml(item, name + ".")
+    return out

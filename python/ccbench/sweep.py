@@ -1,0 +1,702 @@
+"""Run a suite: its planned runs in parallel, each saved as it finishes, resumable.
+
+A sweep of suite ``NAME`` into ``OUT`` writes::
+
+    OUT/NAME/suite.json           the manifest: suite text, axes, every run's key, status,
+                                  error and wall time, ccbench version, git commit, executor
+    OUT/NAME/runs/<key>/          one result directory per run (Result.save), key =
+                                  "<axis>=<value>,...-<hash>", hash = first 12 hex digits of
+                                  the sha256 of the resolved scenario (ccbench.validate)
+    OUT/NAME/report.md, report.html, plots/     the report (ccbench.report)
+
+A run directory is complete once it holds ``summary.json`` (Result.save
+writes it last and renames the directory into place), so ``resume=True``
+skips exactly the runs whose directory is complete: an interrupted sweep
+redoes nothing finished, and a changed suite reruns only the runs whose
+resolved scenario changed (their key changed). Without ``resume`` every run
+is redone. A run that fails — invalid overrides, a simulator error, a worker
+that died — is recorded in suite.json with its message and the others go
+on. suite.json is rewritten atomically as runs finish (at most once a
+second) and at the end; the run directories, not suite.json, decide what is
+finished.
+
+Executor
+--------
+Local runs use worker *processes* (``concurrent.futures.ProcessPoolExecutor``
+with the ``forkserver`` start method, ``spawn`` where there is none), not
+threads. The core releases the GIL while simulating, but a run is more than
+the simulation: decoding its columns, writing Parquet and above all drawing
+its plot with matplotlib hold the GIL and take longer than the simulation
+itself for short runs (a 30 s, 100 Mbit/s run simulates in ~0.2 s and saves
+in ~0.7 s), so threads would serialize most of the work. Processes also keep
+one run's memory and any crash away from the others, and make Ctrl-C simple:
+workers ignore SIGINT and the main process decides. ``fork`` is avoided
+because the parent has threads (rich's refresher, Polars' pool). The
+forkserver preloads ccbench, so workers start in milliseconds after the
+first pool. ``jobs=1`` runs in this process (no pool).
+
+Ctrl-C stops submitting, lets the runs in progress finish (a second Ctrl-C
+abandons them), keeps everything finished, writes suite.json and the report,
+and raises :class:`SweepInterrupted`; the CLI then prints the ``--resume``
+command and exits 130.
+
+Dask
+----
+``dask="local"`` starts a ``distributed.LocalCluster`` (``jobs`` worker
+processes, one thread each); any other string is a scheduler address; a
+``distributed.Client`` is used as it is. Each run is one task calling
+:func:`execute`; the worker simulates, saves into its own temporary
+directory and returns the files, which this process writes into the same
+layout as a local sweep. Workers need only ``pip install ccbench`` (plus
+``distributed``), no shared file system.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import ccbench
+from ccbench.errors import CcbenchError, SimulationError
+from ccbench.results import SUMMARY_FILE, _replace_dir, _replaceable
+from ccbench.suite import PlannedRun, Suite, load_suite, value_key
+
+__all__ = ["MANIFEST", "RunRecord", "SweepInterrupted", "SweepResult", "execute", "read_manifest", "run_suite"]
+
+MANIFEST = "suite.json"
+RUNS_DIR = "runs"
+FORMAT = 1
+_SAVE_EVERY_S = 1.0
+
+Task = dict[str, Any]  # {"key", "scenario" (resolved TOML), "dir" (str or None), "plot" (bool)}
+Outcome = dict[str, Any]  # {"key", "ok", "error", "wall_s", "files" (name -> bytes, or None)}
+
+
+@dataclass
+class RunRecord:
+    """One run of a sweep as suite.json lists it."""
+
+    key: str
+    values: dict[str, Any]
+    overrides: list[str]
+    hash: str
+    status: str = "pending"  # "ok", "failed" or "pending" (not run yet)
+    error: str | None = None
+    wall_s: float | None = None  # worker wall time: simulate + save (+ plot)
+    reused: bool = False  # finished by an earlier sweep (--resume)
+
+    @property
+    def dir(self) -> str:
+        return f"{RUNS_DIR}/{self.key}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "dir": self.dir, "values": self.values, "overrides": self.overrides,
+                "hash": self.hash, "status": self.status, "error": self.error, "wall_s": self.wall_s,
+                "reused": self.reused}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> RunRecord:
+        return cls(d["key"], dict(d.get("values", {})), list(d.get("overrides", [])), d.get("hash", ""),
+                   d.get("status", "pending"), d.get("error"), d.get("wall_s"), bool(d.get("reused")))
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: where, each run's record, whether it was interrupted, the report."""
+
+    dir: Path
+    runs: list[RunRecord]
+    interrupted: bool = False
+    report: Path | None = None
+    wall_s: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.runs)
+
+    @property
+    def ok(self) -> int:
+        return self.count("ok")
+
+    @property
+    def failed(self) -> int:
+        return self.count("failed")
+
+    @property
+    def pending(self) -> int:
+        return self.count("pending")
+
+    @property
+    def reused(self) -> int:
+        return sum(r.reused for r in self.runs)
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a sweep; ``result`` holds what finished (kept on disk)."""
+
+    def __init__(self, result: SweepResult) -> None:
+        super().__init__("sweep interrupted")
+        self.result = result
+
+
+# --- one run (runs in a worker) ----------------------------------------------------------------
+
+
+def execute(task: Task) -> Outcome:
+    """Simulate one resolved scenario and save it; never raises except on Ctrl-C.
+
+    With ``task["dir"]`` the result directory is written there; without it
+    (Dask) it is written to a temporary directory and its files are returned.
+    """
+    t0 = time.perf_counter()
+    files = None
+    try:
+        result = ccbench.run(task["scenario"])
+        if task.get("dir"):
+            result.save(task["dir"], plot=task.get("plot", True))
+        else:
+            with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
+                saved = result.save(Path(tmp) / "run", plot=task.get("plot", True))
+                files = {p.name: p.read_bytes() for p in sorted(saved.iterdir()) if p.is_file()}
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # a run's failure of any kind is recorded, not raised
+        return {"key": task["key"], "ok": False, "error": describe_error(e), "wall_s": time.perf_counter() - t0,
+                "files": None}
+    return {"key": task["key"], "ok": True, "error": None, "wall_s": time.perf_counter() - t0, "files": files}
+
+
+def describe_error(e: BaseException) -> str:
+    """A run's error as one message: ccbench's own errors as they are, others with where they arose."""
+    if isinstance(e, SimulationError):
+        return f"simulation failed: {e}"
+    if isinstance(e, CcbenchError):
+        return str(e)
+    if isinstance(e, OSError) and e.filename is not None:
+        return f"{e.filename}: {e.strerror or e}"
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    return f"{type(e).__name__}: {e}{where}"
+
+
+# --- the sweep ---------------------------------------------------------------------------------
+
+
+def run_suite(
+    suite: Suite | str | os.PathLike[str],
+    out: str | os.PathLike[str] = "results",
+    *,
+    jobs: int | None = None,
+    resume: bool = False,
+    dask: Any = None,
+    set: Iterable[str] = (),
+    progress: bool = True,
+    report: bool = True,
+    console: Any = None,
+) -> SweepResult:
+    """Run every planned run of a suite into ``out/<suite name>/`` (see the module docs).
+
+    ``suite`` is a :class:`~ccbench.suite.Suite`, a suite file or a built-in
+    suite's name; ``set`` adds overrides to every run; ``jobs`` defaults to
+    the number of usable cores; ``dask`` is None (local), ``"local"``, a
+    scheduler address or a ``distributed.Client``. Raises SuiteError for a
+    wrong suite, SweepInterrupted on Ctrl-C; failed runs are in the result.
+
+    Worker processes import the main module, as with any multiprocessing:
+    in a script, call this under ``if __name__ == "__main__":``.
+    """
+    started = time.time()
+    t0 = time.perf_counter()
+    if not isinstance(suite, Suite):
+        suite = load_suite(suite)
+    set = [set] if isinstance(set, str) else list(set)
+    if set:
+        suite = suite.with_overrides(set)
+    plan = suite.plan()
+    jobs = max(1, jobs or _cores())
+    root = Path(out) / suite.name
+    (root / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    with _locked(root):
+        return _sweep(suite, plan, root, jobs, resume, dask, set, progress, report, console, started, t0)
+
+
+def _sweep(suite: Suite, plan: Sequence[PlannedRun], root: Path, jobs: int, resume: bool, dask: Any,
+           overrides: Sequence[str], progress: bool, report: bool, console: Any, started: float,
+           t0: float) -> SweepResult:
+    runs_dir = root / RUNS_DIR
+    _tidy(runs_dir)
+
+    previous = {r.key: r for r in (read_manifest(root).runs if (root / MANIFEST).is_file() else [])}
+    records, tasks = _records(plan, runs_dir, resume, previous, plot="timeseries" in suite.report.plots)
+    if dask is not None:
+        executor = f"dask ({dask if isinstance(dask, str) else type(dask).__name__})"
+    else:
+        executor = "this process" if min(jobs, len(tasks)) <= 1 else f"{min(jobs, len(tasks))} worker processes"
+    manifest = _Manifest(root, suite, records, overrides, executor, started)
+    manifest.save()
+
+    bar = _Progress(suite.name, len(tasks), sum(r.reused for r in records), console, enabled=progress)
+
+    def on_done(task: Task, outcome: Outcome) -> None:
+        rec = manifest.records[task["key"]]
+        if outcome["ok"] and outcome.get("files") is not None:
+            try:
+                _write_run(runs_dir / task["key"], outcome["files"])
+            except OSError as e:
+                outcome = {**outcome, "ok": False, "error": describe_error(e)}
+        rec.status = "ok" if outcome["ok"] else "failed"
+        rec.error = outcome["error"]
+        rec.wall_s = round(outcome["wall_s"], 6)
+        bar.advance(rec)
+        manifest.save(throttle=True)
+
+    interrupted = False
+    with bar:
+        try:
+            if not tasks:
+                pass
+            elif dask is not None:
+                interrupted = _run_dask(tasks, dask, jobs, on_done, bar.stopping)
+            elif min(jobs, len(tasks)) <= 1:
+                interrupted = _run_serial(tasks, on_done, bar.stopping)
+            else:
+                interrupted = _run_processes(tasks, min(jobs, len(tasks)), on_done, bar.stopping)
+        except KeyboardInterrupt:  # outside a backend's own handling, e.g. while a cluster starts
+            interrupted = True
+        finally:
+            manifest.finish(time.perf_counter() - t0, interrupted)
+    result = SweepResult(root, list(manifest.records.values()), interrupted, None, manifest.wall_s)
+    if report:
+        from ccbench.report import render
+
+        try:
+            result.report = render(root)
+        except KeyboardInterrupt:  # the runs are safe; `ccbench report` renders it later
+            raise SweepInterrupted(result) from None
+    if interrupted:
+        raise SweepInterrupted(result)
+    return result
+
+
+LOCK = ".lock"
+
+
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """One sweep at a time per suite directory (another would delete this one's temporary runs)."""
+    path = root / LOCK
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                holder = int(path.read_text(encoding="utf-8").strip() or 0)
+            except (OSError, ValueError):
+                holder = 0
+            if holder and holder != os.getpid() and _alive(holder):
+                raise CcbenchError(f"{root}: another sweep (process {holder}) is writing here; "
+                                   f"wait for it, or remove {path} if there is none") from None
+            path.unlink(missing_ok=True)  # left by a sweep that was killed
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+        break
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous: Mapping[str, RunRecord],
+             *, plot: bool) -> tuple[list[RunRecord], list[Task]]:
+    records, tasks = [], []
+    for p in plan:
+        rec = RunRecord(p.key, dict(p.values), [o.text for o in p.overrides], p.hash)
+        records.append(rec)
+        if p.scenario is None:
+            rec.status, rec.error = "failed", p.error
+        elif resume and (runs_dir / p.key / SUMMARY_FILE).is_file():
+            rec.status, rec.reused = "ok", True
+            rec.wall_s = previous[p.key].wall_s if p.key in previous else None
+        else:
+            tasks.append({"key": p.key, "scenario": p.scenario, "dir": str(runs_dir / p.key), "plot": plot})
+    return records, tasks
+
+
+def _cores() -> int:
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return int(count() or 1)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _tidy(runs_dir: Path) -> None:
+    """Clear what a killed sweep left: temporary run directories, and put back a result set aside mid-replace."""
+    for p in runs_dir.iterdir():
+        if ".tmp-" in p.name and p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        elif ".old-" in p.name and p.is_dir():
+            target = runs_dir / p.name.split(".old-")[0]
+            if not target.exists() and (p / SUMMARY_FILE).is_file():
+                os.replace(p, target)
+            else:
+                shutil.rmtree(p, ignore_errors=True)
+
+
+def _write_run(target: Path, files: Mapping[str, bytes]) -> None:
+    """A result directory from its files, atomically and summary.json last, as Result.save does."""
+    if target.exists() and not _replaceable(target):
+        raise FileExistsError(17, "exists and is not a ccbench result directory", str(target))
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        for name, data in files.items():
+            if name != SUMMARY_FILE:
+                (tmp / name).write_bytes(data)
+        (tmp / SUMMARY_FILE).write_bytes(files[SUMMARY_FILE])
+        _replace_dir(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+# --- the manifest ------------------------------------------------------------------------------
+
+
+class _Manifest:
+    def __init__(self, root: Path, suite: Suite, records: list[RunRecord], overrides: Sequence[str],
+                 executor: str, started: float) -> None:
+        self.path = root / MANIFEST
+        self.suite = suite
+        self.records = {r.key: r for r in records}
+        self.overrides = list(overrides)
+        self.executor = executor
+        self.started = started
+        self.finished: float | None = None
+        self.wall_s = 0.0
+        self.interrupted = False
+        self.git = _git_commit()
+        self._saved = 0.0
+
+    def finish(self, wall_s: float, interrupted: bool) -> None:
+        self.finished = time.time()
+        self.wall_s = wall_s
+        self.interrupted = interrupted
+        self.save()
+
+    def save(self, *, throttle: bool = False) -> None:
+        now = time.monotonic()
+        if throttle and now - self._saved < _SAVE_EVERY_S:
+            return
+        self._saved = now
+        s = self.suite
+        counts = {k: sum(r.status == k for r in self.records.values()) for k in ("ok", "failed", "pending")}
+        doc = {
+            "format": FORMAT,
+            "suite": s.name,
+            "description": s.description,
+            "suite_file": s.file,
+            "suite_text": s.text,
+            "set": self.overrides,
+            "ccbench_version": ccbench.__version__,
+            "git_commit": self.git,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "executor": self.executor,
+            "started": _iso(self.started),
+            "finished": _iso(self.finished) if self.finished else None,
+            "wall_s": round(self.wall_s, 3),
+            "interrupted": self.interrupted,
+            "axes": [{"name": a.name, "label": a.label, "values": list(a.values),
+                      "labels": {value_key(v): a.label_of(v) for v in a.values}} for a in s.axes],
+            "counts": counts,
+            "runs": [r.to_json() for r in self.records.values()],
+        }
+        write_atomic(self.path, json.dumps(doc, indent=1) + "\n")
+
+
+@dataclass
+class Manifest:
+    """suite.json as read back."""
+
+    data: dict[str, Any]
+    runs: list[RunRecord] = field(default_factory=list)
+
+
+def read_manifest(suite_dir: str | os.PathLike[str]) -> Manifest:
+    """The suite.json of a sweep's directory."""
+    path = Path(suite_dir) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(2, f"not a suite result directory (no {MANIFEST})", str(suite_dir))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return Manifest(data, [RunRecord.from_json(r) for r in data.get("runs", [])])
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a text file so that readers see the old or the new file, never a part."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")
+
+
+def _git_commit() -> str | None:
+    """The commit of the ccbench source tree this package runs from, if it is a git checkout."""
+    package = Path(ccbench.__file__).resolve().parent
+    try:
+        top = subprocess.run(["git", "-C", str(package), "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True, timeout=10)
+        if top.returncode != 0 or Path(top.stdout.strip()) / "python" / "ccbench" != package:
+            return None  # installed, or inside some other repository
+        head = subprocess.run(["git", "-C", str(package), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(package), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# --- progress ----------------------------------------------------------------------------------
+
+
+class _Progress:
+    """A rich progress bar: runs done of those to do, failures, elapsed time and ETA."""
+
+    def __init__(self, name: str, total: int, reused: int, console: Any, *, enabled: bool) -> None:
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        self.console = console or Console(stderr=True, highlight=False)
+        self.enabled = enabled
+        self.failed = 0
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed", style="red"), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(), console=self.console, disable=not enabled,
+        )
+        label = name + (f" ({reused} done before)" if reused else "")
+        self.task = self.progress.add_task(label, total=total, failed=0)
+
+    def __enter__(self) -> _Progress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def advance(self, rec: RunRecord) -> None:
+        if rec.status == "failed":
+            self.failed += 1
+            first = (rec.error or "").splitlines()[0] if rec.error else ""
+            if self.enabled:
+                self.progress.console.print(f"failed: {rec.key}: {first}", style="red", markup=False)
+        self.progress.update(self.task, advance=1, failed=self.failed)
+
+    def stopping(self, running: int) -> None:
+        if not self.enabled:
+            return
+        msg = "interrupted"
+        if running:
+            msg += f": waiting for the {running} running run{'s' if running > 1 else ''} (Ctrl-C again to abandon)"
+        self.progress.console.print(msg, style="yellow", markup=False)
+        self.progress.update(self.task, description="stopping")
+
+
+# --- executors ---------------------------------------------------------------------------------
+
+OnDone = Callable[[Task, Outcome], None]
+OnStopping = Callable[[int], None]
+
+
+def _run_serial(tasks: Sequence[Task], on_done: OnDone, on_stopping: OnStopping) -> bool:
+    """In this process, one after the other; Ctrl-C interrupts the run in progress (nothing of it is kept)."""
+    try:
+        for task in tasks:
+            on_done(task, execute(task))
+    except KeyboardInterrupt:
+        on_stopping(0)
+        return True
+    return False
+
+
+def _worker_init(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True, name="ccbench-exit-with-parent").start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker once the sweep's process is gone (killed with SIGKILL, say).
+
+    Pool workers would otherwise wait for work forever, and keep the dead
+    process's stdout and stderr open.
+    """
+    while _alive(parent):
+        time.sleep(1.0)
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    if os.path.isdir("/proc/self"):  # Linux: a killed process is a zombie until its parent reaps it
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state not in (b"Z", b"X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _mp_context() -> Any:
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["ccbench.sweep", "ccbench.plot"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def _run_processes(tasks: Sequence[Task], jobs: int, on_done: OnDone, on_stopping: OnStopping) -> bool:
+    """At most ``jobs`` runs in worker processes at a time; a pool a worker died in is replaced."""
+    queue = deque(tasks)
+    while queue:
+        inflight: dict[Future[Outcome], Task] = {}
+        pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_worker_init, initargs=(os.getpid(),))
+        try:
+            try:
+                _pump(pool, queue, inflight, jobs, on_done)
+            except KeyboardInterrupt:
+                on_stopping(len(inflight))
+                try:
+                    queue.clear()
+                    _pump(pool, queue, inflight, jobs, on_done)
+                except KeyboardInterrupt:
+                    _terminate(pool)
+                return True
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return False
+
+
+def _pump(pool: ProcessPoolExecutor, queue: deque[Task], inflight: dict[Future[Outcome], Task], jobs: int,
+          on_done: OnDone) -> None:
+    """Keep ``jobs`` runs going until the queue is empty and all finished, or the pool broke."""
+    broken = False
+    while inflight or (queue and not broken):
+        while queue and not broken and len(inflight) < jobs:
+            task = queue.popleft()
+            inflight[pool.submit(execute, task)] = task
+        done, _ = wait(inflight, timeout=0.5, return_when=FIRST_COMPLETED)
+        for fut in done:
+            task = inflight.pop(fut)
+            try:
+                outcome = fut.result()
+            except BrokenProcessPool as e:
+                broken = True
+                outcome = {"key": task["key"], "ok": False, "wall_s": 0.0, "files": None,
+                           "error": f"worker process died while this run was in progress ({e}); "
+                                    "if it was not this run's fault, --resume runs it again"}
+            on_done(task, outcome)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+
+
+def _run_dask(tasks: Sequence[Task], dask: Any, jobs: int, on_done: OnDone, on_stopping: OnStopping) -> bool:
+    """Each run a Dask task; files come back to this process (no shared file system needed)."""
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise CcbenchError("--dask needs the distributed package: pip install distributed") from None
+    owned: list[Any] = []
+    try:
+        if isinstance(dask, Client):
+            client = dask
+        elif dask == "local":
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+            owned.append(cluster)
+            client = Client(cluster)
+            owned.append(client)
+        else:
+            client = Client(dask)
+            owned.append(client)
+        futures = {}
+        for task in tasks:
+            remote = {**task, "dir": None}
+            key = f"ccbench-{task['key']}-{os.urandom(4).hex()}"  # unique: a rerun is a new task
+            futures[client.submit(execute, remote, pure=False, key=key)] = task
+        try:
+            for fut in as_completed(list(futures)):
+                task = futures[fut]
+                try:
+                    outcome = fut.result()
+                except Exception as e:  # a lost worker fails the run, not the sweep
+                    outcome = {"key": task["key"], "ok": False, "wall_s": 0.0, "files": None,
+                               "error": f"dask task failed: {describe_error(e)}"}
+                on_done(task, outcome)
+        except KeyboardInterrupt:
+            on_stopping(0)
+            client.cancel([f for f in futures if not f.done()])
+            return True
+        return False
+    finally:
+        for thing in reversed(owned):
+            thing.close()
+
+
+def resume_command(suite: str, out: str | os.PathLike[str], *, jobs: int | None = None, dask: str | None = None,
+                   overrides: Sequence[str] = ()) -> str:
+    """The command line that resumes a sweep."""
+    import shlex
+
+    words = ["ccbench", "suite", "run", suite, "--resume", "-o", str(out)]
+    if jobs:
+        words += ["-j", str(jobs)]
+    if dask:
+        words += ["--dask", dask]
+    for o in overrides:
+        words += ["--set", o]
+    return " ".join(shlex.quote(w) for w in words)
+

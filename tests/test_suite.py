@@ -1,0 +1,336 @@
+"""Suite files: expansion of axes into overrides, run keys, and located errors."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+import ccbench
+from ccbench.expr import ExprError, evaluate, parse
+from ccbench.suite import SuiteError, builtin_suites, format_value, load_suite, parse_suite
+from conftest import TINY, line_of
+
+SUITE = """\
+name = "mini"
+description = "tiny x 2 rates x 2 qdiscs"
+base = "tiny.toml"
+set = ['duration="1s"']
+
+[[axes]]
+name = "rate"
+label = "rate"
+values = ["5Mbit", "10Mbit"]
+set = ["links.bottleneck.rate={value}", "links.ret.rate={value}"]
+
+[[axes]]
+name = "qdisc"
+values = ["fifo", "fq_codel"]
+labels = { fifo = "FIFO" }
+[axes.set]
+fifo = ['links.bottleneck.qdisc={ kind = "pfifo", limit = 100 }']
+fq_codel = 'links.bottleneck.qdisc={ kind = "fq_codel" }'
+
+[report]
+plots = []
+
+[[report.tables]]
+title = "goodput"
+rows = "qdisc"
+cols = "rate"
+cell = 'goodput_mbps(flow="f1")'
+"""
+
+
+@pytest.fixture
+def suite_file(tmp_path: Path) -> Path:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    path = tmp_path / "mini.toml"
+    path.write_text(SUITE, encoding="utf-8")
+    return path
+
+
+def test_axes_expand_to_every_combination_in_order(suite_file: Path) -> None:
+    suite = load_suite(suite_file)
+    points = suite.points()
+    assert [dict(p.values) for p in points] == [
+        {"rate": "5Mbit", "qdisc": "fifo"}, {"rate": "5Mbit", "qdisc": "fq_codel"},
+        {"rate": "10Mbit", "qdisc": "fifo"}, {"rate": "10Mbit", "qdisc": "fq_codel"},
+    ]
+    # fixed overrides first, then each axis in order; one value may set several keys
+    assert [o.text for o in points[2].overrides] == [
+        'duration="1s"', "links.bottleneck.rate=10Mbit", "links.ret.rate=10Mbit",
+        'links.bottleneck.qdisc={ kind = "pfifo", limit = 100 }',
+    ]
+    assert [o.text for o in points[1].overrides][-1] == 'links.bottleneck.qdisc={ kind = "fq_codel" }'
+    assert [p.slug for p in points] == ["rate=5Mbit,qdisc=fifo", "rate=5Mbit,qdisc=fq_codel",
+                                        "rate=10Mbit,qdisc=fifo", "rate=10Mbit,qdisc=fq_codel"]
+    qdisc = suite.axis("qdisc")
+    assert (qdisc.label, qdisc.label_of("fifo"), qdisc.label_of("fq_codel")) == ("qdisc", "FIFO", "fq_codel")
+
+
+def test_key_shorthand_writes_toml_values_and_format_labels(tmp_path: Path) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    text = """\
+base = "tiny.toml"
+[[axes]]
+name = "n"
+values = [1, 3]
+key = "flows.f1.count"
+format = "{value} TCP"
+[[axes]]
+name = "ecn"
+values = [true, false]
+key = "flows.f1.ecn"
+[[axes]]
+name = "delay"
+values = ["5ms"]
+key = "links.0.delay"
+"""
+    suite = parse_suite(text, "s.toml", path=tmp_path / "s.toml")
+    assert suite.name == "s"  # the file's stem
+    points = suite.points()
+    assert len(points) == 4
+    assert [o.text for o in points[0].overrides] == ["flows.f1.count=1", "flows.f1.ecn=true", 'links.0.delay="5ms"']
+    assert [suite.axis("n").label_of(v) for v in (1, 3)] == ["1 TCP", "3 TCP"]
+    plan = suite.plan()
+    assert all(p.error is None for p in plan)
+    assert ccbench.run(plan[2].scenario).flows["id"].to_list() == ["f1.1", "f1.2", "f1.3"]
+
+
+def test_runs_are_keyed_by_the_hash_of_the_resolved_scenario(suite_file: Path) -> None:
+    suite = load_suite(suite_file)
+    plan = suite.plan()
+    for run, point in zip(plan, suite.points()):
+        resolved = ccbench.validate(TINY, set=[o.text for o in point.overrides])
+        assert run.scenario == resolved
+        assert run.hash == hashlib.sha256(resolved.encode()).hexdigest()[:12]
+        assert run.key == f"{point.slug}-{run.hash}"
+    assert len({r.hash for r in plan}) == 4
+    # Another spelling of the same scenario (index instead of id) keeps the keys.
+    respelled = load_suite(suite_file).with_overrides([])
+    text = SUITE.replace("links.bottleneck.rate={value}", "links.0.rate={value}")
+    suite_file.write_text(text, encoding="utf-8")
+    assert [r.key for r in load_suite(suite_file).plan()] == [r.key for r in respelled.plan()]
+    # Changing one axis value changes only the keys of its runs.
+    suite_file.write_text(text.replace('"10Mbit"]', '"20Mbit"]'), encoding="utf-8")
+    changed = load_suite(suite_file).plan()
+    assert [a.key == b.key for a, b in zip(plan, changed)] == [True, True, False, False]
+
+
+def test_inline_base_is_the_same_scenario_and_errors_point_into_the_suite(tmp_path: Path) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    (tmp_path / "mini.toml").write_text(SUITE, encoding="utf-8")
+    by_file = load_suite(tmp_path / "mini.toml")
+    inline = SUITE.replace('base = "tiny.toml"\n', "") + "\n[base]\n" + _nest(TINY)
+    assert [r.key for r in parse_suite(inline, "inline.toml").plan()] == [r.key for r in by_file.plan()]
+
+    bad = inline.replace('rate = "10Mbit"', 'rate = "10MB"', 1)
+    with pytest.raises(SuiteError) as err:
+        parse_suite(bad, "inline.toml").plan()
+    assert err.value.file == "inline.toml"
+    assert err.value.line == line_of(bad, '"10MB"')
+    assert "links[0].rate" in str(err.value) and f"inline.toml:{err.value.line}:" in str(err.value)
+
+
+def _nest(scenario: str) -> str:
+    """A scenario's text as the inside of a [base] table."""
+    return (scenario.replace("[[links]]", "[[base.links]]").replace("[[flows]]", "[[base.flows]]")
+            .replace("[metrics]", "[base.metrics]"))
+
+
+def test_suite_errors_name_file_line_and_key_and_all_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    text = """\
+name = "bad name!"
+base = "tiny.toml"
+colour = "blue"
+
+[[axes]]
+name = "rate"
+values = ["5Mbit", "10Mbit"]
+[axes.set]
+"5Mbit" = ["links.0.rate=5Mbit"]
+"7Mbit" = ["links.0.rate=7Mbit"]
+
+[[axes]]
+name = "q"
+values = [1]
+set = ["no equals sign"]
+
+[[report.tables]]
+title = "t"
+rows = "qdisc"
+cols = "rate"
+cell = "mean(goodput_mbps"
+format = "{:.2q}"
+"""
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SuiteError) as err:
+        load_suite(path)
+    found = {(p["key"], p["line"]) for p in err.value.problems}
+    expected = {
+        ("name", 1), ("colour", 3),
+        ("axes[0].set.7Mbit", line_of(text, '"7Mbit" =')),
+        ("axes[0].set", line_of(text, "[axes.set]")),  # 10Mbit has no entry
+        ("axes[1].set", line_of(text, "no equals sign")),
+        ("report.tables[0].rows", line_of(text, 'rows = "qdisc"')),
+        ("report.tables[0].cell", line_of(text, "cell =")),
+        ("report.tables[0].format", line_of(text, "format =")),
+    }
+    assert expected <= found, found
+    message = str(err.value)
+    assert f"{path}:1:1: name:" in message
+    assert f"{path}:3:1: colour: unknown key" in message
+    assert "10Mbit" in message and "'qdisc' is not an axis (axes: rate, q)" in message
+    assert isinstance(err.value, ccbench.ScenarioError)  # the CLI prints it and exits 2
+
+
+def test_toml_syntax_errors_are_located(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError) as err:
+        parse_suite('base = "x.toml"\n[[axes]\n', "broken.toml")
+    assert err.value.line == 2 and str(err.value).startswith("broken.toml:2:")
+
+
+def test_missing_base_file_is_a_suite_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('base = "nope.toml"\n', encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"s\.toml:1:1: base: cannot read scenario .*nope\.toml.*no such file"):
+        load_suite(path)
+
+
+def test_an_override_that_does_not_fit_is_a_failed_run_at_its_line(suite_file: Path) -> None:
+    text = SUITE.replace("fq_codel = 'links.bottleneck", "fq_codel = 'links.bottlenek")
+    suite_file.write_text(text, encoding="utf-8")
+    plan = load_suite(suite_file).plan()
+    failed = [r for r in plan if r.error]
+    assert [dict(r.values)["qdisc"] for r in failed] == ["fq_codel", "fq_codel"]
+    assert all(r.scenario is None for r in failed)
+    line = line_of(text, "fq_codel = 'links.bottlenek")
+    assert f"{suite_file}:{line}: axes[1].set.fq_codel: links.bottlenek.qdisc=" in failed[0].error
+    assert 'no element with id "bottlenek"' in failed[0].error
+    assert len({r.key for r in plan}) == 4  # failed runs still have distinct keys
+
+
+def test_an_invalid_base_is_a_suite_error(tmp_path: Path) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY.replace('duration = "2s"', 'duration = "2 fortnights"'))
+    path = tmp_path / "s.toml"
+    path.write_text('base = "tiny.toml"\n', encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"tiny\.toml:2:12: duration"):
+        load_suite(path).plan()
+
+
+def test_builtin_suites_are_listed_and_valid(run_cli) -> None:
+    names = dict(builtin_suites())
+    assert {"rtt-fairness", "bufferbloat"} <= set(names)
+    rtt = load_suite("rtt-fairness")
+    plan = rtt.plan()
+    assert len(plan) == 12 and not any(r.error for r in plan)
+    assert [a.values for a in rtt.axes] == [("fifo", "codel", "fq_codel"), (1, 2, 4, 8)]
+    bloat = load_suite("bufferbloat").plan()
+    assert len(bloat) == 9 and not any(r.error for r in bloat)
+    assert 'kind = "fq_codel"' in bloat[-1].scenario and 'rate = "100Mbit"' in bloat[-1].scenario
+
+    listed = run_cli("suite", "list")
+    assert listed.exit_code == 0
+    for name, description in names.items():
+        assert name in listed.stdout and description in listed.stdout
+
+
+def test_cli_reports_suite_errors_without_traceback(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text('base = "tiny.toml"\nfoo = 1\n', encoding="utf-8")
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    result = run_cli("suite", "run", "s.toml", "--dry-run")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "s.toml:2:1: foo: unknown key (allowed: name, description, base, set, axes, report)"
+    unknown = run_cli("suite", "run", "no-such-suite")
+    assert unknown.exit_code == 2 and "rtt-fairness" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_dry_run_lists_runs(run_cli, suite_file: Path) -> None:
+    result = run_cli("suite", "run", suite_file, "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    keys = [r.key for r in load_suite(suite_file).plan()]
+    assert [line.split("\t")[0] for line in result.stdout.splitlines()] == keys
+
+
+# --- metric expressions -------------------------------------------------------------------------
+
+
+class _Run:
+    def __init__(self, result: ccbench.Result) -> None:
+        self.summary = result.summary
+        self.result = result
+
+    def table(self, name: str):
+        return self.result.tables[name]
+
+
+def test_expressions_read_the_summary(tiny_result: ccbench.Result) -> None:
+    run = _Run(tiny_result)
+    flows = {f["id"]: f for f in tiny_result.summary["flows"]}
+    links = {link["id"]: link for link in tiny_result.summary["links"]}
+    g1, g2 = flows["f1"]["goodput_mbps"], flows["f2"]["goodput_mbps"]
+    assert evaluate('goodput_mbps(flow="f1")', run) == g1
+    assert evaluate('goodput_mbps("f2")', run) == g2
+    assert evaluate('mean(goodput_mbps, flows="f*")', run) == pytest.approx((g1 + g2) / 2)
+    assert evaluate("sum(goodput_mbps())", run) == pytest.approx(g1 + g2)
+    assert evaluate('ratio(goodput_mbps, "f1", "f2")', run) == pytest.approx(g1 / g2)
+    assert evaluate('share(goodput_mbps, "f1")', run) == pytest.approx(g1 / (g1 + g2))
+    assert evaluate("jain", run) == tiny_result.summary["jain"]
+    assert evaluate('jain(goodput_mbps, flows="*")', run) == pytest.approx((g1 + g2) ** 2 / (2 * (g1**2 + g2**2)))
+    assert evaluate('rtt_p99_ms(probe="ping")', run) == tiny_result.summary["probes"][0]["rtt_ms"]["p99"]
+    assert evaluate('sojourn_p99_ms(link="bottleneck")', run) == links["bottleneck"]["sojourn_ms"]["p99"]
+    assert evaluate('utilization(link="bottleneck") * 100 - 1', run) == pytest.approx(
+        links["bottleneck"]["utilization"] * 100 - 1)
+    assert evaluate('max(rtt_p99_ms, probes="*")', run) == tiny_result.summary["probes"][0]["rtt_ms"]["p99"]
+
+
+def test_interval_expressions_read_the_tables(tiny_result: ccbench.Result) -> None:
+    run = _Run(tiny_result)
+    series = tiny_result.series
+    window = series.filter((series["flow_id"] == "f2") & (series["time_s"] > 0.5) & (series["time_s"] <= 1.5))
+    assert window.height == 10
+    assert evaluate('mean_goodput(flow="f2", from="500ms", to="1.5s")', run) == pytest.approx(
+        window["goodput_mbps"].mean())
+    pings = tiny_result.tables["probes"]
+    late = pings.filter(pings["time_s"] >= 1.0)["rtt_ms"]
+    assert evaluate('mean_rtt(probe="ping", from=1)', run) == pytest.approx(late.mean())
+    assert evaluate('rtt_percentile(50, probe="ping", from="1s")', run) == pytest.approx(late.median())
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("goodput_mbps", "gives 2 values; wrap it in mean()"),
+    ('goodput_mbps(flow="nope")', "no flow matches 'nope' (flows: f1, f2)"),
+    ('goodptu(flow="f1")', "flows have no metric 'goodptu'"),
+    ("utilisation", "unknown metric 'utilisation'"),
+    ("ratio(1, 0)", "division by zero"),
+    ('mean_goodput(flow="f1", from="2s", to="1s")', "'to' (1 s) is before 'from' (2 s)"),
+])
+def test_expression_errors_say_what_is_wrong(tiny_result: ccbench.Result, text: str, message: str) -> None:
+    with pytest.raises(ExprError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        evaluate(text, _Run(tiny_result))
+
+
+@pytest.mark.parametrize(("text", "col"), [
+    ("mean(goodput_mbps", 18), ("1 +", 4), ("goodput_mbps(flow=1, flow=2)", 22), ("a $ b", 3),
+    ('ratio(goodput_mbps, "a")', 1), ('goodput_mbps(flow="a", link="b")', 1), ("__import__('os')", None),
+])
+def test_expression_syntax_is_checked_before_running(text: str, col: int | None) -> None:
+    if col is None:  # a name that is not a function is a metric: harmless, unknown at evaluation
+        parse(text)
+        return
+    with pytest.raises(ExprError) as err:
+        parse(text)
+    assert err.value.col == col
+
+
+def test_format_value() -> None:
+    assert format_value(0.12345, "{:.2f}") == "0.12"
+    assert format_value(0.5, "{:.0%} busy") == "50% busy"
+    assert format_value(None, "{:.2f}") == "—"
+    assert [format_value(x, None) for x in (123.4, 12.34, 1.234, 0.1234)] == ["123", "12.3", "1.23", "0.123"]
+    with pytest.raises(ValueError):
+        format_value(1.0, "{0.__class__}")

@@ -1,0 +1,264 @@
+"""Sweeps: every run on disk, failures recorded, resume, determinism across executors, Dask."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ccbench
+from ccbench import sweep
+from ccbench.suite import load_suite
+from ccbench.sweep import SweepInterrupted, read_manifest, resume_command, run_suite
+from conftest import TINY
+
+SWEEP = """\
+name = "sweep"
+base = "tiny.toml"
+
+[[axes]]
+name = "rate"
+values = ["5Mbit", "10Mbit"]
+key = "links.bottleneck.rate"
+
+[[axes]]
+name = "seed"
+values = [1, 2]
+key = "seed"
+
+[report]
+plots = []
+suite_plots = []
+"""
+
+# Eight runs that take long enough (~0.5 s each) to interrupt a sweep in the middle.
+LONGER = """\
+name = "longer"
+base = "tiny.toml"
+set = ['duration="20s"', 'links.bottleneck.rate="100Mbit"', 'links.ret.rate="100Mbit"']
+
+[[axes]]
+name = "seed"
+values = [1, 2, 3, 4, 5, 6, 7, 8]
+key = "seed"
+
+[report]
+suite_plots = []
+"""
+
+
+@pytest.fixture
+def write_suite(tmp_path: Path) -> Callable[..., Path]:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+
+    def write(text: str = SWEEP, name: str = "suite.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write
+
+
+def summaries(suite_dir: Path) -> dict[str, dict[str, Any]]:
+    """summary.json of every finished run, by key, without the engine's wall time."""
+    out = {}
+    for d in sorted((suite_dir / "runs").iterdir()):
+        if (d / "summary.json").is_file():
+            s = json.loads((d / "summary.json").read_text())
+            s["engine"].pop("wall_s")
+            out[d.name] = s
+    return out
+
+
+def mtimes(suite_dir: Path) -> dict[str, tuple[int, int]]:
+    """(directory, summary.json) modification times of each finished run."""
+    return {d.name: (d.stat().st_mtime_ns, (d / "summary.json").stat().st_mtime_ns)
+            for d in (suite_dir / "runs").iterdir() if (d / "summary.json").is_file()}
+
+
+def counting(execute: Callable[[dict[str, Any]], dict[str, Any]], calls: list[str]) -> Callable[..., Any]:
+    """``execute`` that notes the key of each run it is given."""
+
+    def wrapped(task: dict[str, Any]) -> dict[str, Any]:
+        calls.append(task["key"])
+        return execute(task)
+
+    return wrapped
+
+
+def test_sweep_writes_each_run_and_a_manifest(write_suite, tmp_path: Path) -> None:
+    res = run_suite(write_suite(), tmp_path / "out", jobs=1, progress=False, report=False)
+    root = tmp_path / "out" / "sweep"
+    assert res.dir == root and (res.ok, res.failed, res.pending) == (4, 0, 0)
+    plan = load_suite(tmp_path / "suite.toml").plan()
+    assert sorted(p.name for p in (root / "runs").iterdir()) == sorted(p.key for p in plan)  # nothing temporary
+    for p in plan:
+        run_dir = root / "runs" / p.key
+        assert (run_dir / "scenario.toml").read_text() == p.scenario
+        summary = ccbench.load(run_dir).summary
+        assert summary["seed"] == p.values["seed"]
+        assert summary["links"][0]["rate_mbps"] == float(p.values["rate"].removesuffix("Mbit"))
+        assert not (run_dir / "timeseries.png").exists()  # plots = []
+    manifest = json.loads((root / "suite.json").read_text())
+    assert manifest["suite"] == "sweep" and manifest["ccbench_version"] == ccbench.__version__
+    assert manifest["counts"] == {"ok": 4, "failed": 0, "pending": 0}
+    assert "git_commit" in manifest and manifest["finished"] and manifest["wall_s"] > 0
+    assert [r["key"] for r in manifest["runs"]] == [p.key for p in plan]
+    assert all(r["status"] == "ok" and r["wall_s"] > 0 and r["error"] is None for r in manifest["runs"])
+    assert manifest["runs"][3]["values"] == {"rate": "10Mbit", "seed": 2}
+    assert manifest["runs"][3]["overrides"] == ['links.bottleneck.rate="10Mbit"', "seed=2"]
+
+
+def test_worker_processes_match_one_process(write_suite, tmp_path: Path) -> None:
+    suite = write_suite()
+    one = run_suite(suite, tmp_path / "one", jobs=1, progress=False, report=False)
+    two = run_suite(suite, tmp_path / "two", jobs=2, progress=False, report=False)
+    assert two.ok == 4 and one.ok == 4
+    assert summaries(one.dir) == summaries(two.dir)
+
+
+def test_resume_after_an_interrupt_redoes_nothing_finished(write_suite, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = sweep.execute
+
+    def interrupt_third(task: dict[str, Any]) -> dict[str, Any]:
+        calls.append(task["key"])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(sweep, "execute", interrupt_third)
+    with pytest.raises(SweepInterrupted) as stopped:
+        run_suite(write_suite(), tmp_path / "out", jobs=1, progress=False, report=False)
+    res = stopped.value.result
+    assert (res.ok, res.failed, res.pending, res.interrupted) == (2, 0, 2, True)
+    root = res.dir
+    manifest = read_manifest(root)
+    assert manifest.data["interrupted"] is True
+    assert [r.status for r in manifest.runs] == ["ok", "ok", "pending", "pending"]
+    before = mtimes(root)
+    assert sorted(before) == sorted(calls[:2])
+
+    calls.clear()
+    monkeypatch.setattr(sweep, "execute", counting(real, calls))
+    time.sleep(0.02)  # a rewrite would show in the mtimes
+    res = run_suite(tmp_path / "suite.toml", tmp_path / "out", jobs=1, resume=True, progress=False, report=False)
+    assert (res.ok, res.reused, res.interrupted) == (4, 2, False)
+    assert sorted(calls) == sorted(set(r.key for r in res.runs) - set(before))
+    after = mtimes(root)
+    assert len(after) == 4
+    assert {k: after[k] for k in before} == before  # finished runs untouched
+
+
+def test_a_changed_suite_reruns_only_what_changed(write_suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = write_suite()
+    first = run_suite(suite, tmp_path / "out", jobs=1, progress=False, report=False)
+    calls: list[str] = []
+    real = sweep.execute
+    monkeypatch.setattr(sweep, "execute", counting(real, calls))
+    write_suite(SWEEP.replace('"10Mbit"]', '"20Mbit"]'))
+    second = run_suite(suite, tmp_path / "out", jobs=1, resume=True, progress=False, report=False)
+    assert len(calls) == 2 and all("rate=20Mbit" in k for k in calls)
+    assert second.reused == 2 and second.ok == 4
+    assert [r.key for r in read_manifest(second.dir).runs] == [r.key for r in second.runs]
+    assert {r.key for r in first.runs} & {r.key for r in second.runs} == {k for k in mtimes(first.dir)
+                                                                          if "5Mbit" in k}
+
+
+def test_a_failing_run_does_not_lose_the_others(write_suite, tmp_path: Path, run_cli) -> None:
+    # rate 7Mbit: an override the scenario rejects (fails before running);
+    # 10Mbit seed 2: its result directory is taken by a foreign one (fails in the worker).
+    text = SWEEP.replace('["5Mbit", "10Mbit"]', '["5Mbit", "10Mbit", "7MB"]')
+    suite = write_suite(text)
+    blocked = next(p.key for p in load_suite(suite).plan() if p.values == {"rate": "10Mbit", "seed": 2})
+    foreign = tmp_path / "out" / "sweep" / "runs" / blocked
+    foreign.mkdir(parents=True)
+    (foreign / "thesis.tex").write_text("keep")
+
+    result = run_cli("suite", "run", suite, "-j", "2", "-o", "out")
+    assert result.exit_code == 1, result.stderr
+    manifest = read_manifest(tmp_path / "out" / "sweep")
+    status = {r.key: r for r in manifest.runs}
+    failed = sorted(k for k, r in status.items() if r.status == "failed")
+    assert len(failed) == 3 and blocked in failed
+    assert sum(r.status == "ok" for r in manifest.runs) == 3
+    for key in failed:
+        if "rate=7MB" in key:
+            assert 'links[0].rate: unknown rate unit "mb"' in status[key].error
+    assert "exists and is not a ccbench result directory" in status[blocked].error
+    assert (foreign / "thesis.tex").read_text() == "keep"
+    for key, r in status.items():
+        assert (tmp_path / "out" / "sweep" / "runs" / key / "summary.json").is_file() == (r.status == "ok")
+    assert "6 runs: 3 ok, 3 failed" in result.stdout
+    assert f"failed: {blocked}: " in result.stderr
+    assert "report: " in result.stdout
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
+def test_an_interrupted_sweep_resumes_without_redoing_finished_runs(write_suite, tmp_path: Path, run_cli,
+                                                                     sig: signal.Signals) -> None:
+    write_suite(LONGER)
+    out = tmp_path / "out"
+    runs = out / "longer" / "runs"
+    cmd = [sys.executable, "-m", "ccbench", "suite", "run", "suite.toml", "-j", "2", "-o", "out"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(runs.glob("*/summary.json")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, stderr
+        assert "resume with: ccbench suite run suite.toml --resume -o out -j 2" in stderr
+        assert read_manifest(out / "longer").data["interrupted"] is True
+    finished = mtimes(out / "longer")
+    assert 1 <= len(finished) < 8, "the sweep was not interrupted in the middle"
+
+    time.sleep(0.02)
+    result = run_cli("suite", "run", "suite.toml", "--resume", "-j", "2", "-o", "out")
+    assert result.exit_code == 0, result.stderr
+    assert f"8 runs: 8 ok ({len(finished)} from an earlier sweep)" in result.stdout
+    after = mtimes(out / "longer")
+    assert len(after) == 8 and sorted(p.name for p in runs.iterdir()) == sorted(after)  # no temporaries left
+    assert {k: after[k] for k in finished} == finished
+
+
+def test_dask_local_cluster_gives_the_same_summaries(write_suite, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    suite = write_suite(SWEEP.replace("\nplots = []\n", "\n"))  # per-run plots travel back too
+    local = run_suite(suite, tmp_path / "local", jobs=1, progress=False, report=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        remote = run_suite(suite, tmp_path / "dask", dask=client, progress=False, report=False)
+    assert remote.ok == 4 and remote.failed == 0
+    assert summaries(remote.dir) == summaries(local.dir)
+    for run in remote.runs:
+        names = sorted(p.name for p in (remote.dir / "runs" / run.key).iterdir())
+        assert names == sorted(p.name for p in (local.dir / "runs" / run.key).iterdir())
+        assert "timeseries.png" in names
+    assert read_manifest(remote.dir).data["executor"].startswith("dask")
+
+
+def test_cli_dask_local_starts_a_local_cluster(write_suite, run_cli) -> None:
+    pytest.importorskip("distributed")
+    write_suite()
+    result = run_cli("suite", "run", "suite.toml", "--dask", "local", "-j", "1", "-o", "out")
+    assert result.exit_code == 0, result.stderr
+    assert "4 runs: 4 ok, 0 failed" in result.stdout
+    assert len(summaries(Path("out/sweep"))) == 4
+
+
+def test_resume_command_quotes_what_it_must() -> None:
+    assert resume_command("my suite.toml", "res", jobs=2, overrides=['duration="5s"']) == (
+        "ccbench suite run 'my suite.toml' --resume -o res -j 2 --set 'duration=\"5s\"'")
