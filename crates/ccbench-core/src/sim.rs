@@ -444,7 +444,7 @@ impl Sim {
             f.last_delivered = d;
         }
         let ls = &mut self.metrics.link_series;
-        for (i, l) in self.links.iter().enumerate() {
+        for (i, l) in self.links.iter_mut().enumerate() {
             if l.internal {
                 continue;
             }
@@ -457,7 +457,7 @@ impl Sim {
             ls.drops.push(l.stats.drops());
             ls.marks.push(l.stats.marks);
             ls.rate_mbps.push(l.rate.mbps());
-            let pr = l.qdisc.probe();
+            let pr = l.qdisc.probe(now);
             ls.prob_base.push(pr.base);
             ls.prob_c.push(pr.p_c);
             ls.prob_l.push(pr.p_l);

@@ -108,8 +108,9 @@ pub trait Qdisc {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Current probabilities, for the series.
-    fn probe(&self) -> QdiscProbe {
+    /// Probabilities in force at `now`, for the series (a qdisc with lazy
+    /// timers catches up first).
+    fn probe(&mut self, _now: SimTime) -> QdiscProbe {
         QdiscProbe::NONE
     }
 }
@@ -135,6 +136,14 @@ impl Default for QdiscConfig {
 }
 
 impl QdiscConfig {
+    /// Value checks serde cannot express; the message names the problem.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            QdiscConfig::Dualpi2(c) => c.validate(),
+            _ => Ok(()),
+        }
+    }
+
     /// Build the qdisc. `rng` is the owning link's stream; stochastic
     /// qdiscs draw their hash perturbation from it (as Linux draws one at
     /// qdisc creation), so flows collide differently under different seeds.
@@ -196,8 +205,8 @@ impl Qdisc for AnyQdisc {
     fn bytes(&self) -> u64 {
         dispatch!(self, q => q.bytes())
     }
-    fn probe(&self) -> QdiscProbe {
-        dispatch!(self, q => q.probe())
+    fn probe(&mut self, now: SimTime) -> QdiscProbe {
+        dispatch!(self, q => q.probe(now))
     }
 }
 

@@ -382,6 +382,9 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                 out.push(at(&[k("links"), Seg::Index(i), k("schedule"), Seg::Index(j), k("rate")], "must be greater than 0".into()));
             }
         }
+        if let Err(m) = l.qdisc.validate() {
+            out.push(at(&p("qdisc"), m));
+        }
         if l.rate.is_none() && !l.schedule.is_empty() {
             out.push(at(&p("schedule"), "a rate schedule needs a starting `rate`".into()));
         }
