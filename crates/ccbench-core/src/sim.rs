@@ -487,14 +487,15 @@ impl Sim {
     pub fn summary(&self) -> Summary {
         let warm = SimTime::ZERO + self.mcfg.warmup;
         let end = self.now.min(self.end);
-        let by_id = |s: &crate::metrics::Samples, id: u32, from: SimTime| -> Vec<f64> {
+        let by_class = |s: &crate::metrics::Samples, id: u32, from: SimTime, class: Option<u8>| -> Vec<f64> {
             let mut v: Vec<f64> = (0..s.id.len())
-                .filter(|&k| s.id[k] == id && s.time_ns[k] >= from.0)
+                .filter(|&k| s.id[k] == id && s.time_ns[k] >= from.0 && class.is_none_or(|c| s.class[k] == c))
                 .map(|k| s.value_ns[k] as f64 * 1e-6)
                 .collect();
             v.sort_by(f64::total_cmp);
             v
         };
+        let by_id = |s: &crate::metrics::Samples, id: u32, from: SimTime| by_class(s, id, from, None);
         let mut flows = Vec::new();
         let mut probes = Vec::new();
         let mut goodputs = Vec::new();
@@ -517,6 +518,7 @@ impl Sim {
                         retransmits: tx.retransmits,
                         rto_count: tx.rto_count,
                         ce_marks: u64::from(rx.ce_packets),
+                        ce_fraction: (tx.t.delivered > 0).then(|| tx.ce_delivered as f64 / tx.t.delivered as f64),
                         delivered_bytes: rx.delivered_bytes,
                         ecn: f.ecn_name,
                         start_s: f.start.as_secs_f64(),
@@ -542,6 +544,7 @@ impl Sim {
                 continue;
             }
             let cap_bits = capacity_bits(&self.rate_history[i], warm, end);
+            let two_queues = matches!(l.qdisc, crate::qdisc::AnyQdisc::DualPi2(_));
             let sent_bits = (l.tx_bytes - self.tx_at_warmup[i]) as f64 * 8.0;
             links.push(LinkSummary {
                 id: l.name.clone(),
@@ -549,6 +552,8 @@ impl Sim {
                 rate_mbps: (!self.rate_history[i][0].1.is_unlimited()).then(|| self.rate_history[i][0].1.mbps()),
                 utilization: cap_bits.map(|c| if c > 0.0 { sent_bits / c } else { 0.0 }),
                 sojourn_ms: SojournStats::from_sorted(&by_id(&self.metrics.sojourn, self.link_out_id[i], warm)),
+                sojourn_c_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&self.metrics.sojourn, self.link_out_id[i], warm, Some(0)))),
+                sojourn_l_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&self.metrics.sojourn, self.link_out_id[i], warm, Some(1)))),
                 drops: l.stats.drops(),
                 marks: l.stats.marks,
                 lost: l.lost,

@@ -48,6 +48,9 @@ pub struct FlowSummary {
     pub rto_count: u64,
     /// CE-marked data packets that reached the receiver.
     pub ce_marks: u64,
+    /// CE-marked share of the segments the sender saw delivered (from the
+    /// feedback it got: exact with Accurate ECN, per ECE ACK with classic).
+    pub ce_fraction: Option<f64>,
     pub delivered_bytes: u64,
     pub ecn: &'static str,
     pub start_s: f64,
@@ -63,6 +66,12 @@ pub struct LinkSummary {
     /// Bytes sent / capacity over the measured time (null if unlimited).
     pub utilization: Option<f64>,
     pub sojourn_ms: SojournStats,
+    /// Sojourn per queue of a two-queue qdisc (DualPI2: C classic, L L4S);
+    /// absent for single-queue qdiscs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sojourn_c_ms: Option<SojournStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sojourn_l_ms: Option<SojournStats>,
     pub drops: u64,
     pub marks: u64,
     /// Packets lost to the link's random loss.
