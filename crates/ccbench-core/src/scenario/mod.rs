@@ -95,7 +95,8 @@ pub struct FlowSpec {
     pub start: Dur,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Dur>,
-    /// Copies of this flow (ids get `.1`, `.2`, ... suffixes).
+    /// Copies of this flow (ids get `.1`, `.2`, ... suffixes); 0 leaves the
+    /// flow out (a sweep's "0 flows" column).
     #[serde(default = "one")]
     pub count: u32,
     /// "Add one flow every T": copy i starts at start + i·T.
@@ -433,9 +434,6 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                     ));
                 }
             }
-        }
-        if f.count == 0 {
-            out.push(at(&p("count"), "must be at least 1".into()));
         }
         if f.dscp > 63 {
             out.push(at(&p("dscp"), format!("must be 0..63, got {}", f.dscp)));
