@@ -54,3 +54,120 @@ fn dualpi2_holds_classic_queue_near_target() {
     let ce = f.ce_marks as f64 / (f.delivered_bytes as f64 / 1448.0);
     assert!(mean_pc > 0.0 && (ce / mean_pc - 1.0).abs() < 0.5, "CE share {ce} vs mean p_C {mean_pc}");
 }
+
+fn prague(id: &str, extra: &str) -> String {
+    tcp(id, "prague", &format!("ecn = true\n{extra}"))
+}
+
+/// RFC 9332 §2.5 / Linux step_thresh 1 ms: a scalable flow alone keeps the
+/// L queue's sojourn around the step threshold while filling the link.
+#[test]
+fn prague_alone_keeps_l_queue_at_the_step() {
+    let text = dumbbell("100Mbit", 20.0, DUALPI2, "30s", &prague("prague", ""));
+    let out = run(&text, &["metrics.warmup=\"10s\""]);
+    let l = link(&out.summary, "bottleneck");
+    let lq = l.sojourn_l_ms.as_ref().unwrap();
+    assert!(l.utilization.unwrap() >= 0.95, "utilization {:?}", l.utilization);
+    let p99 = lq.p99.unwrap();
+    assert!((0.7..=1.5).contains(&p99), "L sojourn p99 {p99} ms vs 1 ms step");
+    assert_eq!(l.drops, 0);
+}
+
+/// The coupling law p_C = (p_CL/k)² (RFC 9332 §2.1, k = 2), measured from
+/// the marks each flow received against the base probability p′ the link
+/// reported, and the window balance it buys: CUBIC and Prague windows
+/// within a factor of 2 (throughput too where the classic queue's 15 ms
+/// does not dominate the RTT).
+#[test]
+fn coupling_marks_classic_with_p_squared_and_balances_windows() {
+    for (rtt, check_rate) in [(40.0, false), (80.0, true)] {
+        let flows = prague("prague", "") + &tcp("cubic", "cubic", "ecn = true");
+        let text = dumbbell("100Mbit", rtt, DUALPI2, "60s", &flows);
+        let out = run(&text, &["metrics.warmup=\"10s\""]);
+        let ls = &out.metrics.link_series;
+        let idx: Vec<usize> = (0..ls.time_s.len()).filter(|&k| ls.link[k] == 0 && ls.time_s[k] >= 10.0).collect();
+        let p = idx.iter().map(|&k| ls.prob_base[k]).sum::<f64>() / idx.len() as f64;
+        let p2 = idx.iter().map(|&k| ls.prob_base[k].powi(2)).sum::<f64>() / idx.len() as f64;
+        let share = |id: &str| {
+            let f = flow(&out.summary, id);
+            f.ce_marks as f64 / (f.delivered_bytes as f64 / 1448.0)
+        };
+        let (pc, pl) = (share("cubic"), share("prague"));
+        assert!((pc / p2 - 1.0).abs() < 0.35, "rtt {rtt}: classic CE share {pc} vs mean p'^2 {p2}");
+        assert!(pl >= 0.9 * 2.0 * p && pl < 1.5 * 2.0 * p, "rtt {rtt}: L CE share {pl} vs k p' {}", 2.0 * p);
+        let fs = &out.metrics.flow_series;
+        let mean_cwnd = |f: u32| {
+            let v: Vec<f64> = (0..fs.time_s.len()).filter(|&k| fs.flow[k] == f && fs.time_s[k] >= 10.0).map(|k| fs.cwnd_pkts[k]).collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        let w = mean_cwnd(0) / mean_cwnd(1);
+        assert!((0.5..2.0).contains(&w), "rtt {rtt}: window ratio prague/cubic {w}");
+        if check_rate {
+            let r = flow(&out.summary, "prague").goodput_mbps / flow(&out.summary, "cubic").goodput_mbps;
+            assert!((0.5..2.0).contains(&r), "rtt {rtt}: rate ratio prague/cubic {r}");
+        }
+    }
+}
+
+/// Without coupling — one FIFO whose only signal is a 1 ms step CE mark —
+/// a classic ECN flow halves on every mark and starves next to Prague.
+#[test]
+fn reno_starves_next_to_prague_behind_a_plain_step_marker() {
+    let step = r#"{ kind = "codel", ecn = true, ce_threshold = "1ms", target = "1s", interval = "100s", limit = 10000 }"#;
+    let flows = prague("prague", "") + &tcp("reno", "reno", "ecn = true");
+    let text = dumbbell("100Mbit", 40.0, step, "40s", &flows);
+    let out = run(&text, &["metrics.warmup=\"10s\""]);
+    let r = flow(&out.summary, "prague").goodput_mbps / flow(&out.summary, "reno").goodput_mbps;
+    assert!(r > 10.0, "prague/reno {r}");
+}
+
+/// DCTCP against a step marker at K packets (RFC 8257 §3; Alizadeh et al.,
+/// "Analysis of DCTCP", 2011): the window saws between
+/// (W*+1)(1 − α/2) and W*+1 with W* = BDP + K and α ≈ √(2/W*), so the
+/// queue oscillates with amplitude A = (W*+1)·α/2 just below K + 1, the
+/// link stays full, and the mean window is W*+1 − A/2.
+#[test]
+fn dctcp_follows_the_step_marking_analysis() {
+    // 100 Mbit/s, 20 ms: BDP ≈ 166 packets; K = 20 packets = 2.422 ms.
+    let step = r#"{ kind = "codel", ecn = true, ce_threshold = "2422us", target = "1s", interval = "100s", limit = 10000 }"#;
+    let text = dumbbell("100Mbit", 20.0, step, "40s", &tcp("dctcp", "dctcp", "ecn = true"));
+    let out = run(&text, &["metrics.warmup=\"10s\""]);
+    let k: f64 = 20.0;
+    let bdp: f64 = 100e6 * 0.0201 / 8.0 / 1514.0;
+    let w_star = bdp + k;
+    let alpha = (2.0 / w_star).sqrt();
+    let amp = (w_star + 1.0) * alpha / 2.0;
+    assert!(link(&out.summary, "bottleneck").utilization.unwrap() > 0.99);
+    let so = &out.metrics.sojourn;
+    let mut q: Vec<f64> = (0..so.id.len())
+        .filter(|&i| so.id[i] == 0 && so.time_ns[i] >= 10_000_000_000)
+        .map(|i| so.value_ns[i] as f64 * 1e-9 * 100e6 / 8.0 / 1514.0)
+        .collect();
+    q.sort_by(f64::total_cmp);
+    let pct = |p: f64| q[((q.len() - 1) as f64 * p) as usize];
+    let mean_q = q.iter().sum::<f64>() / q.len() as f64;
+    assert!(pct(0.95) <= k + 2.0 && pct(0.05) >= k - 1.5 * amp, "queue p5 {} p95 {}", pct(0.05), pct(0.95));
+    assert!((mean_q / (k - amp / 2.0) - 1.0).abs() < 0.25, "mean queue {mean_q} vs {}", k - amp / 2.0);
+    let swing = pct(0.95) - pct(0.05);
+    assert!((swing / amp - 1.0).abs() < 0.4, "queue swing {swing} vs amplitude {amp}");
+    let fs = &out.metrics.flow_series;
+    let w: Vec<f64> = (0..fs.time_s.len()).filter(|&i| fs.time_s[i] >= 10.0).map(|i| fs.cwnd_pkts[i]).collect();
+    let mean_w = w.iter().sum::<f64>() / w.len() as f64;
+    let expect = w_star + 1.0 - amp / 2.0;
+    assert!((mean_w / expect - 1.0).abs() < 0.05, "mean window {mean_w} vs {expect}");
+}
+
+/// Prague's RTT independence (v0.7, 25 ms virtual RTT): flows at 5 and
+/// 35 ms base RTT share far more evenly with it on than off.
+#[test]
+fn prague_rtt_independence_evens_out_shares() {
+    let ratio = |on: bool| {
+        let p = format!("cc_params = {{ rtt_independence = {on} }}");
+        let flows = prague("short", &p) + &prague("long", &format!("{p}\naccess_delay = \"15ms\""));
+        let text = dumbbell("100Mbit", 5.0, DUALPI2, "40s", &flows);
+        let out = run(&text, &["metrics.warmup=\"10s\""]);
+        flow(&out.summary, "short").goodput_mbps / flow(&out.summary, "long").goodput_mbps
+    };
+    let (on, off) = (ratio(true), ratio(false));
+    assert!(on < 3.0 && off > 2.0 * on, "short/long with independence {on}, without {off}");
+}

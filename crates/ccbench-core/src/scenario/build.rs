@@ -59,6 +59,12 @@ fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q:
     }
 }
 
+/// The RTT a SYN/SYN-ACK exchange would measure on an idle path:
+/// propagation plus serialization of a 74 B SYN on every link, both ways.
+fn syn_rtt(links: &[Link], fwd: &[LinkId], rev: &[LinkId]) -> Dur {
+    fwd.iter().chain(rev).map(|l| &links[l.0 as usize]).map(|l| l.delay + l.rate.tx_time(74)).fold(Dur::ZERO, |a, b| a + b)
+}
+
 /// Build the simulator for a validated, resolved scenario.
 pub fn build(s: &Scenario) -> Sim {
     let mut links: Vec<Link> = Vec::new();
@@ -105,7 +111,8 @@ pub fn build(s: &Scenario) -> Sim {
                     let cc_name = cc.kind().name();
                     let algo = cc.build();
                     let mode = spec.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo.ecn_mode());
-                    let tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start);
+                    let syn = syn_rtt(&links, &fwd, &rev);
+                    let tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start, Some(syn));
                     let rx = TcpReceiver::new(&tcfg, mode);
                     (Endpoints::Tcp { tx: Box::new(tx), rx }, cc_name, mode.name())
                 }

@@ -82,7 +82,10 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(cfg: TcpConfig, cc: AnyCc, ecn: EcnMode, tmpl: Packet, bytes: Option<u64>, now: SimTime) -> Self {
+    /// `syn_rtt` is the RTT the handshake would have measured (Linux seeds
+    /// srtt, rttvar, RTO and min_rtt from the SYN/SYN-ACK exchange); the
+    /// handshake itself is not simulated.
+    pub fn new(cfg: TcpConfig, cc: AnyCc, ecn: EcnMode, tmpl: Packet, bytes: Option<u64>, now: SimTime, syn_rtt: Option<Dur>) -> Self {
         let mss = cfg.mss();
         let (total_segs, last_len) = match bytes {
             None => (None, mss),
@@ -93,7 +96,7 @@ impl TcpSender {
             }
         };
         let t = TcpCcState::new(now, mss, cfg.init_cwnd);
-        TcpSender {
+        let mut s = TcpSender {
             rto: cfg.init_rto,
             cfg,
             cc,
@@ -126,7 +129,12 @@ impl TcpSender {
             last_cep: 0,
             cc_owns_cwnd: false,
             ce_delivered: 0,
+        };
+        if let Some(r) = syn_rtt {
+            s.update_rtt(r);
+            s.t.min_rtt = r;
         }
+        s
     }
 
     pub fn srtt(&self) -> Option<Dur> {
@@ -232,6 +240,8 @@ impl TcpSender {
                 self.sb.sack(b.start, b.end, &mut on_delivered);
             }
         }
+        // The hooks below see the scoreboard after this ACK.
+        self.sync_cc_view();
         if rack_xmit > self.rack_xmit {
             self.rack_xmit = rack_xmit;
             self.rack_rtt = now.since(rack_xmit);
@@ -277,8 +287,7 @@ impl TcpSender {
             self.t.cwnd_limited = self.max_flight_limited();
             self.max_flight = self.sb.in_flight();
         }
-        self.t.snd_una = self.sb.una;
-        self.t.snd_nxt = self.sb.nxt();
+        self.sync_cc_view();
         self.update_pacing_rate();
         self.try_send(now, out);
         res
@@ -475,6 +484,10 @@ impl TcpSender {
             }
             if now < self.next_send && self.pacing_on() {
                 self.pace_blocked = true;
+                // Linux hands paced packets to the qdisc with a future
+                // departure time, so they count as in flight: a flow held
+                // back only by pacing is cwnd-limited (tcp_cwnd_validate).
+                self.max_flight = self.max_flight.max(self.t.cwnd);
                 break;
             }
             let (seq, retrans) = match lost {
@@ -520,7 +533,13 @@ impl TcpSender {
             self.last_cc_event = now;
             out(pkt);
         }
-        self.t.in_flight = self.sb.in_flight();
+        self.sync_cc_view();
+    }
+
+    /// Copy the scoreboard's position into the state the CC reads.
+    fn sync_cc_view(&mut self) {
+        self.t.snd_una = self.sb.una;
         self.t.snd_nxt = self.sb.nxt();
+        self.t.in_flight = self.sb.in_flight();
     }
 }

@@ -1,0 +1,340 @@
+//! TCP Prague against the v0.7 laws (L4STeam tcp_prague.c).
+use super::*;
+
+/// Congestion avoidance at `cwnd` segments and srtt `srtt_ms`, pipe full.
+fn ca(cwnd: u32, srtt_ms: u64) -> TcpCcState {
+    let mut t = TcpCcState::new(SimTime(0), 1448, cwnd);
+    t.ssthresh = cwnd;
+    t.srtt = Dur::from_millis(srtt_ms);
+    t.min_rtt = t.srtt;
+    t.snd_nxt = u64::from(cwnd);
+    t.in_flight = cwnd;
+    t
+}
+fn started(cfg: PragueConfig, t: &TcpCcState) -> Prague {
+    let mut p = cfg.build();
+    p.start(t);
+    p
+}
+fn ev(acked: u32, acked_ce: u32) -> AckEvent {
+    AckEvent { acked, acked_ce, ece: false }
+}
+fn set_alpha(p: &mut Prague, a: f64) {
+    p.upscaled_alpha = ((a * MAX_ALPHA as f64) as u64) << p.cfg.shift_g;
+}
+
+/// A minimal TCP layer around Prague: one ACK per segment spaced
+/// srtt/in_flight apart, CWR entered on a CE ACK while Open (ssthresh()
+/// then on_state) and left once the window present at entry is ACKed,
+/// cwnd segments kept in flight, every `mark_every`-th segment CE.
+struct Flow {
+    p: Prague,
+    t: TcpCcState,
+    state: CaState,
+    high_seq: u64,
+    mark_every: u64,
+}
+
+impl Flow {
+    fn ack(&mut self, ce: u32) {
+        let (p, t) = (&mut self.p, &mut self.t);
+        t.now += t.srtt / u64::from(t.in_flight.max(1));
+        t.snd_una += 1;
+        t.delivered += 1;
+        t.delivered_ce += u64::from(ce);
+        let e = ev(1, ce);
+        p.on_ack_event(t, &e);
+        if self.state == CaState::Cwr && t.snd_una >= self.high_seq {
+            self.state = CaState::Open;
+            p.on_state(t, CaState::Open);
+        }
+        if ce > 0 && self.state == CaState::Open {
+            t.ssthresh = p.ssthresh(t);
+            self.high_seq = t.snd_nxt;
+            self.state = CaState::Cwr;
+            p.on_state(t, CaState::Cwr);
+        }
+        assert!(p.cong_control(t, &e));
+        t.snd_nxt = t.snd_nxt.max(t.snd_una + u64::from(t.cwnd));
+        t.in_flight = (t.snd_nxt - t.snd_una) as u32;
+    }
+    /// Runs for `d`; returns the time-averaged cwnd.
+    fn run(&mut self, d: Dur) -> f64 {
+        let (start, mut area) = (self.t.now, 0.0);
+        while self.t.now < start + d {
+            let ce = (self.mark_every > 0 && (self.t.snd_una + 1) % self.mark_every == 0) as u32;
+            let (t0, w) = (self.t.now, f64::from(self.t.cwnd));
+            self.ack(ce);
+            area += w * self.t.now.since(t0).as_secs_f64();
+        }
+        area / self.t.now.since(start).as_secs_f64()
+    }
+}
+
+#[test]
+fn sends_ect1_with_accecn_and_alpha_starts_per_alpha_mode() {
+    let t = ca(10, 20);
+    let p = started(PragueConfig::default(), &t);
+    assert_eq!(p.ecn_mode(), EcnMode::Accurate(Ecn::Ect1));
+    assert_eq!(p.alpha(), Some(0.0));
+    let p1 = started(PragueConfig { alpha_mode: AlphaMode::InitOne, ..Default::default() }, &t);
+    assert_eq!(p1.alpha(), Some(1.0));
+}
+
+#[test]
+fn first_ce_halves_frac_cwnd_once_in_alpha_mode_0() {
+    let mut t = ca(40, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    p.cong_control(&mut t, &ev(1, 1));
+    assert_eq!(p.frac_cwnd(), 20.0);
+    p.cong_control(&mut t, &ev(1, 1));
+    assert_eq!(p.frac_cwnd(), 20.0, "only the first mark ever halves");
+    let mut t = ca(40, 20);
+    let mut p = started(PragueConfig { alpha_mode: AlphaMode::InitOne, ..Default::default() }, &t);
+    p.cong_control(&mut t, &ev(1, 1));
+    assert_eq!(p.frac_cwnd(), 40.0);
+}
+
+#[test]
+fn ce_cut_is_frac_cwnd_times_one_minus_half_alpha() {
+    for (alpha, want) in [(1.0, 20.0), (0.5, 30.0), (0.25, 35.0), (0.0, 40.0)] {
+        let mut t = ca(40, 20);
+        let mut p = started(PragueConfig::default(), &t);
+        set_alpha(&mut p, alpha);
+        assert_eq!(p.ssthresh(&t), 40, "ssthresh() leaves ssthresh alone");
+        p.on_state(&mut t, CaState::Cwr);
+        assert_eq!(p.frac_cwnd(), want, "α = {alpha}");
+    }
+}
+
+#[test]
+fn ce_cut_at_most_once_per_rtt_target_when_rtt_independent() {
+    for (indep, want) in [(true, [30.0, 30.0, 22.5]), (false, [30.0, 22.5, 16.875])] {
+        let mut t = ca(40, 5);
+        let mut p = started(PragueConfig { rtt_independence: indep, ..Default::default() }, &t);
+        p.round = 4;
+        set_alpha(&mut p, 0.5);
+        for (ms, w) in [0, 10, 26].into_iter().zip(want) {
+            t.now = SimTime(ms * 1_000_000);
+            p.on_state(&mut t, CaState::Cwr);
+            p.on_state(&mut t, CaState::Open);
+            assert_eq!(p.frac_cwnd(), w, "rtt_independence {indep}, CWR at {ms} ms");
+        }
+    }
+}
+
+#[test]
+fn loss_halves_window_and_stops_growth_until_open() {
+    let mut t = ca(40, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    set_alpha(&mut p, 0.1);
+    t.ssthresh = p.ssthresh(&t);
+    p.on_state(&mut t, CaState::Recovery);
+    assert_eq!(p.frac_cwnd(), 20.0, "Reno-friendly halving regardless of α");
+    p.cong_control(&mut t, &ev(2, 0));
+    assert_eq!(p.frac_cwnd(), 20.0, "no increase in loss recovery");
+    p.on_state(&mut t, CaState::Open);
+    p.cong_control(&mut t, &ev(2, 0));
+    assert!(p.frac_cwnd() > 20.0);
+    // RTO from Open: the TCP layer resets cwnd before on_state(Loss).
+    let mut t = ca(40, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    t.ssthresh = p.ssthresh(&t);
+    t.cwnd = 1;
+    p.on_state(&mut t, CaState::Loss);
+    assert_eq!(p.frac_cwnd(), 20.0);
+    assert_eq!(p.undo_cwnd(&t, 0), 40);
+}
+
+#[test]
+fn cwnd_moves_one_segment_per_ack_towards_frac_cwnd() {
+    let mut t = ca(40, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    p.on_state(&mut t, CaState::Recovery);
+    for i in 1..=25 {
+        p.cong_control(&mut t, &ev(2, 0));
+        assert_eq!(t.cwnd, (40 - i).max(20));
+        assert_eq!(t.ssthresh, t.cwnd, "ssthresh follows each decrement");
+    }
+    p.on_state(&mut t, CaState::Open);
+    p.frac_cwnd = 30 << CWND_UNIT;
+    for i in 1..=12 {
+        p.cong_control(&mut t, &ev(1, 0));
+        assert_eq!(t.cwnd, (20 + i).min(31));
+    }
+}
+
+#[test]
+fn increase_is_scaled_by_srtt_over_target_squared_when_rtt_independent() {
+    // Per-ACK increase × frac_cwnd = ai (segments²) for one unmarked segment.
+    let ai = |indep: bool, srtt_ms: u64, round: u32| {
+        let mut t = ca(40, srtt_ms);
+        let mut p = started(PragueConfig { rtt_independence: indep, ..Default::default() }, &t);
+        p.round = round;
+        p.update_ai(&t);
+        let w = p.frac_cwnd();
+        p.cong_control(&mut t, &ev(1, 0));
+        (p.frac_cwnd() - w) * w
+    };
+    let ratio = ai(true, 10, 4) / ai(false, 10, 4);
+    assert!((ratio - 0.16).abs() < 1e-3, "(10/25)² expected, got {ratio}");
+    assert!((ai(true, 10, 4) / 0.16 - 1.0).abs() < 1e-3);
+    assert_eq!(ai(true, 30, 4), ai(false, 30, 4), "no scaling at srtt ≥ rtt_target");
+    assert_eq!(ai(true, 10, 3), ai(false, 10, 3), "no scaling before rtt_transition rounds");
+}
+
+#[test]
+fn pacing_is_mtu_window_over_srtt_doubled_in_slow_start() {
+    let mut t = ca(40, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    assert_eq!(p.pacing_rate(&t), None);
+    p.cong_control(&mut t, &ev(1, 0));
+    // 1500 B / 20 ms = 75 kB/s per segment; 40 segments: 24 Mbit/s.
+    assert_eq!(p.pacing_rate(&t), Some(Rate(24_000_000)));
+    // Slow start: 200 % while cwnd < ssthresh/2, 100 % above.
+    for (cwnd, ratio) in [(10, 2), (20, 1)] {
+        let mut t = TcpCcState::new(SimTime(0), 1448, cwnd);
+        (t.srtt, t.ssthresh) = (Dur::from_millis(20), 32);
+        let mut p = started(PragueConfig::default(), &t);
+        p.cong_control(&mut t, &ev(1, 0));
+        assert_eq!(t.cwnd, cwnd + 1);
+        assert_eq!(p.pacing_rate(&t), Some(Rate(ratio * u64::from(cwnd + 1) * 600_000)));
+    }
+    let mut t = TcpCcState::new(SimTime(0), 1448, 10);
+    let mut p = started(PragueConfig::default(), &t);
+    p.cong_control(&mut t, &ev(1, 0));
+    assert_eq!(p.pacing_rate(&t), None, "pacing off until srtt is known");
+}
+
+#[test]
+fn alpha_decays_and_updates_only_at_round_ends() {
+    let mut t = ca(20, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    t.snd_nxt = 40; // the round started at init ends at segment 20
+    let ack = |p: &mut Prague, t: &mut TcpCcState, ce: u32| {
+        t.snd_una += 1;
+        t.delivered += 1;
+        t.delivered_ce += u64::from(ce);
+        p.cong_control(t, &ev(1, ce));
+    };
+    ack(&mut p, &mut t, 1);
+    assert_eq!(p.upscaled_alpha, 0, "mid-round: no update");
+    for _ in 1..20 {
+        ack(&mut p, &mut t, 0);
+    }
+    // F = 1/20 at the round end: α/g = F.
+    assert_eq!(p.upscaled_alpha, (1 << 24) / 20);
+    let a = p.upscaled_alpha;
+    for _ in 1..20 {
+        ack(&mut p, &mut t, 0);
+    }
+    assert_eq!(p.upscaled_alpha, a, "no decay before the round ends");
+    ack(&mut p, &mut t, 0);
+    assert_eq!(p.upscaled_alpha, a - (a >> 4));
+    // RTT-independent: round ends closer than rtt_target do not update.
+    p.round = 4;
+    p.alpha_stamp = t.now;
+    let a = p.upscaled_alpha;
+    t.now += Dur::from_millis(10);
+    ack(&mut p, &mut t, 0);
+    assert_eq!(p.upscaled_alpha, a);
+    t.now += Dur::from_millis(15);
+    ack(&mut p, &mut t, 0);
+    assert_eq!(p.upscaled_alpha, a - (a >> 4));
+}
+
+#[test]
+fn ecn_fallback_floors_alpha_when_delay_varies() {
+    let run = |fallback: EcnFallback, jitter_ms: u64| {
+        let mut t = ca(40, 20);
+        let mut p = started(PragueConfig { ecn_fallback: fallback, ..Default::default() }, &t);
+        p.saw_ce = true;
+        p.ssthresh(&t); // gain from ssthresh 40: 2^-8
+        for _ in 0..50 {
+            for i in 0..40 {
+                p.on_rtt(&mut t, Dur::from_millis(20 + jitter_ms * (i % 2)));
+            }
+            p.update_alpha(&t);
+        }
+        p.on_state(&mut t, CaState::Cwr);
+        (p.classic_ecn_score(), p.frac_cwnd())
+    };
+    let (score, w) = run(EcnFallback::DetectAndFallback, 10);
+    assert!(score > CLASSIC_ECN, "score {score}");
+    // α = 0 (no marks), floored at 0.625: cut by 31.25 %.
+    assert_eq!(w, 27.5);
+    let (score, w) = run(EcnFallback::DetectOnly, 10);
+    assert!(score > CLASSIC_ECN && w == 40.0);
+    let (score, w) = run(EcnFallback::DetectAndFallback, 0);
+    assert!(score == 0.0 && w == 40.0, "steady RTT reads as L4S: score {score}");
+    assert_eq!(run(EcnFallback::Off, 10), (0.0, 40.0));
+}
+
+#[test]
+fn small_windows_switch_to_rate_mode_with_dithered_pacing() {
+    let mut t = ca(3, 10);
+    let mut p = started(PragueConfig::default(), &t);
+    p.saw_ce = true;
+    p.round = 4;
+    p.alpha_stamp = t.now;
+    p.cong_control(&mut t, &ev(1, 0));
+    assert!(p.rate_mode());
+    let pace = |p: &Prague, up: bool| {
+        let (r, off) = (p.rate_bytes, (4 * p.rate_bytes) >> 7);
+        Some(Rate(8 * if up { r + off } else { r - off }))
+    };
+    p.cong_control(&mut t, &ev(1, 0));
+    assert_eq!(p.pacing, pace(&p, true), "+3 % in the first half vRTT");
+    t.now += Dur::from_millis(13);
+    p.cong_control(&mut t, &ev(1, 0));
+    assert_eq!(p.pacing, pace(&p, false), "−3 % in the second half");
+    let r = p.rate_bytes;
+    p.on_state(&mut t, CaState::Recovery);
+    assert_eq!(p.rate_bytes, r - r / 2, "loss halves the rate");
+    let mut big = ca(40, 10);
+    let mut q = started(PragueConfig::default(), &big);
+    q.saw_ce = true;
+    q.cong_control(&mut big, &ev(1, 0));
+    assert!(!q.rate_mode(), "40 × 1500 B > cwnd_transit");
+}
+
+/// v0.7's steady state (tcp_prague.c header): r = (1/p − 1) Mbit/s ×
+/// 25 ms/max(RTT, 25 ms) for 1500 B packets. At RTT ≥ 25 ms each round
+/// adds (1 − p) segments and one cut removes W·α/2 with α → p, so
+/// W = 2(1/p − 1). Below 25 ms RTT-independence adds (1 − p)(R/25 ms)²
+/// per round and cuts once per interval T ≥ 25 ms, so the rate is the
+/// law's × T/25 ms; T is the first CWR entry (a CE mark while Open)
+/// ≥ 25 ms after the last cut, so T ≤ 25 ms + max(mark spacing, RTT).
+#[test]
+fn steady_state_rate_follows_the_scalable_law_and_is_rtt_independent() {
+    let mark_every = 21; // p = 1/21: law = 20 Mbit/s × 0.96 (2 segments/25 ms = 0.96 Mbit/s)
+    let run = |indep: bool, rtt_ms: u64| {
+        let t = ca(20, rtt_ms);
+        let p = started(PragueConfig { rtt_independence: indep, ..Default::default() }, &t);
+        let mut f = Flow { p, t, state: CaState::Open, high_seq: 0, mark_every };
+        f.run(Dur::from_secs(20));
+        let w = f.run(Dur::from_secs(40));
+        (w * 12_000.0 / (rtt_ms as f64 / 1000.0) / 1e6, w)
+    };
+    let law = (mark_every - 1) as f64 * 0.96;
+    for (rtt, indep, want) in [(25, true, law), (50, true, law / 2.0), (10, false, law * 2.5)] {
+        let (r, _) = run(indep, rtt);
+        assert!((r / want - 1.0).abs() < 0.1, "RTT {rtt} ms, indep {indep}: {r:.2} Mbit/s, want ≈ {want:.2}");
+    }
+    let (r, w) = run(true, 10);
+    let spacing_ms = (mark_every as f64 * 10.0 / w).max(10.0);
+    let hi = law * (1.0 + spacing_ms / 25.0);
+    assert!(r > 0.95 * law && r < 1.05 * hi, "RTT 10 ms, indep: {r:.2} Mbit/s, want {law:.2}..{hi:.2}");
+}
+
+#[test]
+fn config_parses_kernel_style_modes_and_rejects_others() {
+    let c: PragueConfig = toml::from_str("rtt_target = \"10ms\"\ncwnd_mode = 0\necn_fallback = 1").unwrap();
+    assert_eq!(c.rtt_target, Dur::from_millis(10));
+    assert_eq!((c.cwnd_mode, c.ecn_fallback), (CwndMode::FracWin, EcnFallback::DetectAndFallback));
+    assert_eq!(c.rtt_transition, 4);
+    let e = toml::from_str::<PragueConfig>("cwnd_mode = 3").unwrap_err().to_string();
+    assert!(e.contains("cwnd_mode"), "{e}");
+    assert!(toml::from_str::<PragueConfig>("alpha_mode = 2").is_err());
+    assert!(toml::from_str::<PragueConfig>("rtt_scaling = 1").is_err());
+}
