@@ -188,7 +188,8 @@ def test_one_tcp_flow_is_tcp_1up_and_flent_draws_it(run_dir, flent_venv, tmp_pat
     assert [s["val"] for s in tput] == rows["goodput_mbps"][1:].to_list()  # the first row is the zero-length start
     assert [s["t"] - flent.T0_EPOCH for s in stats] == pytest.approx(rows["time_s"].to_list(), abs=1e-6)
     assert all(s["dur"] == pytest.approx(0.1) for s in tput)
-    assert "tcp_rtt" not in stats[0]  # srtt is NaN before the first RTT sample: left out, not NaN
+    # srtt is seeded by the (unsimulated) handshake: the idle path's RTT.
+    assert stats[0]["tcp_rtt"] == pytest.approx(20.0, abs=0.5)
     assert all("tcp_rtt" in s for s in stats[-5:])
 
     # results interpolate the raw samples onto x_values (here a sample falls on every step)
