@@ -27,9 +27,14 @@ Times are seconds since the start of the simulation. The integer ids ``flow``,
     goodput_mbps    Float64 payload goodput over the interval, Mbit/s
     delivered_bytes UInt64  cumulative payload bytes delivered
     cwnd_pkts       Float64 congestion window, packets
-    srtt_ms         Float64 smoothed RTT, ms (NaN before the first sample)
-    pacing_mbps     Float64 pacing rate, Mbit/s (NaN if not paced)
+    srtt_ms         Float64 smoothed RTT, ms (seeded by the handshake RTT)
+    pacing_mbps     Float64 pacing rate (Linux's rule, computed even when not
+                            enforced, as ``ss`` shows it), Mbit/s
     inflight_pkts   Float64 packets in flight
+    ce_fraction     Float64 CE-marked share of segments delivered in the
+                            interval, as the sender's feedback shows it
+                            (NaN if none were delivered)
+    alpha           Float64 the CC's α (DCTCP, Prague; NaN for others)
     =============== ======= ====================================================
 
 ``rtt`` — one row per RTT sample taken by a sender:
@@ -45,11 +50,15 @@ Times are seconds since the start of the simulation. The integer ids ``flow``,
     drops           UInt64  cumulative packets dropped
     marks           UInt64  cumulative packets CE-marked
     rate_mbps       Float64 link rate in force, Mbit/s
+    prob_base       Float64 the AQM's base probability (DualPI2 p′; NaN if none)
+    prob_c          Float64 classic-queue probability (DualPI2 p′²)
+    prob_l          Float64 L-queue coupled probability (DualPI2 min(k·p′, 1))
     =============== ======= ====================================================
 
 ``sojourn`` — one row per dequeued packet (possibly sampled):
-    ``time_s`` Float64 (dequeue time), ``link`` UInt32, ``flow`` UInt32,
-    ``sojourn_ms`` Float64 (time spent queued).
+    ``time_s`` Float64 (dequeue time), ``link`` UInt32, ``flow`` UInt32
+    (4294967295 for probe packets), ``class`` UInt32 (queue of a two-queue
+    qdisc: DualPI2 0 = C, 1 = L; 0 otherwise), ``sojourn_ms`` Float64.
 
 ``probes`` — one row per probe (ping) reply:
     ``time_s`` Float64, ``probe`` UInt32, ``rtt_ms`` Float64.
@@ -110,6 +119,8 @@ SCHEMA: dict[str, dict[str, type[pl.DataType]]] = {
         "srtt_ms": pl.Float64,
         "pacing_mbps": pl.Float64,
         "inflight_pkts": pl.Float64,
+        "ce_fraction": pl.Float64,
+        "alpha": pl.Float64,
     },
     "rtt": {"time_s": pl.Float64, "flow": pl.UInt32, "rtt_ms": pl.Float64},
     "link_series": {
@@ -121,8 +132,11 @@ SCHEMA: dict[str, dict[str, type[pl.DataType]]] = {
         "drops": pl.UInt64,
         "marks": pl.UInt64,
         "rate_mbps": pl.Float64,
+        "prob_base": pl.Float64,
+        "prob_c": pl.Float64,
+        "prob_l": pl.Float64,
     },
-    "sojourn": {"time_s": pl.Float64, "link": pl.UInt32, "flow": pl.UInt32, "sojourn_ms": pl.Float64},
+    "sojourn": {"time_s": pl.Float64, "link": pl.UInt32, "flow": pl.UInt32, "class": pl.UInt32, "sojourn_ms": pl.Float64},
     "probes": {"time_s": pl.Float64, "probe": pl.UInt32, "rtt_ms": pl.Float64},
     "capture": {
         "time_s": pl.Float64,
