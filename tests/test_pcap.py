@@ -196,3 +196,36 @@ def test_cli_pcap_writes_one_file_per_link_and_keeps_the_table(
     assert cap.equals(ccbench.run(scenario, duration="1s", metrics__capture=["bottleneck", "ret"]).tables["capture"])
     assert run_cli("run", scenario, "-o", "plain", "--no-plot", "--set", "duration=0.2s").exit_code == 0
     assert ccbench.load("plain").tables["capture"].is_empty()  # nothing captured unless asked
+
+
+def test_accurate_ecn_acks_carry_the_ce_counter_in_ace(tmp_path: Path) -> None:
+    """RFC 9768 §3.2.2: on an AccECN flow's ACKs, (AE, CWR, ECE) = (5 + r.cep) mod 8."""
+    text = """
+name = "accecn"
+duration = "3s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbit"
+delay = "5ms"
+qdisc = { kind = "dualpi2" }
+[[links]]
+id = "return"
+rate = "20Mbit"
+delay = "5ms"
+[[flows]]
+id = "prague"
+cc = "prague"
+ecn = true
+path = ["bottleneck"]
+reverse = ["return"]
+"""
+    result = ccbench.run(text, set=['metrics.capture=["return"]'])
+    path = tmp_path / "acks.pcap"
+    write_pcap(result, path, "return")
+    cap = result.tables["capture"].filter(pl.col("kind") == 1)
+    rows = tshark("-r", str(path), "-T", "fields", "-e", "tcp.flags.ae", "-e", "tcp.flags.cwr", "-e", "tcp.flags.ece")
+    assert len(rows) == cap.height
+    ace = [int(ae == "True" or ae == "1") * 4 + int(cwr == "True" or cwr == "1") * 2 + int(ece == "True" or ece == "1")
+           for ae, cwr, ece in rows]
+    assert ace == [(5 + c) % 8 for c in cap["cep"].to_list()]
+    assert cap["cep"].max() > 0, "the L queue's step marked something"

@@ -59,7 +59,8 @@ entry that has it; so does the selector ``"*"`` (with no entries it gives
 no data rather than an error). A selector with ``*``, ``?`` or ``[`` is a glob; any other
 selector matches the id exactly or, if there is no such id, the copies a
 ``count`` made of it (``cubic`` matches ``cubic.1``, ``cubic.2``, ...). A
-selector that matches nothing is an error that lists the ids. Statistics
+plain selector that matches nothing is an error that lists the ids; a glob
+that matches nothing gives no data (a flow the sweep left out of this run). Statistics
 without samples (null in summary.json) are left out.
 
 A bare name that is a top-level number of ``summary.json`` is that number:
@@ -606,7 +607,9 @@ def _indices(ids: Sequence[str], selector: str, kind: str, col: int | None) -> l
     if selector == "*":  # every entry, possibly none
         return list(range(len(ids)))
     found = _select(ids, selector)
-    if not found:
+    # A glob may legitimately match nothing in some runs (a flow a sweep
+    # left out): no data. A plain id that matches nothing is a typo.
+    if not found and not any(c in selector for c in "*?["):
         raise ExprError(f"no {kind[:-1]} matches {selector!r} ({kind}: {', '.join(ids) or 'none'})", col)
     return found
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ccbench.results import Result
 
@@ -89,7 +89,7 @@ _PORT_SENDER, _PORT_RECEIVER = 40000, 5201
 _ICMP = struct.Struct("!BBHHH")
 _ICMP_ECHO_REPLY, _ICMP_ECHO = 0, 8
 
-_COLUMNS = ("time_ns", "endpoint", "dir", "size", "ecn", "dscp", "kind", "seq", "ack", "flags", "nsack",
+_COLUMNS = ("time_ns", "endpoint", "dir", "size", "ecn", "dscp", "kind", "seq", "ack", "flags", "cep", "nsack",
             "sack0_start", "sack0_end", "sack1_start", "sack1_end", "sack2_start", "sack2_end")
 
 
@@ -108,14 +108,14 @@ def write_pcap(result: Result, path: str | os.PathLike[str],
     scenario = _scenario(result)
     links = link if isinstance(link, (list, tuple)) else [link]
     indices = [_link_index(result, scenario, one) for one in links]
-    mss = _mss_by_endpoint(scenario)
+    tcp = _tcp_by_endpoint(scenario)
     capture = result.tables["capture"]
     selected = capture.filter(capture["link"].is_in(indices)).sort("time_ns", maintain_order=True)
     rows = selected.select(_COLUMNS).iter_rows()
     n = 0
     with open(path, "wb") as f:
         f.write(_GLOBAL.pack(PCAP_MAGIC_NS, 2, 4, 0, 0, snaplen, LINKTYPE_ETHERNET))
-        for time_ns, frame, orig_len in _frames(rows, mss):
+        for time_ns, frame, orig_len in _frames(rows, tcp):
             data = frame[:snaplen]
             f.write(_RECORD.pack(time_ns // 1_000_000_000, time_ns % 1_000_000_000, len(data), orig_len))
             f.write(data)
@@ -123,10 +123,10 @@ def write_pcap(result: Result, path: str | os.PathLike[str],
     return n
 
 
-def _frames(rows: Iterator[tuple[Any, ...]], mss: list[int | None]) -> Iterator[tuple[int, bytes, int]]:
+def _frames(rows: Iterator[tuple[Any, ...]], tcp: list[_Tcp | None]) -> Iterator[tuple[int, bytes, int]]:
     """(time in ns, Ethernet frame without payload, frame length on the wire) per capture row."""
     ip_id: dict[tuple[int, int], int] = {}  # per sending host: RFC 791 §3.2 identification
-    for time_ns, e, rev, size, ecn, dscp, kind, seq, ack, flags, nsack, *sack in rows:
+    for time_ns, e, rev, size, ecn, dscp, kind, seq, ack, flags, cep, nsack, *sack in rows:
         if e >= MAX_ENDPOINTS:
             raise ValueError(f"endpoint {e}: at most {MAX_ENDPOINTS} flows have pcap addresses")
         sender = bytes((10, 2 * (e >> 8), e & 0xFF, 1))
@@ -135,9 +135,9 @@ def _frames(rows: Iterator[tuple[Any, ...]], mss: list[int | None]) -> Iterator[
         if kind in (PROBE, REPLY):
             proto = _PROTO_ICMP
             l4 = _icmp(_ICMP_ECHO_REPLY if kind == REPLY else _ICMP_ECHO, e & 0xFFFF, seq & 0xFFFF)
-        elif kind in (DATA, ACK) and e < len(mss) and mss[e] is not None:
+        elif kind in (DATA, ACK) and e < len(tcp) and (conn := tcp[e]) is not None:
             proto = _PROTO_TCP
-            l4 = _tcp_header(e, rev, kind, seq, ack, flags, sack[: 2 * nsack], time_ns, mss[e])
+            l4 = _tcp_header(e, rev, kind, seq, ack, flags, sack[: 2 * nsack], time_ns, conn, cep)
         else:
             proto, l4 = _PROTO_EXPERIMENT, b""
         ip_len = max(size - _ETH_HDR, 20 + len(l4))  # only a ping smaller than its headers is widened
@@ -155,8 +155,9 @@ def _frames(rows: Iterator[tuple[Any, ...]], mss: list[int | None]) -> Iterator[
 
 
 def _tcp_header(e: int, rev: int, kind: int, seq: int, ack: int, flags: int, sack: list[int],
-                time_ns: int, mss: int) -> bytes:
+                time_ns: int, conn: _Tcp, cep: int) -> bytes:
     """TCP header and options of one segment, checksum 0."""
+    mss = conn.mss
     def sender_byte(segment: int) -> int:
         return (SENDER_ISN + 1 + segment * mss) & 0xFFFFFFFF
 
@@ -167,6 +168,14 @@ def _tcp_header(e: int, rev: int, kind: int, seq: int, ack: int, flags: int, sac
     else:
         seq_no, ack_no = RECEIVER_ISN + 1, sender_byte(ack)
         bits |= _TCP_ECE if flags & FLAG_ECE else 0  # RFC 3168 §6.1.3
+    ae = 0
+    if conn.accecn:
+        # RFC 9768 §3.2.2: the ACE field (AE, CWR, ECE) carries the CE packet
+        # counter r.cep mod 8, which starts at 5; the data sender receives no
+        # data, so its own counter stays 5.
+        ace = (5 + (cep if kind == ACK else 0)) % 8
+        ae = ace >> 2
+        bits = (bits & ~(_TCP_CWR | _TCP_ECE)) | (_TCP_CWR if ace & 2 else 0) | (_TCP_ECE if ace & 1 else 0)
     # RFC 7323 §3.2: NOP, NOP, kind 8, length 10, TSval, TSecr (as Linux lays it out).
     options = struct.pack("!BBBBII", 1, 1, 8, 10, (time_ns // 1_000_000) & 0xFFFFFFFF, 0)
     if sack:
@@ -176,7 +185,7 @@ def _tcp_header(e: int, rev: int, kind: int, seq: int, ack: int, flags: int, sac
     if rev:
         sport, dport = dport, sport
     offset = (20 + len(options)) // 4  # data offset in 32-bit words
-    return _TCP.pack(sport, dport, seq_no, ack_no, offset << 4, bits, _TCP_WINDOW, 0, 0) + options
+    return _TCP.pack(sport, dport, seq_no, ack_no, offset << 4 | ae, bits, _TCP_WINDOW, 0, 0) + options
 
 
 def _icmp(icmp_type: int, ident: int, seq: int) -> bytes:
@@ -237,10 +246,18 @@ def _scenario(result: Result) -> dict[str, Any]:
     return doc
 
 
-def _mss_by_endpoint(scenario: dict[str, Any]) -> list[int | None]:
-    """MSS of each flow copy in arena order (count copies, pings included); None for pings."""
-    out: list[int | None] = []
+class _Tcp(NamedTuple):
+    mss: int
+    #: Accurate ECN feedback (the resolved scenario's ecn = "ect0" / "ect1").
+    accecn: bool
+
+
+def _tcp_by_endpoint(scenario: dict[str, Any]) -> list[_Tcp | None]:
+    """Each flow copy's TCP parameters in arena order (count copies, pings included); None for pings."""
+    out: list[_Tcp | None] = []
     for spec in scenario.get("flows", []):
-        mss = spec.get("tcp", {}).get("mtu", 1500) - TCP_IP_HDR if spec.get("kind", "tcp") == "tcp" else None
-        out += [mss] * int(spec.get("count", 1))
+        conn = None
+        if spec.get("kind", "tcp") == "tcp":
+            conn = _Tcp(spec.get("tcp", {}).get("mtu", 1500) - TCP_IP_HDR, spec.get("ecn") in ("ect0", "ect1"))
+        out += [conn] * int(spec.get("count", 1))
     return out

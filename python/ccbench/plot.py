@@ -1,4 +1,5 @@
-"""Flent-like time-series figure of one run: throughput, RTT and queue delay.
+"""Flent-like time-series figure of one run: throughput, RTT, queue delay
+(per queue for DualPI2) and, when anything was CE-marked, CE fraction and α.
 
 Figures are built on matplotlib's object API with no pyplot, so nothing ever
 opens a window or touches global figure state; PNGs render through Agg.
@@ -33,11 +34,13 @@ def timeseries(result: Result) -> Figure:
     probes = [p["id"] for p in s.get("probes", [])]
     links = [link["id"] for link in s.get("links", [])]
 
-    fig = Figure(figsize=(10, 8.5), layout="constrained")
-    tput, rtt, queue = fig.subplots(3, 1, sharex=True)
+    series = result.tables["flow_series"]
+    marked = "ce_fraction" in series.columns and bool(series["ce_fraction"].fill_nan(None).drop_nulls().max() or 0)
+    fig = Figure(figsize=(10, 11 if marked else 8.5), layout="constrained")
+    axes = fig.subplots(4 if marked else 3, 1, sharex=True)
+    tput, rtt, queue = axes[:3]
     fig.suptitle(f"{s.get('scenario', '')} (seed {s.get('seed')}, {duration:g} s)")
 
-    series = result.tables["flow_series"]
     for i, part in _parts(series, "flow"):
         tput.plot(part["time_s"], part["goodput_mbps"], color=_color(i), label=_name(flows, i))
     _finish(tput, "goodput (Mbit/s)", series.is_empty(), "flows")
@@ -51,20 +54,35 @@ def timeseries(result: Result) -> Figure:
                  marker=".", ms=3, label=f"{_name(probes, j)} (probe)")
     _finish(rtt, "RTT (ms)", samples.is_empty() and pings.is_empty(), f"flow RTT: {_ms(width)} means")
 
-    sojourn = _binned(result.tables["sojourn"], "link", "sojourn_ms", width)
-    for k, part in _parts(sojourn, "link"):
+    # Two-queue qdiscs (DualPI2) get one line per queue: C solid, L dashed.
+    two_queue = {i for i, link in enumerate(s.get("links", [])) if link.get("sojourn_l_ms") is not None}
+    raw = result.tables["sojourn"]
+    if "class" not in raw.columns:
+        raw = raw.with_columns(pl.lit(0, pl.UInt32).alias("class"))
+    sojourn = _binned(raw.with_columns(key=pl.col("link") * 2 + pl.col("class")), "key", "sojourn_ms", width)
+    for key, part in _parts(sojourn, "key"):
+        k, cls = divmod(key, 2)
         color = _LINK_COLORS[k % len(_LINK_COLORS)]
+        label = _name(links, k) + ((" L" if cls else " C") if k in two_queue else "")
         queue.fill_between(part["time_s"], part["mean"], part["max"], color=color, alpha=0.2, lw=0)
-        queue.plot(part["time_s"], part["mean"], color=color, label=_name(links, k))
+        queue.plot(part["time_s"], part["mean"], color=color, ls="--" if cls else "-", label=label)
     _finish(queue, "queue delay (ms)", sojourn.is_empty(), f"links: {_ms(width)} mean,\nmax shaded")
+
+    if marked:
+        ce = axes[3]
+        for i, part in _parts(series, "flow"):
+            ce.plot(part["time_s"], part["ce_fraction"], color=_color(i), label=_name(flows, i))
+            if part["alpha"].fill_nan(None).drop_nulls().len():
+                ce.plot(part["time_s"], part["alpha"], color=_color(i), ls=":", label=f"{_name(flows, i)} α")
+        _finish(ce, "CE fraction / α", False, "flows (α dotted)")
 
     warmup = float(s.get("warmup_s") or 0.0)
     if warmup > 0:  # the summary's statistics leave this span out
-        for ax in (tput, rtt, queue):
+        for ax in axes:
             ax.axvspan(0, warmup, color="grey", alpha=0.08, lw=0)
         tput.annotate("warm-up", (warmup / 2, 1), xycoords=("data", "axes fraction"), xytext=(0, -2),
                       textcoords="offset points", ha="center", va="top", fontsize="small", color="grey")
-    queue.set_xlabel("time (s)")
+    axes[-1].set_xlabel("time (s)")
     if duration > 0:
         queue.set_xlim(0, duration)
     return fig
