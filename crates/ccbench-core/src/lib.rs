@@ -8,6 +8,7 @@ pub mod cc;
 pub mod event;
 pub mod flow;
 pub mod link;
+pub mod media;
 pub mod metrics;
 pub mod packet;
 pub mod qdisc;

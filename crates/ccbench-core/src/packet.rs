@@ -93,6 +93,27 @@ pub struct Probe {
     pub reply: bool,
 }
 
+/// An RTP media packet (RFC 3550): 12 B RTP header + payload inside UDP.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Rtp {
+    /// Extended sequence number (the wire carries the low 16 bits).
+    pub seq: u32,
+    /// RTP timestamp, 90 kHz clock.
+    pub ts: u32,
+    /// Last packet of a video frame.
+    pub marker: bool,
+    /// RTP header + payload bytes (what SCReAM counts).
+    pub rtp_bytes: u32,
+}
+
+/// An RFC 8888 congestion-control feedback packet. The per-packet reports
+/// are kept by the receiver (see `media::rfc8888::ReportRing`); the packet
+/// names the snapshot by id, so the value stays small.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Feedback {
+    pub report_id: u32,
+}
+
 /// Per-protocol header.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub enum Header {
@@ -101,6 +122,8 @@ pub enum Header {
     TcpData(TcpSeg),
     TcpAck(TcpAck),
     Probe(Probe),
+    Rtp(Rtp),
+    Feedback(Feedback),
 }
 
 #[derive(Copy, Clone, Debug, Default)]

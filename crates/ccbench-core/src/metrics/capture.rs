@@ -12,6 +12,10 @@ pub const KIND_ACK: u32 = 1;
 pub const KIND_PROBE: u32 = 2;
 pub const KIND_REPLY: u32 = 3;
 pub const KIND_OTHER: u32 = 4;
+/// RTP media (seq = RTP sequence number, len = RTP bytes) and RFC 8888
+/// feedback (seq = report id).
+pub const KIND_RTP: u32 = 5;
+pub const KIND_FEEDBACK: u32 = 6;
 /// `flags` bits.
 pub const FLAG_ECE: u32 = 1;
 pub const FLAG_CWR: u32 = 2;
@@ -54,6 +58,8 @@ impl Capture {
             Header::TcpData(s) => (KIND_DATA, s.seq, s.len, 0, u32::from(s.cwr) * FLAG_CWR | u32::from(s.retrans) * FLAG_RETRANS, 0),
             Header::TcpAck(a) => (KIND_ACK, 0, 0, a.ack, u32::from(a.ece) * FLAG_ECE, a.cep),
             Header::Probe(pr) => (if pr.reply { KIND_REPLY } else { KIND_PROBE }, u64::from(pr.seq), 0, 0, 0, 0),
+            Header::Rtp(r) => (KIND_RTP, u64::from(r.seq), r.rtp_bytes, 0, u32::from(r.marker), 0),
+            Header::Feedback(f) => (KIND_FEEDBACK, u64::from(f.report_id), 0, 0, 0, 0),
             Header::None => (KIND_OTHER, 0, 0, 0, 0, 0),
         };
         self.kind.push(kind);

@@ -1,0 +1,1 @@
+//! STUB: video encoder model (replaced by the full model).
