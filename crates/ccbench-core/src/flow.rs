@@ -4,6 +4,8 @@
 //! dumbbell, a chain of bottlenecks or an asymmetric up/down path are the
 //! same mechanism.
 
+use crate::media::rfc8888::MediaReceiver;
+use crate::media::sender::MediaSender;
 use crate::packet::{LinkId, Packet};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
@@ -27,6 +29,8 @@ pub struct Ping {
 pub enum Endpoints {
     Tcp { tx: Box<TcpSender>, rx: TcpReceiver },
     Ping(Ping),
+    /// RTP media under SCReAM with RFC 8888 feedback.
+    Media { tx: Box<MediaSender>, rx: Box<MediaReceiver> },
 }
 
 pub struct Flow {
@@ -51,16 +55,20 @@ pub struct Flow {
     pub delivered_at_warmup: u64,
     /// When the application's last byte was delivered (finite transfers).
     pub finished_at: Option<SimTime>,
+    /// Named time intervals the summary reports the flow's goodput over.
+    pub intervals: Vec<(String, SimTime, SimTime)>,
 }
 
 impl Flow {
     pub fn delivered_bytes(&self) -> u64 {
         match &self.ep {
             Endpoints::Tcp { rx, .. } => rx.delivered_bytes,
+            Endpoints::Media { rx, .. } => rx.bytes,
             Endpoints::Ping(_) => 0,
         }
     }
-    pub fn is_tcp(&self) -> bool {
-        matches!(self.ep, Endpoints::Tcp { .. })
+    /// A flow of the summary's `flows` (TCP or media), not a prober.
+    pub fn is_flow(&self) -> bool {
+        !matches!(self.ep, Endpoints::Ping(_))
     }
 }

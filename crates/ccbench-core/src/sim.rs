@@ -7,7 +7,7 @@ use crate::cc::CongestionControl;
 use crate::event::{End, Event, EventQueue};
 use crate::flow::{Endpoints, Flow};
 use crate::link::Link;
-use crate::metrics::summary::{self, EngineSummary, FlowSummary, LinkSummary, ProbeSummary, RttStats, SojournStats, Summary};
+use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
 use crate::qdisc::Qdisc;
@@ -62,7 +62,7 @@ impl Sim {
         let out_id = flows
             .iter()
             .map(|f| {
-                let c = if f.is_tcp() { &mut tcp } else { &mut ping };
+                let c = if f.is_flow() { &mut tcp } else { &mut ping };
                 *c += 1;
                 *c - 1
             })
@@ -204,7 +204,7 @@ impl Sim {
                 if link.sojourn_skip >= every {
                     link.sojourn_skip = 0;
                     let f = p.flow.0 as usize;
-                    let flow = if self.flows[f].is_tcp() { self.out_id[f] } else { NO_FLOW };
+                    let flow = if self.flows[f].is_flow() { self.out_id[f] } else { NO_FLOW };
                     self.metrics.sojourn.push_class(now.0, self.link_out_id[l.0 as usize], flow, now.since(p.enq_at).0, p.class);
                 }
             }
@@ -331,6 +331,17 @@ impl Sim {
                 ping.received += 1;
                 self.metrics.probes.push(now.0, self.out_id[fi], 0, now.since(pr.t_req).0);
             }
+            (Endpoints::Media { rx, .. }, Header::Rtp(rtp)) => {
+                if let Some(id) = rx.on_rtp(&rtp, p.ecn, now) {
+                    self.out.push(feedback_packet(rx, id, now, &flow.rev_tmpl));
+                }
+                self.arm(fi, End::Receiver);
+            }
+            (Endpoints::Media { tx, rx }, Header::Feedback(fb)) => {
+                let out = &mut self.out;
+                tx.on_feedback(rx.report(fb.report_id), now, &mut |p| out.push(p));
+                self.arm(fi, End::Sender);
+            }
             _ => debug_assert!(false, "packet delivered to the wrong kind of endpoint"),
         }
         self.flush();
@@ -345,6 +356,8 @@ impl Sim {
             (Endpoints::Tcp { tx, .. }, End::Sender) => tx.next_timer(),
             (Endpoints::Tcp { rx, .. }, End::Receiver) => rx.delack_at,
             (Endpoints::Ping(p), End::Sender) if p.active => p.next_at,
+            (Endpoints::Media { tx, .. }, End::Sender) => tx.next_timer(),
+            (Endpoints::Media { rx, .. }, End::Receiver) => rx.next_timer(),
             _ => SimTime::NEVER,
         };
         let slot = &mut flow.timer_at[end as usize];
@@ -387,6 +400,15 @@ impl Sim {
                 }
             }
             (Endpoints::Ping(_), End::Receiver) => {}
+            (Endpoints::Media { tx, .. }, End::Sender) => {
+                let out = &mut self.out;
+                tx.on_timer(now, &mut |p| out.push(p));
+            }
+            (Endpoints::Media { rx, .. }, End::Receiver) => {
+                if let Some(id) = rx.on_timer(now) {
+                    self.out.push(feedback_packet(rx, id, now, &flow.rev_tmpl));
+                }
+            }
         }
         self.flush();
         self.arm(fi, end);
@@ -404,6 +426,10 @@ impl Sim {
                 p.active = true;
                 p.next_at = now;
             }
+            Endpoints::Media { tx, .. } => {
+                let out = &mut self.out;
+                tx.start(now, &mut |p| out.push(p));
+            }
         }
         self.flush();
         self.arm(fi, End::Sender);
@@ -413,6 +439,7 @@ impl Sim {
         match &mut self.flows[f.0 as usize].ep {
             Endpoints::Tcp { tx, .. } => tx.stop(),
             Endpoints::Ping(p) => p.active = false,
+            Endpoints::Media { tx, .. } => tx.stop(),
         }
     }
 
@@ -423,11 +450,38 @@ impl Sim {
         let interval = self.mcfg.interval;
         let secs = now.as_secs_f64();
         let fs = &mut self.metrics.flow_series;
+        let ms = &mut self.metrics.media_series;
         for (i, f) in self.flows.iter_mut().enumerate() {
-            let Endpoints::Tcp { tx, rx } = &f.ep else { continue };
             if now < f.start {
                 continue;
             }
+            if let Endpoints::Media { tx, rx } = &f.ep {
+                let st = tx.stats();
+                let d = rx.bytes;
+                let pkt = f64::from(tx.packet_bytes().max(1));
+                fs.time_s.push(secs);
+                fs.flow.push(self.out_id[i]);
+                fs.goodput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
+                fs.delivered_bytes.push(d);
+                fs.cwnd_pkts.push(st.cwnd_bytes as f64 / pkt);
+                fs.srtt_ms.push(if st.srtt > Dur::ZERO { st.srtt.as_millis_f64() } else { f64::NAN });
+                fs.pacing_mbps.push(tx.pacing_rate_bps() / 1e6);
+                fs.inflight_pkts.push(st.bytes_in_flight as f64 / pkt);
+                fs.ce_fraction.push(st.ce_fraction);
+                fs.alpha.push(st.alpha);
+                ms.time_s.push(secs);
+                ms.flow.push(self.out_id[i]);
+                ms.target_mbps.push(st.target_bps / 1e6);
+                ms.tx_mbps.push(st.tx_rate_bps / 1e6);
+                ms.rtp_queue_delay_ms.push(st.rtp_queue_delay.as_millis_f64());
+                ms.qdelay_ms.push(st.qdelay.as_millis_f64());
+                ms.cwnd_bytes.push(st.cwnd_bytes);
+                ms.bytes_in_flight.push(st.bytes_in_flight);
+                ms.rtp_discards.push(st.rtp_discards);
+                f.last_delivered = d;
+                continue;
+            }
+            let Endpoints::Tcp { tx, rx } = &f.ep else { continue };
             let d = rx.delivered_bytes;
             fs.time_s.push(secs);
             fs.flow.push(self.out_id[i]);
@@ -501,29 +555,59 @@ impl Sim {
         let mut goodputs = Vec::new();
         for (i, f) in self.flows.iter().enumerate() {
             match &f.ep {
-                Endpoints::Tcp { tx, rx } => {
+                Endpoints::Tcp { .. } | Endpoints::Media { .. } => {
                     let from = f.start.max(warm);
                     let to = f.finished_at.unwrap_or(end).min(f.stop).min(end);
                     let active = if to > from { to.since(from) } else { Dur::ZERO };
                     let base = if f.start >= warm { 0 } else { f.delivered_at_warmup };
-                    let bytes = rx.delivered_bytes - base;
-                    let goodput = if active > Dur::ZERO { bytes as f64 * 8.0 / active.as_secs_f64() / 1e6 } else { 0.0 };
+                    let delivered = f.delivered_bytes();
+                    let goodput = if active > Dur::ZERO { (delivered - base) as f64 * 8.0 / active.as_secs_f64() / 1e6 } else { 0.0 };
                     goodputs.push(goodput);
-                    flows.push(FlowSummary {
+                    let out = self.out_id[i];
+                    let intervals = f
+                        .intervals
+                        .iter()
+                        .map(|(name, a, b)| IntervalSummary {
+                            name: name.clone(),
+                            from_s: a.as_secs_f64(),
+                            to_s: b.as_secs_f64(),
+                            goodput_mbps: self.goodput_between(out, *a, *b),
+                        })
+                        .collect();
+                    let mut fsum = FlowSummary {
                         id: f.name.clone(),
                         kind: "tcp",
                         cc: f.cc_name,
                         goodput_mbps: goodput,
-                        rtt_ms: RttStats::from_sorted(&by_id(&self.metrics.rtt, self.out_id[i], warm)),
-                        retransmits: tx.retransmits,
-                        rto_count: tx.rto_count,
-                        ce_marks: u64::from(rx.ce_packets),
-                        ce_fraction: (tx.t.delivered > 0).then(|| tx.ce_delivered as f64 / tx.t.delivered as f64),
-                        delivered_bytes: rx.delivered_bytes,
+                        rtt_ms: RttStats::from_sorted(&by_id(&self.metrics.rtt, out, warm)),
+                        retransmits: 0,
+                        rto_count: 0,
+                        ce_marks: 0,
+                        ce_fraction: None,
+                        delivered_bytes: delivered,
                         ecn: f.ecn_name,
                         start_s: f.start.as_secs_f64(),
                         stop_s: f.stop.min(self.end).as_secs_f64(),
-                    });
+                        intervals,
+                        media: None,
+                    };
+                    match &f.ep {
+                        Endpoints::Tcp { tx, rx } => {
+                            fsum.retransmits = tx.retransmits;
+                            fsum.rto_count = tx.rto_count;
+                            fsum.ce_marks = u64::from(rx.ce_packets);
+                            fsum.ce_fraction = (tx.t.delivered > 0).then(|| tx.ce_delivered as f64 / tx.t.delivered as f64);
+                        }
+                        Endpoints::Media { tx, rx } => {
+                            fsum.kind = "media";
+                            fsum.ce_marks = rx.ce_packets;
+                            fsum.ce_fraction = (rx.packets > 0).then(|| rx.ce_packets as f64 / rx.packets as f64);
+                            fsum.rtt_ms = RttStats::from_sorted(&self.media_column(out, warm, |fs, k| fs.srtt_ms[k]));
+                            fsum.media = Some(self.media_summary(out, warm, &tx.stats()));
+                        }
+                        Endpoints::Ping(_) => unreachable!(),
+                    }
+                    flows.push(fsum);
                 }
                 Endpoints::Ping(p) => {
                     let v = by_id(&self.metrics.probes, self.out_id[i], warm);
@@ -575,6 +659,48 @@ impl Sim {
     }
 }
 
+impl Sim {
+    /// Goodput of output flow `out` between two times, from the sampled
+    /// cumulative delivered bytes (sample-interval resolution).
+    fn goodput_between(&self, out: u32, from: SimTime, to: SimTime) -> Option<f64> {
+        let fs = &self.metrics.flow_series;
+        let at = |t: SimTime| {
+            (0..fs.time_s.len()).filter(|&k| fs.flow[k] == out && fs.time_s[k] <= t.as_secs_f64() + 1e-9).map(|k| (fs.time_s[k], fs.delivered_bytes[k])).last()
+        };
+        let (t0, b0) = at(from)?;
+        let (t1, b1) = at(to)?;
+        (t1 > t0).then(|| (b1 - b0) as f64 * 8.0 / (t1 - t0) / 1e6)
+    }
+
+    /// A flow_series column of one output flow after `from`, sorted, NaNs dropped.
+    fn media_column(&self, out: u32, from: SimTime, col: impl Fn(&crate::metrics::FlowSeries, usize) -> f64) -> Vec<f64> {
+        let fs = &self.metrics.flow_series;
+        let mut v: Vec<f64> = (0..fs.time_s.len()).filter(|&k| fs.flow[k] == out && fs.time_s[k] >= from.as_secs_f64()).map(|k| col(fs, k)).filter(|x| !x.is_nan()).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    fn media_summary(&self, out: u32, from: SimTime, st: &crate::media::sender::MediaStats) -> MediaSummary {
+        let ms = &self.metrics.media_series;
+        let rows: Vec<usize> = (0..ms.time_s.len()).filter(|&k| ms.flow[k] == out && ms.time_s[k] >= from.as_secs_f64()).collect();
+        let sorted = |f: &dyn Fn(usize) -> f64| {
+            let mut v: Vec<f64> = rows.iter().map(|&k| f(k)).collect();
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        MediaSummary {
+            target_mbps: summary::mean(&sorted(&|k| ms.target_mbps[k])),
+            tx_mbps: summary::mean(&sorted(&|k| ms.tx_mbps[k])),
+            rtp_queue_delay_ms: SojournStats::from_sorted(&sorted(&|k| ms.rtp_queue_delay_ms[k])),
+            qdelay_ms: SojournStats::from_sorted(&sorted(&|k| ms.qdelay_ms[k])),
+            packets_sent: st.packets_sent,
+            packets_lost: st.packets_lost,
+            rtp_discards: st.rtp_discards,
+            frames: st.frames,
+        }
+    }
+}
+
 /// Bits the link could carry over [from, to] given its rate history; None
 /// if it was unlimited at any point.
 fn capacity_bits(hist: &[(SimTime, Rate)], from: SimTime, to: SimTime) -> Option<f64> {
@@ -591,4 +717,14 @@ fn capacity_bits(hist: &[(SimTime, Rate)], from: SimTime, to: SimTime) -> Option
         }
     }
     Some(bits)
+}
+
+/// An RFC 8888 feedback packet for report `id`, on the reverse path.
+fn feedback_packet(rx: &crate::media::rfc8888::MediaReceiver, id: u32, now: SimTime, tmpl: &Packet) -> Packet {
+    Packet {
+        size: rx.report(id).rtcp_bytes() + crate::media::RTCP_IP_OVERHEAD,
+        sent_at: now,
+        hdr: Header::Feedback(crate::packet::Feedback { report_id: id }),
+        ..*tmpl
+    }
 }

@@ -70,4 +70,12 @@ impl MediaSender {
     pub fn stats(&self) -> MediaStats {
         self.stats
     }
+    /// Current pacing rate, bit/s.
+    pub fn pacing_rate_bps(&self) -> f64 {
+        0.0
+    }
+    /// RTP bytes of a full-size packet (payload MTU + 12 B header).
+    pub fn packet_bytes(&self) -> u32 {
+        self.cfg.mtu + 12
+    }
 }

@@ -90,6 +90,20 @@ pub struct FlowSeries {
     pub alpha: Vec<f64>,
 }
 
+/// Per-media-flow series (SCReAM), one row per flow per sample interval.
+#[derive(Default, Clone, Debug, PartialEq)]
+pub struct MediaSeries {
+    pub time_s: Vec<f64>,
+    pub flow: Vec<u32>,
+    pub target_mbps: Vec<f64>,
+    pub tx_mbps: Vec<f64>,
+    pub rtp_queue_delay_ms: Vec<f64>,
+    pub qdelay_ms: Vec<f64>,
+    pub cwnd_bytes: Vec<u64>,
+    pub bytes_in_flight: Vec<u64>,
+    pub rtp_discards: Vec<u64>,
+}
+
 /// Per-link series, one row per link per sample interval.
 #[derive(Default, Clone, Debug, PartialEq)]
 pub struct LinkSeries {
@@ -149,6 +163,7 @@ impl Samples {
 #[derive(Default, Clone, Debug, PartialEq)]
 pub struct Metrics {
     pub flow_series: FlowSeries,
+    pub media_series: MediaSeries,
     pub link_series: LinkSeries,
     pub rtt: Samples,
     pub sojourn: Samples,
@@ -161,6 +176,7 @@ impl Metrics {
     pub fn tables(&self) -> Vec<(&'static str, Table)> {
         let f = &self.flow_series;
         let l = &self.link_series;
+        let m = &self.media_series;
         vec![
             (
                 "flow_series",
@@ -175,6 +191,20 @@ impl Metrics {
                     ("inflight_pkts", Column::F64(f.inflight_pkts.clone())),
                     ("ce_fraction", Column::F64(f.ce_fraction.clone())),
                     ("alpha", Column::F64(f.alpha.clone())),
+                ],
+            ),
+            (
+                "media_series",
+                vec![
+                    ("time_s", Column::F64(m.time_s.clone())),
+                    ("flow", Column::U32(m.flow.clone())),
+                    ("target_mbps", Column::F64(m.target_mbps.clone())),
+                    ("tx_mbps", Column::F64(m.tx_mbps.clone())),
+                    ("rtp_queue_delay_ms", Column::F64(m.rtp_queue_delay_ms.clone())),
+                    ("qdelay_ms", Column::F64(m.qdelay_ms.clone())),
+                    ("cwnd_bytes", Column::U64(m.cwnd_bytes.clone())),
+                    ("bytes_in_flight", Column::U64(m.bytes_in_flight.clone())),
+                    ("rtp_discards", Column::U64(m.rtp_discards.clone())),
                 ],
             ),
             ("rtt", self.rtt.table("flow", "rtt_ms", false)),

@@ -55,6 +55,35 @@ pub struct FlowSummary {
     pub ecn: &'static str,
     pub start_s: f64,
     pub stop_s: f64,
+    /// Goodput over the flow's named intervals.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalSummary>,
+    /// SCReAM specifics (media flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaSummary>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct IntervalSummary {
+    pub name: String,
+    pub from_s: f64,
+    pub to_s: f64,
+    pub goodput_mbps: Option<f64>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct MediaSummary {
+    /// Mean encoder target bitrate, Mbit/s.
+    pub target_mbps: Option<f64>,
+    /// Mean transmitted RTP rate, Mbit/s.
+    pub tx_mbps: Option<f64>,
+    pub rtp_queue_delay_ms: SojournStats,
+    /// SCReAM's own network queue-delay estimate.
+    pub qdelay_ms: SojournStats,
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub rtp_discards: u64,
+    pub frames: u64,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq)]

@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::{EcnSetting, FlowKind, FlowSpec, Scenario, PING_INTERVAL, PING_SIZE};
 use crate::cc::CongestionControl;
+use crate::media::rfc8888::MediaReceiver;
+use crate::media::sender::MediaSender;
+use crate::packet::Ecn;
 use crate::cc::CcConfig;
 use crate::flow::{Endpoints, Flow, Ping};
 use crate::link::Link;
@@ -116,6 +119,19 @@ pub fn build(s: &Scenario) -> Sim {
                     let rx = TcpReceiver::new(&tcfg, mode);
                     (Endpoints::Tcp { tx: Box::new(tx), rx }, cc_name, mode.name())
                 }
+                FlowKind::Media => {
+                    let cfg = spec.media.clone().unwrap_or_default();
+                    let ect = spec.ecn.unwrap_or(EcnSetting::Off).media_ecn();
+                    let rng = SimRng::for_component(s.seed, &format!("flow:{name}"));
+                    let tx = MediaSender::new(&cfg, ect, tmpl(Dir::Fwd), rng, start);
+                    let rx = MediaReceiver::new(&cfg);
+                    let ecn_name = match ect {
+                        Ecn::Ect1 => "l4s",
+                        Ecn::NotEct => "off",
+                        _ => "classic",
+                    };
+                    (Endpoints::Media { tx: Box::new(tx), rx: Box::new(rx) }, "scream", ecn_name)
+                }
                 FlowKind::Ping => (
                     Endpoints::Ping(Ping {
                         interval: spec.interval.unwrap_or(PING_INTERVAL),
@@ -147,6 +163,7 @@ pub fn build(s: &Scenario) -> Sim {
                 last_acked: (0, 0),
                 delivered_at_warmup: 0,
                 finished_at: None,
+                intervals: spec.intervals.iter().map(|iv| (iv.name.clone(), SimTime::ZERO + iv.from, SimTime::ZERO + iv.to)).collect(),
             });
         }
     }

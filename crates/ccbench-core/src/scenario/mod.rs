@@ -78,6 +78,8 @@ pub enum FlowKind {
     #[default]
     Tcp,
     Ping,
+    /// Real-time video over RTP under SCReAM v2 with RFC 8888 feedback.
+    Media,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -127,6 +129,14 @@ pub struct FlowSpec {
     pub ecn: Option<EcnSetting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpConfig>,
+    // -- media --
+    /// SCReAM and encoder parameters (the BW test tool's options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<crate::media::MediaConfig>,
+    /// Named time intervals the summary reports this flow's goodput over
+    /// (e.g. "while 2 TCP flows compete").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalSpec>,
     // -- ping --
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Dur>,
@@ -137,6 +147,14 @@ pub struct FlowSpec {
 
 fn one() -> u32 {
     1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntervalSpec {
+    pub name: String,
+    pub from: Dur,
+    pub to: Dur,
 }
 
 /// A flow's `ecn` key.
@@ -177,6 +195,15 @@ impl EcnSetting {
             EcnMode::Classic => EcnSetting::Classic,
             EcnMode::Accurate(Ecn::Ect1) => EcnSetting::Ect1,
             EcnMode::Accurate(_) => EcnSetting::Ect0,
+        }
+    }
+    /// The codepoint a media flow sends: ECT(1) is SCReAM's L4S mode
+    /// (`-ect 1`), ECT(0) its classic-ECN mode (`-ect 0`).
+    pub fn media_ecn(self) -> Ecn {
+        match self {
+            EcnSetting::Off => Ecn::NotEct,
+            EcnSetting::On | EcnSetting::Ect1 => Ecn::Ect1,
+            EcnSetting::Classic | EcnSetting::Ect0 => Ecn::Ect0,
         }
     }
     /// The codepoint a probe sends.
@@ -444,6 +471,14 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
             }
         }
         let only = |key: &str, kind: &str| at(&p(key), format!("applies only to {kind} flows"));
+        if f.media.is_some() && f.kind != FlowKind::Media {
+            out.push(only("media", "media"));
+        }
+        for (j, iv) in f.intervals.iter().enumerate() {
+            if iv.to <= iv.from {
+                out.push(at(&[k("flows"), Seg::Index(i), k("intervals"), Seg::Index(j), k("to")], "must be after `from`".into()));
+            }
+        }
         match f.kind {
             FlowKind::Tcp => {
                 if f.interval.is_some() {
@@ -462,6 +497,27 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                 }
                 if let Err(e) = build::cc_config(f) {
                     out.push(at(&p("cc_params"), e));
+                }
+            }
+            FlowKind::Media => {
+                for (key, set) in [("cc", f.cc.is_some()), ("cc_params", f.cc_params.is_some()), ("bytes", f.bytes.is_some()), ("tcp", f.tcp.is_some()), ("interval", f.interval.is_some()), ("size", f.size.is_some())] {
+                    if set {
+                        out.push(at(&p(key), "does not apply to media flows".into()));
+                    }
+                }
+                if let Some(m) = &f.media {
+                    if !(m.fps > 0.0 && m.fps <= 1000.0) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("fps")], format!("must be in (0, 1000], got {}", m.fps)));
+                    }
+                    if !(0.0..=200.0).contains(&m.rand) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("rand")], format!("must be 0..200 (percent), got {}", m.rand)));
+                    }
+                    if !(100..=9000).contains(&m.mtu) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("mtu")], format!("must be 100..9000 bytes, got {}", m.mtu)));
+                    }
+                    if m.min_rate > m.max_rate {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("min_rate")], "must not exceed max_rate".into()));
+                    }
                 }
             }
             FlowKind::Ping => {
@@ -507,6 +563,10 @@ fn resolve(mut s: Scenario) -> Scenario {
                 let algo = cfg.build().ecn_mode();
                 f.ecn = Some(EcnSetting::of_mode(f.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo)));
                 f.tcp.get_or_insert_with(TcpConfig::default);
+            }
+            FlowKind::Media => {
+                f.ecn.get_or_insert(EcnSetting::Off);
+                f.media.get_or_insert_with(Default::default);
             }
             FlowKind::Ping => {
                 f.ecn.get_or_insert(EcnSetting::Off);

@@ -101,6 +101,8 @@ impl TestShape {
             tcp: None,
             interval: (!tcp).then_some(self.step),
             size: None,
+            media: None,
+            intervals: Vec::new(),
         }
     }
 
