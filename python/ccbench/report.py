@@ -173,21 +173,31 @@ def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: 
         fixed = {**spec.where, **{a.name: v for a, v in zip(free, combo)}}
         subtitle = ", ".join(f"{suite.axis(k).label} = {suite.axis(k).label_of(v)}" for k, v in fixed.items())
         columns = [cols_axis.label_of(v) for v in cols_axis.values] if cols_axis else [spec.title]
+        if spec.columns:
+            columns = [label for label, _, _ in spec.columns]
         rows: list[tuple[str, list[Cell]]] = []
         notes: list[str] = []
         for rv in rows_axis.values:
             cells = []
-            for cv in cols_axis.values if cols_axis else (None,):
+            # Explicit columns: one expression each, all over the same run.
+            plan = [(None, e) for _, e, _ in spec.columns] or [(cv, spec.cell) for cv in (cols_axis.values if cols_axis else (None,))]
+            for cv, expr in plan:
                 values: dict[str, Scalar] = {**fixed, spec.rows: rv}
                 if spec.cols and cv is not None:
                     values[spec.cols] = cv
                 rec = index.get(tuple(sorted((k, value_key(v)) for k, v in values.items())))
-                cell = _cell(rec, stored, spec.cell, spec.format)
+                assert expr is not None
+                cell = _cell(rec, stored, expr, spec.format)
                 if cell.status in ("error", "failed") and cell.note:
                     where = ", ".join(f"{k}={value_key(v)}" for k, v in values.items())
                     notes.append(f"{where}: {cell.text}: {cell.note}")
                 cells.append(cell)
             rows.append((rows_axis.label_of(rv), cells))
+        refs = [ref for _, _, ref in spec.columns]
+        if any(ref is not None for ref in refs):
+            rows.append((spec.reference or "reference", [
+                Cell("—", status="missing") if ref is None else Cell(format_value(ref, spec.format), ref) for ref in refs
+            ]))
         corner = rows_axis.label + (f" \\ {cols_axis.label}" if cols_axis else "")
         out.append(Grid(spec.title, subtitle, corner, columns, rows, notes))
     return out

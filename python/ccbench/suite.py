@@ -116,7 +116,8 @@ SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "totals")
 _SUITE_KEYS = ("name", "description", "base", "set", "axes", "report")
 _AXIS_KEYS = ("name", "label", "values", "key", "set", "labels", "format")
 _REPORT_KEYS = ("tables", "columns", "plots", "suite_plots")
-_TABLE_KEYS = ("title", "rows", "cols", "cell", "format", "where")
+_TABLE_KEYS = ("title", "rows", "cols", "cell", "format", "where", "columns", "reference")
+_TABLE_COLUMN_KEYS = ("label", "cell", "reference")
 _COLUMN_KEYS = ("title", "cell", "format")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -167,9 +168,14 @@ class TableSpec:
     title: str
     rows: str
     cols: str | None
-    cell: Expr
+    cell: Expr | None
     format: str | None = None
     where: Mapping[str, Scalar] = field(default_factory=dict)
+    #: Explicit columns, each its own expression over the same run (e.g. a
+    #: flow's goodput while 0, 1, ... 4 other flows compete), instead of an
+    #: axis; with the values of an optional reference row (a fair share).
+    columns: tuple[tuple[str, Expr, float | None], ...] = ()
+    reference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -673,12 +679,16 @@ class _Reader:
         title = self.string(t, "title", at, required=True)
         rows = self.string(t, "rows", at, required=True)
         cols = self.string(t, "cols", at)
+        columns = self.table_columns(t, at)
+        reference = self.string(t, "reference", at)
+        if columns and (cols is not None or "cell" in t):
+            self.problem((*at, "columns"), "a table has either `columns` or `cols`/`cell`, not both")
         for k, v in (("rows", rows), ("cols", cols)):
             if v is not None and v not in names:
                 self.problem((*at, k), f"{v!r} is not an axis (axes: {', '.join(names) or 'none'})")
         if rows is not None and rows == cols:
             self.problem((*at, "cols"), "rows and cols must be different axes")
-        cell = self.expression(self.string(t, "cell", at, required=True), (*at, "cell"))
+        cell = self.expression(self.string(t, "cell", at, required=not columns), (*at, "cell"))
         fmt = self.format(t, at)
         where: dict[str, Scalar] = {}
         raw_where = t.get("where", {})
@@ -698,11 +708,30 @@ class _Reader:
                 found = axis.find(v)
                 assert found is not None
                 where[k] = found
-        if title is None or rows is None or cell is None or rows not in names:
+        if title is None or rows is None or (cell is None and not columns) or rows not in names:
             return None
         if cols is not None and cols not in names:
             return None
-        return TableSpec(title, rows, cols, cell, fmt, where)
+        return TableSpec(title, rows, cols, cell, fmt, where, columns, reference)
+
+    def table_columns(self, t: Mapping[str, Any], at: Key) -> tuple[tuple[str, Expr, float | None], ...]:
+        raw = t.get("columns", [])
+        if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
+            self.problem((*at, "columns"), 'expected a list of { label = "...", cell = "..." } tables')
+            return ()
+        out = []
+        for i, c in enumerate(raw):
+            where = (*at, "columns", i)
+            self.unknown(c, _TABLE_COLUMN_KEYS, where)
+            label = self.string(c, "label", where, required=True)
+            cell = self.expression(self.string(c, "cell", where, required=True), (*where, "cell"))
+            ref = c.get("reference")
+            if ref is not None and (isinstance(ref, bool) or not isinstance(ref, (int, float))):
+                self.problem((*where, "reference"), f"expected a number, got {_show(ref)}")
+                ref = None
+            if label is not None and cell is not None:
+                out.append((label, cell, None if ref is None else float(ref)))
+        return tuple(out)
 
 
 def _show(v: Any) -> str:
