@@ -57,6 +57,17 @@ title = "Jain"
 rows = "seed"
 cell = "jain"
 
+[[report.tables]]
+title = "Per-column cells"
+rows = "rate"
+where = { seed = 1 }
+reference = "fair share"
+format = "{:.3f}"
+columns = [
+    { label = "f1", cell = 'goodput_mbps(flow="f1")', reference = 1.5 },
+    { label = "f2", cell = 'goodput_mbps(flow="f2")' },
+]
+
 [[report.columns]]
 title = "f1 share"
 cell = 'share(goodput_mbps, "f1")'
@@ -224,3 +235,13 @@ def test_cross_run_plots_label_axes_with_units(swept: Path) -> None:
 
 def test_render_returns_the_html_path(swept: Path) -> None:
     assert render(swept) == swept / "report.html"
+
+
+def test_explicit_columns_evaluate_each_expression_on_the_same_run(swept: Path) -> None:
+    runs = _runs(swept)
+    table = _section((swept / "report.md").read_text(), "Per-column cells (seed = seed 1)")
+    assert "| bottleneck | f1 | f2 |" in table
+    for rate, label in (("5Mbit", "5 Mbit/s"), ("10Mbit", "10 Mbit/s")):
+        flows = {f["id"]: f for f in runs[(rate, 1)][1]["flows"]}
+        assert f"| {label} | {flows['f1']['goodput_mbps']:.3f} | {flows['f2']['goodput_mbps']:.3f} |" in table
+    assert "| fair share | 1.500 | — |" in table
