@@ -1,0 +1,437 @@
+//! Behaviour tests: `ScreamTx` driven by synthetic RFC 8888 reports from a
+//! tiny path model (sent at t, arriving at t + owd + queue, chosen ECN/loss).
+use super::*;
+use crate::media::rfc8888::MAX_REPORTED;
+use crate::units::Rate;
+
+/// 2/1024 s: with send gaps and queue delays in whole ticks, arrival offsets
+/// are exact in ATO units (1/1024 s), so qdelay and jitter stay exactly 0.
+const TICK: Dur = Dur(1_953_125);
+/// RTP bytes per packet (1200 B payload + 12 B RTP header).
+const SIZE: u32 = 1212;
+
+#[derive(Copy, Clone, Debug)]
+enum Fate {
+    Arrive { queue: Dur, ecn: Ecn },
+    Drop,
+}
+const OK: Fate = Fate::Arrive { queue: Dur::ZERO, ecn: Ecn::Ect0 };
+const CE: Fate = Fate::Arrive { queue: Dur::ZERO, ecn: Ecn::Ce };
+
+struct Harness {
+    tx: ScreamTx,
+    now: SimTime,
+    seq: u32,
+    owd: Dur,
+    fb_delay: Dur,
+}
+
+impl Harness {
+    fn new(cfg: &MediaConfig, l4s: bool, owd_ms: u64, fb_ms: u64) -> Self {
+        let tx = ScreamTx::new(cfg, l4s, SimTime::ZERO);
+        Harness { tx, now: SimTime::ZERO, seq: 0, owd: Dur::from_millis(owd_ms), fb_delay: Dur::from_millis(fb_ms) }
+    }
+
+    /// One video frame: `on_new_frame`, then `n` packets `gap` apart (one RTP
+    /// timestamp). The receiver reports every `per_report` packets (the
+    /// report covers them, ending at the highest received, sent at the last
+    /// arrival); feedback reaches the sender `fb_delay` later. Hooks run in
+    /// time order; `each_fb` sees the controller after every feedback.
+    fn run(
+        &mut self,
+        n: u32,
+        gap: Dur,
+        per_report: u32,
+        fate: impl Fn(u32) -> Fate,
+        mut each_fb: impl FnMut(SimTime, &mut ScreamTx),
+    ) {
+        let (t0, first) = (self.now, self.seq);
+        let ts = (t0.0 as u128 * 90_000 / 1_000_000_000) as u32;
+        self.tx.on_new_frame(t0, n * SIZE, u64::from(n * SIZE), Dur::ZERO);
+        let tx_at = |k: u32| t0 + gap * u64::from(k);
+        let arrival = |k: u32| match fate(k) {
+            Fate::Arrive { queue, ecn } => Some((tx_at(k) + self.owd + queue, ecn)),
+            Fate::Drop => None,
+        };
+        // Events: (time, kind 0 = tx / 1 = feedback, index).
+        let mut events: Vec<(SimTime, u8, usize)> = (0..n).map(|k| (tx_at(k), 0, k as usize)).collect();
+        let mut reports = Vec::new();
+        let mut start = 0;
+        while start < n {
+            let end = (start + per_report).min(n) - 1;
+            let Some(hi) = (start..=end).rev().find(|&k| arrival(k).is_some()) else {
+                start = end + 1;
+                continue;
+            };
+            assert!(hi + 1 - start <= MAX_REPORTED as u32);
+            let report_time = (start..=hi).filter_map(|k| arrival(k).map(|a| a.0)).max().unwrap();
+            let mut r = Report { report_time, begin_seq: first + start, num: (hi + 1 - start) as u16, ..Default::default() };
+            for k in start..=hi {
+                if let Some((at, ecn)) = arrival(k) {
+                    let i = (k - start) as usize;
+                    r.received |= 1 << i;
+                    r.ecn[i] = ecn;
+                    r.ato[i] = (u128::from(report_time.since(at).0) * 1024 / 1_000_000_000) as u16;
+                }
+            }
+            events.push((report_time + self.fb_delay, 1, reports.len()));
+            reports.push(r);
+            start = end + 1;
+        }
+        events.sort();
+        for &(t, kind, i) in &events {
+            if kind == 0 {
+                self.tx.on_transmit(t, first + i as u32, SIZE, ts, i as u32 + 1 == n);
+            } else {
+                self.tx.on_feedback(t, &reports[i]);
+                each_fb(t, &mut self.tx);
+            }
+            self.now = self.now.max(t);
+        }
+        self.seq = first + n;
+    }
+
+    /// A round of `n` packets, TICK apart, one report, no observer.
+    fn round(&mut self, n: u32) {
+        self.run(n, TICK, n, |_| OK, |_, _| {});
+    }
+}
+
+fn cfg() -> MediaConfig {
+    MediaConfig::default()
+}
+
+/// The §5 rate law from the controller's own cwnd, sRTT and MSS.
+fn rate_law(cwnd: u64, srtt: Dur, mss: f64) -> f64 {
+    let c = cwnd as f64;
+    let rtt = (srtt.as_secs_f64() + 0.001).clamp(0.001, 0.2);
+    8.0 * c / rtt * (1.0 - (mss / c - 0.1).clamp(0.0, 0.2)) / 1.1 * mss / (mss + 20.0)
+}
+
+#[track_caller]
+fn assert_close(got: f64, want: f64, rel: f64) {
+    assert!((got - want).abs() <= rel * want.abs(), "got {got}, want {want} (±{rel})");
+}
+
+#[test]
+fn starts_from_init_rate_window_and_first_target_is_cwnd_over_srtt() {
+    let mut h = Harness::new(&cfg(), false, 10, 10);
+    assert_eq!(h.tx.state().cwnd, 12_500, "cwnd₀ = initrate[kbps]·100/8");
+    assert_eq!(h.tx.target_bitrate(SimTime::ZERO), Some(1e6), "initial target = clamp(init, min, max)");
+    h.round(3);
+    let s = h.tx.state();
+    assert_eq!(s.srtt, SRTT_INIT, "sRTT is still the 50 ms start value at the first feedback");
+    let u = h.tx.last_update().expect("the new frame triggers updateCwnd");
+    // 3 packets in flight: cwnd₀ + inc > MSS + 2·maxBIF, the growth gate holds.
+    assert!(!u.inc_applied && u.increment > 0.0);
+    assert_eq!(s.cwnd, 12_500);
+    let target = h.tx.target_bitrate(h.now).unwrap();
+    let m = f64::from(SIZE);
+    assert_close(target, rate_law(s.cwnd, s.srtt, m), 1e-12);
+    assert_close(target, 8.0 * 12_500.0 / 0.051 / 1.1 * m / (m + 20.0), 1e-12); // ≈ 1.75 Mbps
+    assert!(target > 1.7e6 && target < 1.8e6);
+}
+
+#[test]
+fn grows_one_mss_per_rtt_then_multiplicatively_after_200_rtts() {
+    let mut h = Harness::new(&cfg(), false, 20, 20);
+    let mss = f64::from(SIZE);
+    for _ in 0..5 {
+        let c0 = h.tx.state().cwnd;
+        let n = (c0 / u64::from(SIZE)) as u32;
+        h.round(n);
+        let s = h.tx.state();
+        let grew = (s.cwnd - c0) as f64;
+        let additive = f64::from(n * SIZE) * mss / c0 as f64;
+        // postCong = t/(200·sRTT): the multiplicative term is only phasing in.
+        let post = (h.now.as_secs_f64() / (200.0 * s.srtt.as_secs_f64())).min(1.0);
+        assert!(post < 0.05);
+        let want = additive * (1.0 + 0.05 * c0 as f64 / mss * post);
+        assert!((grew - want).abs() <= 1.0, "grew {grew}, want {want}");
+        assert!(grew > 0.85 * mss && grew < 1.05 * mss, "≈ 1 MSS per RTT, grew {grew}");
+    }
+    // Idle past 200 RTTs: the multiplicative term is fully phased in.
+    h.now = SimTime::from_secs_f64(12.0);
+    let c0 = h.tx.state().cwnd;
+    let n = (c0 / u64::from(SIZE)) as u32;
+    h.round(n);
+    let u = h.tx.last_update().unwrap();
+    assert_eq!(u.post_cong, 1.0);
+    let grew = (h.tx.state().cwnd - c0) as f64;
+    let additive = f64::from(n * SIZE) * mss / c0 as f64;
+    let want = additive * (1.0 + 0.05 * c0 as f64 / mss);
+    assert_close(grew, want, 0.01);
+    assert!(grew > 1.4 * additive, "5 %/RTT term at cwnd ≈ 10 MSS adds ≈ 50 %");
+}
+
+#[test]
+fn growth_is_capped_by_bytes_in_flight_headroom() {
+    let mut h = Harness::new(&cfg(), false, 20, 20);
+    // Two packets per RTT: MSS + 2·maxBIF = 1212 + 2·2424 < cwnd₀, no growth.
+    for _ in 0..20 {
+        h.round(2);
+    }
+    assert_eq!(h.tx.state().cwnd, 12_500);
+    // Twelve packets per RTT: growth stops at MSS + 2·12·1212.
+    let cap = u64::from(SIZE) + 2 * 12 * u64::from(SIZE);
+    for _ in 0..100 {
+        h.round(12);
+    }
+    let c = h.tx.state().cwnd;
+    assert!(c <= cap && c + 2 * u64::from(SIZE) > cap, "cwnd {c}, cap {cap}");
+}
+
+#[test]
+fn loss_cuts_cwnd_by_beta_once_per_srtt_and_requests_a_refresh() {
+    let mut h = Harness::new(&cfg(), false, 40, 40);
+    for _ in 0..30 {
+        h.round(10); // sRTT converges to ≈ 80 ms
+    }
+    let srtt = h.tx.state().srtt;
+    assert!(srtt > Dur::from_millis(70) && srtt < Dur::from_millis(95), "sRTT {srtt:?}");
+    let lost_k = |k: u32| (k % 25) < 6; // 6 consecutive losses per report: lossRate > 1 %
+    let mut cuts = Vec::new();
+    h.run(75, TICK, 25, |k| if lost_k(k) { Fate::Drop } else { OK }, |t, tx| {
+        let u = tx.last_update().unwrap();
+        if u.at == t && u.signal == Some(Signal::Loss) {
+            assert_eq!(u.cwnd_reduced, tx.cwnd_min.max((u.cwnd_before as f64 * 0.7) as u64));
+            cuts.push(t);
+        }
+    });
+    // Reports arrive 25 ticks (48.8 ms < sRTT) apart: 1st and 3rd cut, 2nd not.
+    assert_eq!(cuts.len(), 2, "{cuts:?}");
+    assert!(cuts[1].since(cuts[0]) > srtt);
+    assert_eq!(h.tx.state().packets_lost, 18);
+    assert_eq!(h.tx.target_bitrate(h.now), None, "refresh once after loss");
+    assert!(h.tx.target_bitrate(h.now).is_some());
+}
+
+#[test]
+fn sporadic_loss_at_low_delay_is_no_congestion_event_but_refreshes() {
+    let mut h = Harness::new(&cfg(), false, 20, 20);
+    for _ in 0..10 {
+        h.round(10);
+    }
+    h.run(40, TICK, 40, |k| if k == 3 { Fate::Drop } else { OK }, |_, _| {});
+    assert_eq!(h.tx.state().packets_lost, 1);
+    assert_ne!(h.tx.last_update().unwrap().signal, Some(Signal::Loss));
+    assert_eq!(h.tx.target_bitrate(h.now), None);
+}
+
+#[test]
+fn classic_ce_cuts_by_beta_at_most_every_30ms() {
+    let mut h = Harness::new(&cfg(), false, 10, 10);
+    let mut cuts: Vec<(SimTime, CwndUpdate)> = Vec::new();
+    h.run(80, TICK, 3, |_| CE, |t, tx| {
+        let u = tx.last_update().unwrap();
+        if u.at == t {
+            assert!(u.cwnd_after <= u.cwnd_before, "all packets CE-marked: no growth");
+            if u.signal == Some(Signal::ClassicCe) {
+                cuts.push((t, u));
+            }
+        }
+    });
+    assert!(cuts.len() >= 4, "{}", cuts.len());
+    for (_, u) in &cuts {
+        assert_eq!(u.cwnd_reduced, 2424u64.max((u.cwnd_before as f64 * 0.7) as u64));
+    }
+    for w in cuts.windows(2) {
+        let gap = w[1].0.since(w[0].0);
+        // Feedback every 3 ticks (5.9 ms): a cut on the first one after 30 ms.
+        assert!(gap > Dur::from_millis(30) && gap < Dur::from_millis(37), "{gap:?}");
+    }
+}
+
+#[test]
+fn l4s_alpha_follows_marked_fraction_and_backoff_is_half_alpha() {
+    let mut h = Harness::new(&cfg(), true, 10, 10);
+    let mut alpha = L4S_ALPHA_INIT;
+    let mut first_cut = None;
+    // One CE in four packets, a report per 4 packets (23 ms apart > 10 ms).
+    let gap = TICK * 3;
+    h.run(40, gap, 4, |k| if k % 4 == 0 { CE } else { OK }, |t, tx| {
+        alpha = if 0.25 >= alpha { 0.25 / 8.0 + 7.0 * alpha / 8.0 } else { alpha * 127.0 / 128.0 };
+        assert_close(tx.state().alpha, alpha, 1e-12);
+        assert_eq!(tx.state().ce_fraction, 0.25);
+        let u = tx.last_update().unwrap();
+        if u.at == t && u.signal == Some(Signal::L4sCe) && first_cut.is_none() {
+            first_cut = Some((u, tx.state().srtt, alpha));
+        }
+    });
+    let (u, srtt, alpha_then) = first_cut.expect("an L4S backoff");
+    assert!(!u.undershoot && u.scl_i == 1.0);
+    let rtt_scale = (srtt.as_secs_f64() / 0.03).max(1.0);
+    assert!(rtt_scale > 1.0, "sRTT starts at 50 ms: ÷rttScale is exercised");
+    assert_close(u.alpha, alpha_then, 1e-12);
+    let b = u.alpha / 2.0 / rtt_scale;
+    assert_eq!(u.cwnd_reduced, (u.cwnd_before as f64 * (1.0 - b)) as u64);
+    // No marks: slow decay ×127/128 per update.
+    h.run(40, gap, 4, |_| OK, |_, tx| {
+        alpha *= 127.0 / 128.0;
+        assert_close(tx.state().alpha, alpha, 1e-12);
+    });
+}
+
+#[test]
+fn l4s_backoff_is_divided_by_rtt_scale_on_long_paths() {
+    let mut h = Harness::new(&cfg(), true, 40, 40);
+    for _ in 0..30 {
+        h.round(10);
+    }
+    let mut cut = None;
+    h.run(24, TICK * 3, 8, |k| if k % 2 == 0 { CE } else { OK }, |t, tx| {
+        let u = tx.last_update().unwrap();
+        if u.at == t && u.signal == Some(Signal::L4sCe) && cut.is_none() {
+            cut = Some((u, tx.state()));
+        }
+    });
+    let (u, s) = cut.expect("an L4S backoff");
+    let rtt_scale = s.srtt.as_secs_f64() / 0.03;
+    assert!(rtt_scale > 2.3, "sRTT ≈ 80 ms");
+    assert_close(u.rtt_scale, rtt_scale, 1e-12);
+    let b = u.alpha / 2.0 * if u.undershoot { 0.25 } else { 1.0 } / rtt_scale;
+    assert_eq!(u.cwnd_reduced, (u.cwnd_before as f64 * (1.0 - b)) as u64);
+}
+
+/// Runs 80 packets with queue delay `q` (after 5 unqueued ones that set the
+/// base OWD) and returns the virtual-CE updates.
+fn virtual_ce_cuts(q: Dur) -> (Vec<CwndUpdate>, bool) {
+    let mut h = Harness::new(&cfg(), false, 10, 10);
+    let mut cuts = Vec::new();
+    let mut shrank = false;
+    let fate = move |k: u32| Fate::Arrive { queue: if k < 5 { Dur::ZERO } else { q }, ecn: Ecn::Ect0 };
+    h.run(80, TICK * 4, 3, fate, |t, tx| {
+        let u = tx.last_update().unwrap();
+        if u.at == t {
+            shrank |= u.cwnd_reduced < u.cwnd_before;
+            if u.signal == Some(Signal::VirtualCe) {
+                cuts.push(u);
+            }
+        }
+    });
+    (cuts, shrank)
+}
+
+#[test]
+fn virtual_ce_backs_off_above_half_the_delay_target() {
+    let (cuts, _) = virtual_ce_cuts(TICK * 23); // 44.9 ms > T/2 = 30 ms
+    assert!(!cuts.is_empty());
+    for u in &cuts {
+        let qavg = u.qdelay_avg.as_secs_f64();
+        assert!(qavg > 0.030, "virtual CE only above T/2: {qavg}");
+        let alpha_v = ((qavg - 0.030) / 0.030).clamp(0.0, 1.0) / u.rtt_scale;
+        assert_close(u.alpha, alpha_v, 1e-6);
+        let b = alpha_v / 2.0 * if u.undershoot { 0.25 } else { 1.0 } / u.rtt_scale;
+        assert_eq!(u.cwnd_reduced, 2424u64.max((u.cwnd_before as f64 * (1.0 - b)) as u64));
+    }
+    let (cuts, shrank) = virtual_ce_cuts(TICK * 12); // 23.4 ms < T/2
+    assert!(cuts.is_empty() && !shrank, "no backoff below T/2");
+}
+
+#[test]
+fn target_is_clamped_to_min_and_max_rate() {
+    let mut c = cfg();
+    c.max_rate = Rate(1_200_000);
+    let mut h = Harness::new(&c, false, 10, 10);
+    h.round(3);
+    assert_eq!(h.tx.target_bitrate(h.now), Some(1.2e6));
+    // A 300 ms path: R = 8·12500/0.2 s/1.1 ≈ 0.45 Mbps < min 1 Mbps.
+    let mut h = Harness::new(&cfg(), false, 150, 150);
+    for _ in 0..15 {
+        h.round(2);
+    }
+    let s = h.tx.state();
+    assert!(rate_law(s.cwnd, s.srtt, f64::from(SIZE)) < 0.5e6);
+    assert_eq!(h.tx.target_bitrate(h.now), Some(1e6));
+}
+
+#[test]
+fn small_window_penalty_and_raf_lower_the_target() {
+    let mut c = cfg();
+    c.init_rate = Rate(500_000);
+    c.min_rate = Rate(100_000);
+    let mut h = Harness::new(&c, false, 10, 10);
+    h.round(2);
+    let s = h.tx.state();
+    let r = rate_law(s.cwnd, s.srtt, f64::from(SIZE));
+    assert!(f64::from(SIZE) / s.cwnd as f64 > 0.1, "penalty active");
+    assert_close(h.tx.target_bitrate(h.now).unwrap(), r, 1e-12);
+    // RTP-queue delay 60 ms at a 20 ms frame period: raf += 0.2·(0.06 − 0.01)/0.02/8.
+    // The harness frame was at t = 0; framePeriod = 0.9·newest + 0.1·old.
+    let (mut fp, mut raf, mut last) = (0.02f64, 0.0f64, 0.0f64);
+    for t_ms in [40u64, 60, 80, 100] {
+        h.tx.on_new_frame(SimTime::from_secs_f64(t_ms as f64 / 1e3), 0, 0, Dur::from_millis(60));
+        fp = 0.9 * (t_ms as f64 / 1e3 - last) + 0.1 * fp;
+        last = t_ms as f64 / 1e3;
+        raf = (raf + 0.2 * (0.06 - fp / 2.0) / fp / 8.0).clamp(0.0, 0.5);
+    }
+    assert!(raf > 0.15);
+    assert_close(h.tx.target_bitrate(h.now).unwrap(), r / (1.0 + raf), 1e-9);
+}
+
+#[test]
+fn send_gate_allows_cwnd_times_window_headroom_plus_mss() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    let mut n = 0;
+    while tx.ok_to_transmit(SIZE) {
+        tx.on_transmit(SimTime::ZERO, n, SIZE, 0, false);
+        n += 1;
+    }
+    // bytesInFlight + size ≤ 12500·5 + 1212.
+    assert_eq!(n, (12_500 * 5 + SIZE) / SIZE);
+    // Nothing sent for 0.5 s: the deadlock guard clears the flight.
+    tx.on_new_frame(SimTime::from_secs_f64(0.6), 2500, 2500, Dur::ZERO);
+    assert_eq!(tx.state().bytes_in_flight, 0);
+    assert!(tx.ok_to_transmit(SIZE));
+}
+
+#[test]
+fn pacing_rate_is_headroom_times_target_with_adaptive_scale_and_floor() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    assert_eq!(tx.pacing_rate_bps(), 1.5e6);
+    // Nominal frame = 1 Mbps · 20 ms / 8 = 2500 B; a 3× frame caps at 1.5.
+    tx.on_new_frame(SimTime::ZERO, 7500, 7500, Dur::ZERO);
+    assert_eq!(tx.pacing_rate_bps(), 2.25e6);
+    tx.on_new_frame(SimTime(20_000_000), 3000, 3000, Dur::ZERO);
+    assert_close(tx.pacing_rate_bps(), 1.5e6 * 1.2, 1e-12);
+    let mut c = cfg();
+    (c.init_rate, c.min_rate) = (Rate(10_000), Rate(10_000));
+    assert_eq!(ScreamTx::new(&c, false, SimTime::ZERO).pacing_rate_bps(), 50e3);
+    c.pacing = false;
+    assert_eq!(ScreamTx::new(&c, false, SimTime::ZERO).pacing_rate_bps(), 0.0);
+}
+
+#[test]
+fn rtp_queue_discard_requests_one_refresh() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    tx.on_rtp_queue_discard(SimTime::ZERO);
+    assert_eq!(tx.target_bitrate(SimTime::ZERO), None);
+    assert_eq!(tx.target_bitrate(SimTime::ZERO), Some(1e6));
+}
+
+fn scripted_trace(l4s: bool) -> Vec<(u64, u64, u64, u64, u64, u64)> {
+    let mut h = Harness::new(&cfg(), l4s, 15, 15);
+    let mut out = Vec::new();
+    for r in 0..40u32 {
+        let fate = move |k: u32| match (r + k) % 17 {
+            0 => Fate::Drop,
+            1 | 2 => Fate::Arrive { queue: TICK * u64::from(r % 20), ecn: Ecn::Ce },
+            _ => Fate::Arrive { queue: TICK * u64::from(r % 20), ecn: Ecn::Ect1 },
+        };
+        h.run(20, TICK * 2, 5, fate, |t, tx| {
+            let s = tx.state();
+            let target = tx.target_bitrate(t).map_or(0, f64::to_bits);
+            out.push((s.cwnd, s.bytes_in_flight, s.srtt.0, s.qdelay.0, s.alpha.to_bits(), target));
+        });
+    }
+    out
+}
+
+#[test]
+fn same_inputs_give_the_same_trajectory() {
+    for l4s in [false, true] {
+        let a = scripted_trace(l4s);
+        assert_eq!(a, scripted_trace(l4s));
+        assert!(a.iter().any(|x| x.0 != a[0].0), "the script moves cwnd");
+    }
+}
