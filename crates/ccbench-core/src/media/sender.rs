@@ -27,9 +27,10 @@
 //! - `PacingMode::Microburst` (the tool): packets go back-to-back while the
 //!   sum of their pace intervals stays within `microburst_interval`; the
 //!   packet that takes the sum past it is still sent, then the sender
-//!   sleeps exactly `microburst_interval` and resets the sum. The tool
-//!   sleeps the interval minus ~100 µs to compensate its own wake-up and
-//!   loop overhead; we model the resulting period, i.e. the full interval.
+//!   sleeps and resets the sum: for the summed paced time if it exceeds
+//!   1.1 × the interval (one packet at a low rate), else for the interval.
+//!   The tool sleeps 100 µs less to compensate its own wake-up and loop
+//!   overhead; we model the resulting period.
 //!   The sum is not reset when the queue runs empty (as in the tool), so a
 //!   frame's first burst may be shorter.
 //! - `PacingMode::Library`: each packet waits until the previous one's send
@@ -415,8 +416,14 @@ impl<C: MediaCc> MediaSender<C> {
                 Some(PacingMode::Microburst) => {
                     self.burst_sum += pace_interval(head.rtp_bytes, self.cc.pacing_rate_bps());
                     if self.burst_sum > self.microburst_interval {
+                        // scream_sender.cpp transmitRtpThread: a burst whose
+                        // paced time exceeds 1.1 × the interval sleeps for
+                        // that paced time, otherwise for the interval, so at
+                        // low rates (one packet > the interval) every packet
+                        // is paced individually.
+                        let sleep = if self.burst_sum.0 * 10 > self.microburst_interval.0 * 11 { self.burst_sum } else { self.microburst_interval };
                         self.burst_sum = Dur::ZERO;
-                        self.next_send = now + self.microburst_interval;
+                        self.next_send = now + sleep;
                     }
                 }
             }

@@ -105,7 +105,7 @@ fn run(s: &mut MediaSender<Fake>, end: SimTime, fb: bool, off: (SimTime, SimTime
 }
 
 #[test]
-fn microburst_bursts_stay_within_the_interval_and_are_spaced_by_it() {
+fn microburst_bursts_stay_within_the_interval_and_sleep_their_paced_time() {
     let cfg = MediaConfig { rand: 50.0, ..Default::default() };
     let rate = 100e6; // 1212 B → 96.96 µs of paced time per packet
     let mut s = sender(&cfg, Fake::new(14.4e6, rate, u64::MAX));
@@ -123,10 +123,14 @@ fn microburst_bursts_stay_within_the_interval_and_are_spaced_by_it() {
         let gap = w[1][0].0.since(w[0][0].0);
         assert!(gap >= mb, "bursts {gap:?} apart");
         if rtp(&w[1][0].1).ts == rtp(&w[0][0].1).ts {
-            // Backlogged within a frame: the sleep is exactly the interval
-            // (the sum that triggered it may include the previous frame's
-            // tail, which the tool does not reset either).
-            assert_eq!(gap, mb);
+            // Backlogged within a frame: the sleep is the interval, or the
+            // burst's summed paced time when that exceeds 1.1 × the
+            // interval (scream_sender.cpp); the sum may include the previous
+            // frame's tail, which the tool does not reset either.
+            // The summed paced time that ends a burst exceeds the interval
+            // by less than one packet's interval.
+            let max_iv = *iv.iter().max().unwrap();
+            assert!(gap >= mb && gap <= mb + max_iv, "gap {gap:?} after a burst of {sum:?}");
             paced_gaps += 1;
         }
     }
@@ -275,4 +279,20 @@ fn closed_loop_with_scream_survives_a_feedback_outage() {
         max_qd = max_qd.max(s.stats().rtp_queue_delay);
     }
     panic!("event loop did not finish");
+}
+
+#[test]
+fn microburst_paces_single_packets_at_low_rates() {
+    // One packet's paced time (8 · 1212 B / 2 Mbit/s ≈ 4.85 ms) exceeds
+    // 1.1 × the 0.5 ms interval: the tool sleeps that paced time, so packets
+    // leave one by one at the pacing rate instead of every 0.5 ms.
+    let cfg = MediaConfig::default();
+    let rate = 2e6;
+    let mut s = sender(&cfg, Fake::new(1.2e6, rate, u64::MAX));
+    let (log, _) = run(&mut s, ms(999), false, (SimTime::ZERO, SimTime::ZERO));
+    let gaps: Vec<Dur> = log.windows(2).filter(|w| rtp(&w[0].1).ts == rtp(&w[1].1).ts).map(|w| w[1].0.since(w[0].0)).collect();
+    assert!(gaps.len() > 20);
+    for (g, w) in gaps.iter().zip(log.windows(2).filter(|w| rtp(&w[0].1).ts == rtp(&w[1].1).ts)) {
+        assert_eq!(*g, pace_interval(rtp(&w[0].1).rtp_bytes, rate), "packets are paced individually");
+    }
 }
