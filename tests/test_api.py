@@ -210,3 +210,39 @@ def test_scenario_error_survives_pickling() -> None:
     err = ccbench.ScenarioError("t.toml:1:1: x: bad", [problem])
     back = pickle.loads(pickle.dumps(err))
     assert str(back) == str(err) and back.problems == err.problems and back.key == "x"
+
+
+MEDIA = """
+name = "media"
+duration = "4s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbit"
+delay = "10ms"
+qdisc = { kind = "dualpi2" }
+[[links]]
+id = "ret"
+rate = "20Mbit"
+delay = "10ms"
+[[flows]]
+id = "scream"
+kind = "media"
+ecn = "ect1"
+media = { mtu = 1360 }
+path = ["bottleneck"]
+reverse = ["ret"]
+intervals = [{ name = "late", from = "2s", to = "4s" }]
+"""
+
+
+def test_media_flow_results(tmp_path: Path) -> None:
+    r = ccbench.run(MEDIA)
+    flow = r.summary["flows"][0]
+    assert flow["kind"] == "media" and flow["cc"] == "scream" and flow["ecn"] == "l4s"
+    assert flow["media"]["packets_sent"] > 0 and flow["intervals"][0]["name"] == "late"
+    ms = r.named("media_series")
+    assert set(ms["flow_id"]) == {"scream"}
+    assert ms["target_mbps"].max() > 1.0
+    r.save(tmp_path / "run")
+    back = ccbench.load(tmp_path / "run")
+    assert back.tables["media_series"].equals(r.tables["media_series"])

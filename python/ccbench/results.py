@@ -37,6 +37,21 @@ Times are seconds since the start of the simulation. The integer ids ``flow``,
     alpha           Float64 the CC's α (DCTCP, Prague; NaN for others)
     =============== ======= ====================================================
 
+``media_series`` — one row per media (SCReAM) flow per sample interval;
+``flow`` indexes ``summary["flows"]`` like the TCP flows (media flows also
+have ``flow_series`` rows: goodput of RTP bytes received, window and bytes in
+flight in packets of ``mtu`` + 12 B, SCReAM's sRTT, pacing rate, CE fraction,
+L4S α):
+    =================== ======= ================================================
+    target_mbps         Float64 encoder target bitrate
+    tx_mbps             Float64 transmitted RTP rate (last ≥ 100 ms window)
+    rtp_queue_delay_ms  Float64 age of the oldest packet in the RTP queue
+    qdelay_ms           Float64 SCReAM's network queue-delay estimate
+    cwnd_bytes          UInt64  reference window (ref_wnd)
+    bytes_in_flight     UInt64  bytes in flight
+    rtp_discards        UInt64  RTP-queue flushes so far
+    =================== ======= ================================================
+
 ``rtt`` — one row per RTT sample taken by a sender:
     ``time_s`` Float64, ``flow`` UInt32, ``rtt_ms`` Float64.
 
@@ -121,6 +136,17 @@ SCHEMA: dict[str, dict[str, type[pl.DataType]]] = {
         "inflight_pkts": pl.Float64,
         "ce_fraction": pl.Float64,
         "alpha": pl.Float64,
+    },
+    "media_series": {
+        "time_s": pl.Float64,
+        "flow": pl.UInt32,
+        "target_mbps": pl.Float64,
+        "tx_mbps": pl.Float64,
+        "rtp_queue_delay_ms": pl.Float64,
+        "qdelay_ms": pl.Float64,
+        "cwnd_bytes": pl.UInt64,
+        "bytes_in_flight": pl.UInt64,
+        "rtp_discards": pl.UInt64,
     },
     "rtt": {"time_s": pl.Float64, "flow": pl.UInt32, "rtt_ms": pl.Float64},
     "link_series": {
