@@ -10,6 +10,7 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("B1", "bench/b1-cubic-fq_codel.toml"),
     ("B2", "bench/b2-cubic-pfifo.toml"),
     ("B3", "bench/b3-50cubic-1g.toml"),
+    ("B4", "python/ccbench/suites/base/scream-test-record.toml"),
 ];
 
 fn peak_rss_mib() -> f64 {
