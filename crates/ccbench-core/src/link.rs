@@ -33,8 +33,6 @@ pub struct Link {
     pub lost: u64,
     pub tx_pkts: u64,
     pub tx_bytes: u64,
-    /// Capacity integral since the last rate change, for utilization.
-    pub rate_since: SimTime,
     /// Dequeues since the last recorded sojourn sample.
     pub sojourn_skip: u32,
     /// Record every packet this link transmits (pcap export).

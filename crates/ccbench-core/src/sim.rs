@@ -665,7 +665,7 @@ impl Sim {
     fn goodput_between(&self, out: u32, from: SimTime, to: SimTime) -> Option<f64> {
         let fs = &self.metrics.flow_series;
         let at = |t: SimTime| {
-            (0..fs.time_s.len()).filter(|&k| fs.flow[k] == out && fs.time_s[k] <= t.as_secs_f64() + 1e-9).map(|k| (fs.time_s[k], fs.delivered_bytes[k])).last()
+            (0..fs.time_s.len()).rev().find(|&k| fs.flow[k] == out && fs.time_s[k] <= t.as_secs_f64() + 1e-9).map(|k| (fs.time_s[k], fs.delivered_bytes[k]))
         };
         let (t0, b0) = at(from)?;
         let (t1, b1) = at(to)?;

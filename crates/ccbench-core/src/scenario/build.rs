@@ -56,7 +56,6 @@ fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q:
         lost: 0,
         tx_pkts: 0,
         tx_bytes: 0,
-        rate_since: SimTime::ZERO,
         sojourn_skip: 0,
         capture: false,
     }
