@@ -20,8 +20,8 @@ setup: $(VENV)/.deps  ## create .venv with the Python dependencies
 build: setup  ## build the Rust extension (release) into .venv
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
 
-run: build  ## run the default suite and write its report
-	$(VENV)/bin/ccbench suite run bufferbloat -o out
+run: build  ## run the default suite (SCReAM test record, Test 2) and write its report
+	$(VENV)/bin/ccbench suite run scream-test-record -o out
 
 test: test-rust test-py  ## every Rust and Python test
 

@@ -54,6 +54,13 @@ pub struct MediaConfig {
     pub reorder_time: Dur,
     /// `-relaxedpacing`.
     pub relaxed_pacing: bool,
+    /// How the L4S α follows the marked fraction f. Absent: the current
+    /// filter, fast attack α ← f/8 + 7α/8 when f ≥ α and slow decay
+    /// α ← α·127/128 otherwise. A number g: the earlier symmetric EWMA
+    /// α ← g·f + (1 − g)·α (ScreamV2Tx.cpp with ScreamTx.h `kL4sG`; 1/32 in
+    /// the 2024–2025 code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l4s_alpha_gain: Option<f64>,
     /// Max RTP queue delay before the queue is flushed (BW tool 0.2 s).
     pub max_rtp_queue_delay: Dur,
     /// Receiver `-nreported` and `-ackdiff` (default nreported/2).
@@ -92,6 +99,7 @@ impl Default for MediaConfig {
             hysteresis: 0.0,
             reorder_time: Dur::from_millis(30),
             relaxed_pacing: false,
+            l4s_alpha_gain: None,
             max_rtp_queue_delay: Dur::from_millis(200),
             nreported: 64,
             ackdiff: None,

@@ -168,6 +168,7 @@ pub struct ScreamTx {
     mul_increase: f64,
     reorder_time: Dur,
     relaxed_pacing: bool,
+    l4s_alpha_gain: Option<f64>,
     pacing: bool,
     min_rate: f64,
     max_rate: f64,
@@ -295,6 +296,7 @@ impl ScreamTx {
             mul_increase: cfg.mul_increase,
             reorder_time: cfg.reorder_time,
             relaxed_pacing: cfg.relaxed_pacing,
+            l4s_alpha_gain: cfg.l4s_alpha_gain,
             pacing: cfg.pacing,
             min_rate,
             max_rate,
@@ -706,10 +708,10 @@ impl ScreamTx {
                 if self.pkts_delivered > 0 {
                     let f = self.pkts_marked as f64 / self.pkts_delivered as f64;
                     // Fast attack f/8 + 7α/8, slow decay ×127/128.
-                    self.alpha = if f >= self.alpha {
-                        (L4S_G_UP * f + (1.0 - L4S_G_UP) * self.alpha).min(1.0)
-                    } else {
-                        self.alpha * (1.0 - L4S_G_DOWN)
+                    self.alpha = match self.l4s_alpha_gain {
+                        Some(g) => (g * f + (1.0 - g) * self.alpha).min(1.0),
+                        None if f >= self.alpha => (L4S_G_UP * f + (1.0 - L4S_G_UP) * self.alpha).min(1.0),
+                        None => self.alpha * (1.0 - L4S_G_DOWN),
                     };
                     (self.pkts_delivered, self.pkts_marked) = (0, 0);
                     self.fraction_marked = f;

@@ -243,6 +243,22 @@ fn classic_ce_cuts_by_beta_at_most_every_30ms() {
 }
 
 #[test]
+fn l4s_alpha_gain_selects_the_earlier_symmetric_ewma() {
+    // l4s_alpha_gain = 1/32: α ← f/32 + 31α/32 on every update, up and down.
+    let mut h = Harness::new(&MediaConfig { l4s_alpha_gain: Some(1.0 / 32.0), ..cfg() }, true, 10, 10);
+    let mut alpha = L4S_ALPHA_INIT;
+    let gap = TICK * 3;
+    h.run(40, gap, 4, |k| if k % 4 == 0 { CE } else { OK }, |_, tx| {
+        alpha = 0.25 / 32.0 + 31.0 * alpha / 32.0;
+        assert_close(tx.state().alpha, alpha, 1e-12);
+    });
+    h.run(20, gap, 4, |_| OK, |_, tx| {
+        alpha *= 31.0 / 32.0;
+        assert_close(tx.state().alpha, alpha, 1e-12);
+    });
+}
+
+#[test]
 fn l4s_alpha_follows_marked_fraction_and_backoff_is_half_alpha() {
     let mut h = Harness::new(&cfg(), true, 10, 10);
     let mut alpha = L4S_ALPHA_INIT;
