@@ -48,6 +48,10 @@ def timeseries(result: Result) -> Figure:
     samples = _binned(result.tables["rtt"], "flow", "rtt_ms", width)
     for i, part in _parts(samples, "flow"):
         rtt.plot(part["time_s"], part["mean"], color=_color(i), label=_name(flows, i))
+    # Media flows have no per-ACK RTT samples: draw SCReAM's sRTT instead.
+    media = {i for i, f in enumerate(s.get("flows", [])) if f.get("kind") == "media"}
+    for i, part in _parts(series.filter(pl.col("flow").is_in(list(media))), "flow"):
+        rtt.plot(part["time_s"], part["srtt_ms"], color=_color(i), ls="--", label=f"{_name(flows, i)} (sRTT)")
     pings = result.tables["probes"]
     for j, part in _parts(pings, "probe"):
         rtt.plot(part["time_s"], part["rtt_ms"], color=_color(len(flows) + j), lw=0.8,
