@@ -24,6 +24,8 @@ pub enum Event {
     Arrive(LinkId),
     /// A link's rate changes to the next step of its schedule.
     RateStep(LinkId),
+    /// A non-work-conserving qdisc may release a packet now (its watchdog).
+    QdiscWake(LinkId),
     /// A flow endpoint's timer (RTO, delayed ACK, pacing, probe interval).
     Timer(FlowId, End),
     /// A flow's application starts or stops.

@@ -37,6 +37,9 @@ pub struct Link {
     pub sojourn_skip: u32,
     /// Record every packet this link transmits (pcap export).
     pub capture: bool,
+    /// When a pending [`Event::QdiscWake`](crate::event::Event) fires, if one
+    /// is pending (at most one per link).
+    pub wake_at: SimTime,
 }
 
 impl Link {

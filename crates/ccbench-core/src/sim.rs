@@ -161,6 +161,7 @@ impl Sim {
             Event::TxDone(l) => self.on_tx_done(l),
             Event::Arrive(l) => self.on_arrive(l),
             Event::RateStep(l) => self.on_rate_step(l),
+            Event::QdiscWake(l) => self.on_qdisc_wake(l),
             Event::Timer(f, end) => self.on_timer(f, end),
             Event::Start(f) => self.on_start(f),
             Event::Stop(f) => self.on_stop(f),
@@ -195,7 +196,17 @@ impl Sim {
         let link = &mut self.links[l.0 as usize];
         loop {
             let (q, mut cx) = link.cx(now);
-            let Some(p) = q.dequeue(&mut cx) else { return };
+            let Some(p) = q.dequeue(&mut cx) else {
+                // A shaper or delay line holding packets asks to be polled later.
+                if let Some(t) = link.qdisc.next_wakeup() {
+                    let t = t.max(now);
+                    if t < link.wake_at {
+                        link.wake_at = t;
+                        self.q.push(t, Event::QdiscWake(l));
+                    }
+                }
+                return;
+            };
             if link.capture {
                 self.metrics.capture.push(now, self.link_out_id[l.0 as usize], &p);
             }
@@ -247,6 +258,17 @@ impl Sim {
         }
         p.hop += 1;
         self.route(p);
+    }
+
+    fn on_qdisc_wake(&mut self, l: LinkId) {
+        let link = &mut self.links[l.0 as usize];
+        if link.wake_at != self.now {
+            return; // superseded by an earlier wake-up
+        }
+        link.wake_at = SimTime::NEVER;
+        if !link.busy() {
+            self.link_start_tx(l);
+        }
     }
 
     fn on_rate_step(&mut self, l: LinkId) {

@@ -113,6 +113,14 @@ pub trait Qdisc {
     fn probe(&mut self, _now: SimTime) -> QdiscProbe {
         QdiscProbe::NONE
     }
+    /// For non-work-conserving qdiscs (shapers, netem's delay line, Cake's
+    /// shaper): when `dequeue` returned `None` although packets are queued,
+    /// the earliest time a packet may be released. The link calls
+    /// `dequeue` again then (as a qdisc watchdog timer does in Linux).
+    /// Work-conserving qdiscs keep the default.
+    fn next_wakeup(&self) -> Option<SimTime> {
+        None
+    }
 }
 
 /// A qdisc's parameters as written in a scenario (`kind = "fq_codel"`, ...),
@@ -207,6 +215,10 @@ impl Qdisc for AnyQdisc {
     }
     fn probe(&mut self, now: SimTime) -> QdiscProbe {
         dispatch!(self, q => q.probe(now))
+    }
+    #[inline]
+    fn next_wakeup(&self) -> Option<SimTime> {
+        dispatch!(self, q => q.next_wakeup())
     }
 }
 

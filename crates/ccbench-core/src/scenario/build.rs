@@ -58,6 +58,7 @@ fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q:
         tx_bytes: 0,
         sojourn_skip: 0,
         capture: false,
+        wake_at: SimTime::NEVER,
     }
 }
 
