@@ -2,3 +2,4 @@
 pub mod codel;
 pub mod flow_hash;
 pub mod pi;
+pub mod overhead;
