@@ -3,3 +3,4 @@ pub mod codel;
 pub mod flow_hash;
 pub mod pi;
 pub mod overhead;
+pub mod pie;
