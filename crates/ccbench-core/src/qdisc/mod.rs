@@ -12,6 +12,7 @@ pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pie;
 
 use serde::{Deserialize, Serialize};
@@ -135,6 +136,7 @@ pub enum QdiscConfig {
     FqCodel(fq_codel::FqCodelConfig),
     Dualpi2(dualpi2::DualPi2Config),
     Pie(pie::PieConfig),
+    FqPie(fq_pie::FqPieConfig),
 }
 
 impl Default for QdiscConfig {
@@ -151,6 +153,7 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Dualpi2(c) => c.validate(),
             QdiscConfig::Pie(c) => c.validate(),
+            QdiscConfig::FqPie(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -166,6 +169,7 @@ impl QdiscConfig {
             QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(Box::new(c.build_with_perturbation(rng.next_u32()))),
             QdiscConfig::Dualpi2(c) => AnyQdisc::DualPi2(Box::new(c.build())),
             QdiscConfig::Pie(c) => AnyQdisc::Pie(Box::new(c.build())),
+            QdiscConfig::FqPie(c) => AnyQdisc::FqPie(Box::new(c.build_with_perturbation(rng.next_u32()))),
         }
     }
     /// The tc-style name, for reports.
@@ -177,6 +181,7 @@ impl QdiscConfig {
             QdiscConfig::FqCodel(_) => "fq_codel",
             QdiscConfig::Dualpi2(_) => "dualpi2",
             QdiscConfig::Pie(_) => "pie",
+            QdiscConfig::FqPie(_) => "fq_pie",
         }
     }
 }
@@ -189,6 +194,7 @@ pub enum AnyQdisc {
     FqCodel(Box<fq_codel::FqCodel>),
     DualPi2(Box<dualpi2::DualPi2>),
     Pie(Box<pie::Pie>),
+    FqPie(Box<fq_pie::FqPie>),
 }
 
 macro_rules! dispatch {
@@ -199,6 +205,7 @@ macro_rules! dispatch {
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::DualPi2($q) => $e,
             AnyQdisc::Pie($q) => $e,
+            AnyQdisc::FqPie($q) => $e,
         }
     };
 }

@@ -516,4 +516,21 @@ mod tests {
         }
         assert_eq!((w.avg_dq_rate, w.dq_count), (0, None));
     }
+
+    #[test]
+    fn prob_is_not_clamped_at_max_prob_as_in_linux() {
+        // Near 1, a +2 % step (+2 % more above 250 ms) overshoots MAX_PROB:
+        // Linux only catches a wrap of the u64, not values above 2^56 − 1.
+        let p = params();
+        let mut v = PieVars { prob: MAX_PROB / 100 * 99, qdelay: ms(300), qdelay_old: ms(300), ..PieVars::new() };
+        v.calculate_probability(&p, 100_000);
+        assert_eq!(v.prob, MAX_PROB / 100 * 99 + 2 * ((MAX_PROB / 100) * 2));
+        assert!(v.prob_f64() > 1.02);
+        // Below target it comes back down by alpha·(qdelay − target).
+        v.qdelay = ms(5);
+        let before = v.prob;
+        v.calculate_probability(&p, 100_000);
+        let (a, b) = v.scaled_gains(&p);
+        assert_eq!(before - v.prob, a * (ms(15) - ms(5)) + b * (ms(300) - ms(5)));
+    }
 }
