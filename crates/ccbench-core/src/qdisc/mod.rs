@@ -14,6 +14,7 @@ pub mod fifo;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod pie;
+pub mod red;
 
 use serde::{Deserialize, Serialize};
 
@@ -137,6 +138,7 @@ pub enum QdiscConfig {
     Dualpi2(dualpi2::DualPi2Config),
     Pie(pie::PieConfig),
     FqPie(fq_pie::FqPieConfig),
+    Red(red::RedConfig),
 }
 
 impl Default for QdiscConfig {
@@ -154,7 +156,16 @@ impl QdiscConfig {
             QdiscConfig::Dualpi2(c) => c.validate(),
             QdiscConfig::Pie(c) => c.validate(),
             QdiscConfig::FqPie(c) => c.validate(),
+            QdiscConfig::Red(c) => c.validate(),
             _ => Ok(()),
+        }
+    }
+
+    /// Fill in what tc would derive (RED's thresholds, burst, EWMA and
+    /// idle-table logs) so the resolved scenario states them.
+    pub fn resolve(&mut self) {
+        if let QdiscConfig::Red(c) = self {
+            c.resolve();
         }
     }
 
@@ -170,6 +181,7 @@ impl QdiscConfig {
             QdiscConfig::Dualpi2(c) => AnyQdisc::DualPi2(Box::new(c.build())),
             QdiscConfig::Pie(c) => AnyQdisc::Pie(Box::new(c.build())),
             QdiscConfig::FqPie(c) => AnyQdisc::FqPie(Box::new(c.build_with_perturbation(rng.next_u32()))),
+            QdiscConfig::Red(c) => AnyQdisc::Red(Box::new(c.build())),
         }
     }
     /// The tc-style name, for reports.
@@ -182,6 +194,7 @@ impl QdiscConfig {
             QdiscConfig::Dualpi2(_) => "dualpi2",
             QdiscConfig::Pie(_) => "pie",
             QdiscConfig::FqPie(_) => "fq_pie",
+            QdiscConfig::Red(_) => "red",
         }
     }
 }
@@ -195,6 +208,7 @@ pub enum AnyQdisc {
     DualPi2(Box<dualpi2::DualPi2>),
     Pie(Box<pie::Pie>),
     FqPie(Box<fq_pie::FqPie>),
+    Red(Box<red::Red>),
 }
 
 macro_rules! dispatch {
@@ -206,6 +220,7 @@ macro_rules! dispatch {
             AnyQdisc::DualPi2($q) => $e,
             AnyQdisc::Pie($q) => $e,
             AnyQdisc::FqPie($q) => $e,
+            AnyQdisc::Red($q) => $e,
         }
     };
 }
