@@ -96,6 +96,20 @@ fn pie_holds_cubic_queue_delay_near_target_at_full_utilisation() {
     }
 }
 
+/// `dq_rate_estimator`: the delay comes from backlog / measured drain rate
+/// (Little's law) instead of timestamps; the queue still settles near the
+/// target.
+#[test]
+fn pie_with_the_drain_rate_estimator_also_holds_the_target() {
+    let flows = tcp("cubic", "cubic", "count = 2");
+    let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pie", dq_rate_estimator = true }"#, "20s", &flows);
+    let out = run(&text, &["metrics.warmup=\"8s\""]);
+    let l = link(&out.summary, "bottleneck");
+    let mean = l.sojourn_ms.mean.unwrap();
+    assert!((12.0..=19.0).contains(&mean), "sojourn mean {mean} ms");
+    assert!(l.utilization.unwrap() >= 0.97, "{:?}", l.utilization);
+}
+
 /// With `ecn`, the same flows are marked instead of dropped (p stays far
 /// below the 10 % threshold).
 #[test]

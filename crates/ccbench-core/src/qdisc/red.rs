@@ -615,6 +615,20 @@ mod tests {
         assert_eq!(r.derive().unwrap(), cfg("limit = 400000\navpkt = 1000").derive().unwrap());
     }
 
+    /// include/net/red.h's "Upper bound on W" table for th_min/S = 32: the
+    /// longest burst L each Wlog admits. Rows −4…−7 are exact for
+    /// `tc_red_eval_ewma` (the table's other rows are rounded in the header).
+    #[test]
+    fn ewma_log_admits_the_bursts_of_red_h_table() {
+        for (wlog, l) in [(4u8, 46u32), (5, 57), (6, 75), (7, 101)] {
+            assert_eq!(tc_red_eval_ewma(32_000, l, 1000).unwrap(), wlog, "L = {l}");
+            assert_eq!(tc_red_eval_ewma(32_000, l + 1, 1000).unwrap(), wlog + 1, "L = {}", l + 1);
+        }
+        // tc's xmit time is in 64-ns ticks: 160 µs → 2500, 800 µs → 12500.
+        assert_eq!(tc_calc_xmittime(50_000_000 / 8, 1000), 2500);
+        assert_eq!(tc_calc_xmittime(10_000_000 / 8, 1000), 12500);
+    }
+
     #[test]
     fn bad_values_are_reported() {
         assert!(toml::from_str::<RedConfig>("avpkt = 1000").unwrap_err().to_string().contains("limit"));
