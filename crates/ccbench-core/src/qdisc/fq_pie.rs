@@ -23,16 +23,14 @@
 //! perturbation (see flow_hash); no tc filters or skb->priority
 //! classification; the timer updates all flows in one tick (Linux updates
 //! at most 2048 per jiffy, so > 2048 flows take several jiffies), runs
-//! lazily as `pie`'s does, and is ideal. The DRR++ loop is the same as
-//! fq_codel's but not shared with it: fq_codel's is fused with CoDel's
-//! dequeue-time drops, FQ-PIE's never drops on dequeue, and a shared
-//! `blocks/drr.rs` would have meant rewriting fq_codel (and Cake's) under
-//! other engineers' feet; left for a later refactor.
+//! lazily as `pie`'s does, and is ideal. The DRR++ scheduler is the shared
+//! `blocks::drr` (fq_codel still has its own copy of the same loop).
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use super::blocks::drr::Drr;
 use super::blocks::flow_hash::{FlowHasher, DEFAULT_PERTURBATION};
 use super::blocks::pie::{first_update, ticks, tupdate_period, PieParams, PieVars, MAX_PROB};
 use super::pie::{validate_pie, DEFAULT_HZ};
@@ -131,11 +129,9 @@ impl FqPieConfig {
         let flows = self.flows.clamp(1, 65536);
         FqPie {
             flows: (0..flows).map(|_| Flow::default()).collect(),
-            new_flows: VecDeque::with_capacity(flows as usize),
-            old_flows: VecDeque::with_capacity(flows as usize),
+            drr: Drr::new(flows as usize, self.quantum.0.clamp(1, 1 << 20) as i64),
             hasher: FlowHasher::new(flows, perturbation),
             params: self.params(),
-            quantum: self.quantum.0.clamp(1, 1 << 20) as i64,
             limit: self.limit as usize,
             memory_limit: self.memory_limit.0,
             ecn: self.ecn,
@@ -163,32 +159,19 @@ pub struct FqPieCounts {
     pub updates: u64,
 }
 
-/// Which DRR++ list a flow is on.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
-enum List {
-    #[default]
-    None,
-    New,
-    Old,
-}
-
 #[derive(Default)]
 struct Flow {
     q: VecDeque<Packet>,
     /// Bytes queued in this flow.
     backlog: u64,
-    deficit: i64,
     vars: PieVars,
-    list: List,
 }
 
 pub struct FqPie {
     flows: Vec<Flow>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
+    drr: Drr,
     hasher: FlowHasher,
     params: PieParams,
-    quantum: i64,
     limit: usize,
     memory_limit: u64,
     ecn: bool,
@@ -244,14 +227,6 @@ impl FqPie {
             }
         }
     }
-
-    fn pop_head(&mut self, from_new: bool) {
-        if from_new {
-            self.new_flows.pop_front();
-        } else {
-            self.old_flows.pop_front();
-        }
-    }
 }
 
 impl Qdisc for FqPie {
@@ -290,10 +265,7 @@ impl Qdisc for FqPie {
         self.qlen += 1;
         flow.q.push_back(pkt);
         flow.backlog += size;
-        if flow.list == List::None {
-            flow.list = List::New;
-            flow.deficit = self.quantum;
-            self.new_flows.push_back(idx as u32);
+        if self.drr.on_enqueue(idx) {
             self.counts.new_flow_count += 1;
         }
     }
@@ -301,40 +273,17 @@ impl Qdisc for FqPie {
     /// Linux `fq_pie_qdisc_dequeue` (DRR++, no drops).
     fn dequeue(&mut self, cx: &mut Cx) -> Option<Packet> {
         self.catch_up(cx.now);
-        loop {
-            let (idx, from_new) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&i), _) => (i, true),
-                (None, Some(&i)) => (i, false),
-                (None, None) => return None,
-            };
-            let flow = &mut self.flows[idx as usize];
-            if flow.deficit <= 0 {
-                flow.deficit += self.quantum;
-                flow.list = List::Old;
-                self.pop_head(from_new);
-                self.old_flows.push_back(idx);
-                continue;
-            }
-            let Some(p) = flow.q.pop_front() else {
-                // Empty: a new flow passes through the old list first if
-                // that is busy (prevents starving the old flows).
-                self.pop_head(from_new);
-                if from_new && !self.old_flows.is_empty() {
-                    self.flows[idx as usize].list = List::Old;
-                    self.old_flows.push_back(idx);
-                } else {
-                    self.flows[idx as usize].list = List::None;
-                }
-                continue;
-            };
+        let FqPie { flows, drr, params, qlen, backlog, .. } = self;
+        drr.dequeue(|idx| {
+            let flow = &mut flows[idx];
+            let p = flow.q.pop_front()?;
             let len = u64::from(p.size);
-            self.backlog -= len;
-            self.qlen -= 1;
-            flow.deficit -= len as i64;
+            *backlog -= len;
+            *qlen -= 1;
             flow.backlog -= len;
-            flow.vars.on_dequeue(&self.params, cx.now, p.enq_at, p.size, flow.backlog);
-            return Some(p);
-        }
+            flow.vars.on_dequeue(params, cx.now, p.enq_at, p.size, flow.backlog);
+            Some(p)
+        })
     }
 
     fn len(&self) -> usize {
@@ -357,6 +306,7 @@ mod tests {
 
     use super::*;
     use crate::packet::Ecn;
+    use crate::qdisc::blocks::drr::List;
     use crate::qdisc::testing::{pkt, Harness};
 
     fn ms(x: u64) -> SimTime {
@@ -410,7 +360,7 @@ mod tests {
         let order: Vec<u32> = (0..20).map(|_| h.deq(&mut q, ms(1)).unwrap().tuple).collect();
         let want: Vec<u32> = (0..20).map(|i| ab[i % 2]).collect();
         assert_eq!(order, want);
-        assert_eq!(q.counts().new_flow_count, 2);
+        assert_eq!((q.counts().new_flow_count, q.drr.new_flow_count()), (2, 2));
     }
 
     /// Two unresponsive bulk flows, each offering the whole link rate, and
@@ -569,11 +519,11 @@ mod tests {
                     let fb: u64 = f.q.iter().map(|p| u64::from(p.size)).sum();
                     prop_assert_eq!(fb, f.backlog);
                     (n, b) = (n + f.q.len(), b + fb);
-                    let on_new = q.new_flows.iter().filter(|&&x| x as usize == i).count();
-                    let on_old = q.old_flows.iter().filter(|&&x| x as usize == i).count();
-                    let want = match f.list { List::None => (0, 0), List::New => (1, 0), List::Old => (0, 1) };
+                    let on_new = q.drr.new_flows().iter().filter(|&&x| x as usize == i).count();
+                    let on_old = q.drr.old_flows().iter().filter(|&&x| x as usize == i).count();
+                    let want = match q.drr.list(i) { List::None => (0, 0), List::New => (1, 0), List::Old => (0, 1) };
                     prop_assert_eq!((on_new, on_old), want);
-                    prop_assert!(f.q.is_empty() || f.list != List::None);
+                    prop_assert!(f.q.is_empty() || q.drr.list(i) != List::None);
                 }
                 prop_assert_eq!((q.len(), q.bytes()), (n, b));
             }

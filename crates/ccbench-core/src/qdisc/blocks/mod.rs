@@ -4,3 +4,4 @@ pub mod flow_hash;
 pub mod pi;
 pub mod overhead;
 pub mod pie;
+pub mod drr;
