@@ -19,9 +19,8 @@
 //!
 //! Units: deficits and the quantum in bytes (may go negative).
 //!
-//! Used by FQ-PIE. fq_codel keeps its own copy of this loop for now (its
-//! tests inspect its lists directly); it can switch to this block with
-//! `pop` = the flow's CoDel dequeue, and so can Cake's per-tin scheduler.
+//! Used by fq_codel (`pop` = the flow's CoDel dequeue) and FQ-PIE (`pop` =
+//! the flow's FIFO head); Cake's per-tin scheduler can use it the same way.
 
 use std::collections::VecDeque;
 
