@@ -24,7 +24,7 @@
 //! classification; the timer updates all flows in one tick (Linux updates
 //! at most 2048 per jiffy, so > 2048 flows take several jiffies), runs
 //! lazily as `pie`'s does, and is ideal. The DRR++ scheduler is the shared
-//! `blocks::drr` (fq_codel still has its own copy of the same loop).
+//! `blocks::drr`, the one fq_codel uses.
 
 use std::collections::VecDeque;
 
