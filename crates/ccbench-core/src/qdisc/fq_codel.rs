@@ -90,7 +90,6 @@ impl FqCodelConfig {
             drr: Drr::new(flows as usize, quantum),
             hasher: FlowHasher::new(flows, perturbation),
             params: self.params(),
-            quantum,
             limit: self.limit,
             memory_limit: self.memory_limit.0,
             drop_batch: self.drop_batch.max(1),
@@ -115,7 +114,6 @@ pub struct FqCodel {
     drr: Drr,
     hasher: FlowHasher,
     params: CodelParams,
-    quantum: i64,
     limit: u64,
     memory_limit: u64,
     drop_batch: u32,
@@ -264,7 +262,7 @@ mod tests {
         assert_eq!(c, FqCodelConfig::default());
         assert_eq!((c.flows, c.quantum, c.memory_limit, c.drop_batch, c.ecn), (1024, Bytes(1514), Bytes(32 << 20), 64, true));
         let q = FqCodelConfig { flows: 0, quantum: Bytes(10), drop_batch: 0, ..c }.build();
-        assert_eq!((q.flows.len(), q.quantum, q.drop_batch), (1, 256, 1));
+        assert_eq!((q.flows.len(), q.drr.quantum(), q.drop_batch), (1, 256, 1));
     }
 
     #[test]

@@ -135,6 +135,10 @@ impl Drr {
     pub fn new_flow_count(&self) -> u64 {
         self.new_flow_count
     }
+    /// Bytes each bucket is credited per round.
+    pub fn quantum(&self) -> i64 {
+        self.quantum
+    }
     pub fn buckets(&self) -> usize {
         self.slots.len()
     }
