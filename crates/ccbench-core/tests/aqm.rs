@@ -190,3 +190,23 @@ fn randomized_aqms_are_deterministic_per_seed() {
         assert_ne!(a.summary.flows, c.summary.flows, "{q}");
     }
 }
+
+/// The reports' tuned variants follow their own target: `pie limit 100
+/// target 5ms tupdate 32ms` and `pie limit 1000 target 20ms`.
+#[test]
+fn pie_report_variants_hold_their_own_targets() {
+    for (q, target) in [
+        (r#"{ kind = "pie", limit = 100, target = "5ms", tupdate = "32ms" }"#, 5.0),
+        (r#"{ kind = "pie", limit = 1000, target = "20ms" }"#, 20.0),
+        (r#"{ kind = "fq_pie", target = "5ms" }"#, 5.0),
+    ] {
+        for seed in 1..=2 {
+            let flows = tcp("cubic", "cubic", "count = 2");
+            let out = run(&dumbbell("50Mbit", 20.0, q, "20s", &flows), &["metrics.warmup=\"8s\"", &format!("seed={seed}")]);
+            let l = link(&out.summary, "bottleneck");
+            let mean = l.sojourn_ms.mean.unwrap();
+            assert!(mean > 0.8 * target && mean < 1.3 * target, "{q} seed {seed}: sojourn mean {mean} ms vs target {target}");
+            assert!(l.utilization.unwrap() >= 0.99, "{q} seed {seed}: {:?}", l.utilization);
+        }
+    }
+}
