@@ -28,7 +28,7 @@ struct FlowP {
 }
 
 fn link_p() -> impl Strategy<Value = LinkP> {
-    (1u32..200, 0u32..40, prop::sample::select(vec!["pfifo", "bfifo", "codel", "fq_codel"]), 2u32..300, prop::sample::select(vec![0.0, 0.0, 0.01, 0.05]))
+    (1u32..200, 0u32..40, prop::sample::select(vec!["pfifo", "bfifo", "codel", "fq_codel", "red", "pie", "fq_pie"]), 2u32..300, prop::sample::select(vec![0.0, 0.0, 0.01, 0.05]))
         .prop_map(|(rate_mbit, delay_ms, qdisc, limit, loss)| LinkP { rate_mbit, delay_ms, qdisc, limit, loss })
 }
 
@@ -52,6 +52,13 @@ fn scenario_text(links: &[LinkP], flows: &[FlowP]) -> String {
             "pfifo" => format!("{{ kind = \"pfifo\", limit = {} }}", l.limit),
             "bfifo" => format!("{{ kind = \"bfifo\", limit = \"{}b\" }}", l.limit * 1500),
             "codel" => format!("{{ kind = \"codel\", limit = {}, ecn = true }}", l.limit),
+            "red" => format!(
+                "{{ kind = \"red\", limit = \"{}b\", avpkt = 1000, min = 1500, max = 4500, burst = 3, ecn = {}, adaptive = true }}",
+                l.limit * 1500,
+                l.limit % 2 == 0
+            ),
+            "pie" => format!("{{ kind = \"pie\", limit = {}, ecn = {}, target = \"2ms\" }}", l.limit, l.limit % 2 == 0),
+            "fq_pie" => format!("{{ kind = \"fq_pie\", limit = {}, flows = 16, ecn = true, target = \"2ms\" }}", l.limit),
             _ => format!("{{ kind = \"fq_codel\", limit = {}, flows = 16 }}", l.limit),
         };
         s += &format!("[[links]]\nid = \"l{i}\"\nrate = \"{}Mbit\"\ndelay = \"{}ms\"\nloss = {}\nqdisc = {q}\n", l.rate_mbit, l.delay_ms, l.loss);

@@ -1,8 +1,9 @@
 //! `fq_codel` (RFC 8290; Linux net/sched/sch_fq_codel.c): flows hashed into
 //! `flows` buckets (`blocks::flow_hash`), each a FIFO with its own deficit
 //! and CoDel state (`blocks::codel`), served by DRR++ over a new-flows and
-//! an old-flows list (RFC 8290 §4.2–4.3). On overflow, packets are dropped
-//! from the head of the flow with the largest byte backlog (`fq_codel_drop`).
+//! an old-flows list (RFC 8290 §4.2–4.3; `blocks::drr`, shared with
+//! FQ-PIE). On overflow, packets are dropped from the head of the flow
+//! with the largest byte backlog (`fq_codel_drop`).
 //! Defaults as Linux: flows 1024, limit 10240 packets, memory_limit 32 MiB,
 //! quantum 1514, drop_batch 64, target 5 ms, interval 100 ms, ECN on.
 //!
@@ -18,6 +19,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::blocks::codel::{CodelParams, CodelQueue, CodelVars, TosSelector};
+use super::blocks::drr::Drr;
 use super::blocks::flow_hash::{FlowHasher, DEFAULT_PERTURBATION};
 use super::{Cx, DropReason, Qdisc, PSCHED_MTU};
 use crate::packet::Packet;
@@ -85,28 +87,16 @@ impl FqCodelConfig {
         let quantum = self.quantum.0.clamp(256, i32::MAX as u64) as i64;
         FqCodel {
             flows: (0..flows).map(|_| Flow::default()).collect(),
-            new_flows: VecDeque::with_capacity(flows as usize),
-            old_flows: VecDeque::with_capacity(flows as usize),
+            drr: Drr::new(flows as usize, quantum),
             hasher: FlowHasher::new(flows, perturbation),
             params: self.params(),
-            quantum,
             limit: self.limit,
             memory_limit: self.memory_limit.0,
             drop_batch: self.drop_batch.max(1),
             qlen: 0,
             backlog: 0,
-            new_flow_count: 0,
         }
     }
-}
-
-/// Which DRR++ list a flow is on (Linux: `flowchain` membership).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
-enum List {
-    #[default]
-    None,
-    New,
-    Old,
 }
 
 #[derive(Default)]
@@ -115,19 +105,15 @@ struct Flow {
     q: VecDeque<Packet>,
     /// Bytes queued in this flow (Linux `backlogs[idx]`).
     backlog: u64,
-    /// DRR++ credit in bytes; may go negative.
-    deficit: i64,
     cvars: CodelVars,
-    list: List,
 }
 
 pub struct FqCodel {
     flows: Vec<Flow>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
+    /// DRR++ new/old lists and deficits.
+    drr: Drr,
     hasher: FlowHasher,
     params: CodelParams,
-    quantum: i64,
     limit: u64,
     memory_limit: u64,
     drop_batch: u32,
@@ -135,7 +121,6 @@ pub struct FqCodel {
     qlen: usize,
     /// Bytes over all flows; also the memory charged (see header).
     backlog: u64,
-    new_flow_count: u64,
 }
 
 /// One flow's FIFO seen through CoDel: pops update the flow's and the
@@ -165,15 +150,7 @@ impl CodelQueue for FlowSource<'_> {
 impl FqCodel {
     /// Flows that became active since build (Linux `new_flow_count`).
     pub fn new_flow_count(&self) -> u64 {
-        self.new_flow_count
-    }
-
-    fn pop_head(&mut self, from_new: bool) {
-        if from_new {
-            self.new_flows.pop_front();
-        } else {
-            self.old_flows.pop_front();
-        }
+        self.drr.new_flow_count()
     }
 
     /// Linux `fq_codel_drop`: drop from the head of the flow with the most
@@ -216,52 +193,22 @@ impl Qdisc for FqCodel {
         self.backlog += len;
         self.qlen += 1;
         // RFC 8290 §4.1.2: a flow on neither list becomes a new flow.
-        if flow.list == List::None {
-            flow.list = List::New;
-            flow.deficit = self.quantum;
-            self.new_flows.push_back(idx as u32);
-            self.new_flow_count += 1;
-        }
+        self.drr.on_enqueue(idx);
         if self.qlen as u64 <= self.limit && self.backlog <= self.memory_limit {
             return;
         }
         self.drop_from_fattest(cx);
     }
 
-    /// RFC 8290 §4.2 / Linux `fq_codel_dequeue` (DRR++).
+    /// RFC 8290 §4.2 / Linux `fq_codel_dequeue`: DRR++ (`blocks::drr`)
+    /// over the flows, each served through its CoDel, which may drop.
     fn dequeue(&mut self, cx: &mut Cx) -> Option<Packet> {
-        loop {
-            let (idx, from_new) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&i), _) => (i, true),
-                (None, Some(&i)) => (i, false),
-                (None, None) => return None,
-            };
-            let flow = &mut self.flows[idx as usize];
-            if flow.deficit <= 0 {
-                // Out of credit: top up and go to the back of the old list.
-                flow.deficit += self.quantum;
-                flow.list = List::Old;
-                self.pop_head(from_new);
-                self.old_flows.push_back(idx);
-                continue;
-            }
-            let Flow { q, backlog, cvars, .. } = flow;
-            let mut src = FlowSource { q, flow_backlog: backlog, qlen: &mut self.qlen, backlog: &mut self.backlog };
-            if let Some(p) = cvars.dequeue(&self.params, &mut src, cx) {
-                flow.deficit -= i64::from(p.size);
-                return Some(p);
-            }
-            // Empty. A new flow passes through the old list first if that
-            // list is busy, so it cannot jump ahead again at once (prevents
-            // starving the old flows).
-            self.pop_head(from_new);
-            if from_new && !self.old_flows.is_empty() {
-                self.flows[idx as usize].list = List::Old;
-                self.old_flows.push_back(idx);
-            } else {
-                self.flows[idx as usize].list = List::None;
-            }
-        }
+        let FqCodel { flows, drr, params, qlen, backlog, .. } = self;
+        drr.dequeue(|idx| {
+            let Flow { q, backlog: flow_backlog, cvars } = &mut flows[idx];
+            let mut src = FlowSource { q, flow_backlog, qlen, backlog };
+            cvars.dequeue(params, &mut src, cx)
+        })
     }
 
     fn len(&self) -> usize {
@@ -278,6 +225,7 @@ mod tests {
 
     use super::*;
     use crate::packet::Ecn;
+    use crate::qdisc::blocks::drr::List;
     use crate::qdisc::codel::CodelConfig;
     use crate::qdisc::testing::{pkt, Harness};
     use crate::units::SimTime;
@@ -314,7 +262,7 @@ mod tests {
         assert_eq!(c, FqCodelConfig::default());
         assert_eq!((c.flows, c.quantum, c.memory_limit, c.drop_batch, c.ecn), (1024, Bytes(1514), Bytes(32 << 20), 64, true));
         let q = FqCodelConfig { flows: 0, quantum: Bytes(10), drop_batch: 0, ..c }.build();
-        assert_eq!((q.flows.len(), q.quantum, q.drop_batch), (1, 256, 1));
+        assert_eq!((q.flows.len(), q.drr.quantum(), q.drop_batch), (1, 256, 1));
     }
 
     #[test]
@@ -387,13 +335,13 @@ mod tests {
         assert_eq!(h.deq(&mut q, ms(1)).unwrap().tuple, abc[2]);
         // C still has credit but is empty: it moves to the old list.
         assert_ne!(h.deq(&mut q, ms(1)).unwrap().tuple, abc[2]);
-        assert_eq!(q.flows[ic].list, List::Old);
-        assert!(q.old_flows.contains(&(ic as u32)) && q.new_flows.is_empty());
+        assert_eq!(q.drr.list(ic), List::Old);
+        assert!(q.drr.old_flows().contains(&(ic as u32)) && q.drr.new_flows().is_empty());
         // So C's next packet does not make it a new flow again: no new-list
         // priority, and its leftover credit is kept rather than reset.
         h.enq(&mut q, ms(1), p(abc[2], 100, 1));
-        assert!(q.new_flows.is_empty());
-        assert_eq!(q.flows[ic].deficit, 1514 - 100);
+        assert!(q.drr.new_flows().is_empty());
+        assert_eq!(q.drr.deficit(ic), 1514 - 100);
         assert_eq!(q.new_flow_count(), 3);
     }
 
@@ -409,11 +357,11 @@ mod tests {
         assert_eq!(h.deq(&mut q, ms(1)).unwrap().tuple, cd[0]);
         // C is empty with the old list empty: it leaves the lists entirely.
         assert_eq!(h.deq(&mut q, ms(1)).unwrap().tuple, cd[1]);
-        assert_eq!(q.flows[ic].list, List::None);
-        assert!(q.old_flows.is_empty());
+        assert_eq!(q.drr.list(ic), List::None);
+        assert!(q.drr.old_flows().is_empty());
         // Its next packet makes it a new flow again, with fresh credit.
         h.enq(&mut q, ms(1), p(cd[0], 100, 3));
-        assert_eq!((q.flows[ic].list, q.flows[ic].deficit, q.new_flow_count()), (List::New, 1514, 3));
+        assert_eq!((q.drr.list(ic), q.drr.deficit(ic), q.new_flow_count()), (List::New, 1514, 3));
         assert_eq!(h.deq(&mut q, ms(1)).unwrap().sent_at, SimTime(3));
     }
 
@@ -517,15 +465,15 @@ mod tests {
             let fb: u64 = f.q.iter().map(|p| u64::from(p.size)).sum();
             prop_assert_eq!(fb, f.backlog);
             (n, b) = (n + f.q.len(), b + fb);
-            let on_new = q.new_flows.iter().filter(|&&x| x as usize == i).count();
-            let on_old = q.old_flows.iter().filter(|&&x| x as usize == i).count();
-            let want = match f.list {
+            let on_new = q.drr.new_flows().iter().filter(|&&x| x as usize == i).count();
+            let on_old = q.drr.old_flows().iter().filter(|&&x| x as usize == i).count();
+            let want = match q.drr.list(i) {
                 List::None => (0, 0),
                 List::New => (1, 0),
                 List::Old => (0, 1),
             };
             prop_assert_eq!((on_new, on_old), want, "flow {} list membership", i);
-            prop_assert!(f.q.is_empty() || f.list != List::None, "backlogged flow {} on no list", i);
+            prop_assert!(f.q.is_empty() || q.drr.list(i) != List::None, "backlogged flow {} on no list", i);
         }
         prop_assert_eq!(q.len(), n);
         prop_assert_eq!(q.bytes(), b);

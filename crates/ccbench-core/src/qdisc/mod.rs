@@ -12,6 +12,9 @@ pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
+pub mod fq_pie;
+pub mod pie;
+pub mod red;
 
 use serde::{Deserialize, Serialize};
 
@@ -133,6 +136,9 @@ pub enum QdiscConfig {
     Codel(codel::CodelConfig),
     FqCodel(fq_codel::FqCodelConfig),
     Dualpi2(dualpi2::DualPi2Config),
+    Pie(pie::PieConfig),
+    FqPie(fq_pie::FqPieConfig),
+    Red(red::RedConfig),
 }
 
 impl Default for QdiscConfig {
@@ -148,7 +154,18 @@ impl QdiscConfig {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             QdiscConfig::Dualpi2(c) => c.validate(),
+            QdiscConfig::Pie(c) => c.validate(),
+            QdiscConfig::FqPie(c) => c.validate(),
+            QdiscConfig::Red(c) => c.validate(),
             _ => Ok(()),
+        }
+    }
+
+    /// Fill in what tc would derive (RED's thresholds, burst, EWMA and
+    /// idle-table logs) so the resolved scenario states them.
+    pub fn resolve(&mut self) {
+        if let QdiscConfig::Red(c) = self {
+            c.resolve();
         }
     }
 
@@ -162,6 +179,9 @@ impl QdiscConfig {
             QdiscConfig::Codel(c) => AnyQdisc::Codel(c.build()),
             QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(Box::new(c.build_with_perturbation(rng.next_u32()))),
             QdiscConfig::Dualpi2(c) => AnyQdisc::DualPi2(Box::new(c.build())),
+            QdiscConfig::Pie(c) => AnyQdisc::Pie(Box::new(c.build())),
+            QdiscConfig::FqPie(c) => AnyQdisc::FqPie(Box::new(c.build_with_perturbation(rng.next_u32()))),
+            QdiscConfig::Red(c) => AnyQdisc::Red(Box::new(c.build())),
         }
     }
     /// The tc-style name, for reports.
@@ -172,6 +192,9 @@ impl QdiscConfig {
             QdiscConfig::Codel(_) => "codel",
             QdiscConfig::FqCodel(_) => "fq_codel",
             QdiscConfig::Dualpi2(_) => "dualpi2",
+            QdiscConfig::Pie(_) => "pie",
+            QdiscConfig::FqPie(_) => "fq_pie",
+            QdiscConfig::Red(_) => "red",
         }
     }
 }
@@ -183,6 +206,9 @@ pub enum AnyQdisc {
     Codel(codel::Codel),
     FqCodel(Box<fq_codel::FqCodel>),
     DualPi2(Box<dualpi2::DualPi2>),
+    Pie(Box<pie::Pie>),
+    FqPie(Box<fq_pie::FqPie>),
+    Red(Box<red::Red>),
 }
 
 macro_rules! dispatch {
@@ -192,6 +218,9 @@ macro_rules! dispatch {
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::DualPi2($q) => $e,
+            AnyQdisc::Pie($q) => $e,
+            AnyQdisc::FqPie($q) => $e,
+            AnyQdisc::Red($q) => $e,
         }
     };
 }

@@ -554,6 +554,9 @@ fn resolve(mut s: Scenario) -> Scenario {
         }
         s.flows.extend(t.flows());
     }
+    for l in &mut s.links {
+        l.qdisc.resolve();
+    }
     for f in &mut s.flows {
         match f.kind {
             FlowKind::Tcp => {

@@ -3,3 +3,5 @@ pub mod codel;
 pub mod flow_hash;
 pub mod pi;
 pub mod overhead;
+pub mod pie;
+pub mod drr;
