@@ -12,6 +12,9 @@ pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
+pub mod htb;
+pub mod netem;
+pub mod tbf;
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +33,9 @@ pub enum DropReason {
     Overlimit,
     /// The AQM decided to drop (CoDel drop, PIE/DualPI2 probability, ...).
     Aqm,
+    /// An emulated impairment lost the packet (netem `loss`), or a `tc qdisc
+    /// replace` discarded it.
+    Loss,
 }
 
 /// Counters a qdisc updates through [`Cx`].
@@ -39,11 +45,17 @@ pub struct QdiscStats {
     pub drops_aqm: u64,
     pub drop_bytes: u64,
     pub marks: u64,
+    /// Packets lost to emulated impairments (netem `loss`) or discarded by a
+    /// qdisc replacement.
+    pub drops_loss: u64,
+    /// Extra copies a qdisc created (netem `duplicate`): conservation reads
+    /// arrived + duplicated = dropped + departed + backlog.
+    pub duplicates: u64,
 }
 
 impl QdiscStats {
     pub fn drops(&self) -> u64 {
-        self.drops_overlimit + self.drops_aqm
+        self.drops_overlimit + self.drops_aqm + self.drops_loss
     }
 }
 
@@ -62,6 +74,7 @@ impl Cx<'_> {
         match why {
             DropReason::Overlimit => self.stats.drops_overlimit += 1,
             DropReason::Aqm => self.stats.drops_aqm += 1,
+            DropReason::Loss => self.stats.drops_loss += 1,
         }
     }
     /// `INET_ECN_set_ce`: ECT(0)/ECT(1) become CE, CE stays CE (all count as
@@ -121,6 +134,12 @@ pub trait Qdisc {
     fn next_wakeup(&self) -> Option<SimTime> {
         None
     }
+    /// `tc qdisc change`: take new parameters while keeping queued packets
+    /// and state. `cfg` is the whole new configuration (of the same kind);
+    /// qdiscs Linux cannot change in place keep the default, an error.
+    fn change(&mut self, _cfg: &QdiscConfig, _cx: &mut Cx) -> Result<(), String> {
+        Err("this qdisc cannot be changed in place (use `qdisc = {...}` to replace it)".into())
+    }
 }
 
 /// A qdisc's parameters as written in a scenario (`kind = "fq_codel"`, ...),
@@ -133,6 +152,9 @@ pub enum QdiscConfig {
     Codel(codel::CodelConfig),
     FqCodel(fq_codel::FqCodelConfig),
     Dualpi2(dualpi2::DualPi2Config),
+    Tbf(tbf::TbfConfig),
+    Htb(htb::HtbConfig),
+    Netem(netem::NetemConfig),
 }
 
 impl Default for QdiscConfig {
@@ -148,6 +170,9 @@ impl QdiscConfig {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             QdiscConfig::Dualpi2(c) => c.validate(),
+            QdiscConfig::Tbf(c) => c.validate(),
+            QdiscConfig::Htb(c) => c.validate(),
+            QdiscConfig::Netem(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -162,6 +187,9 @@ impl QdiscConfig {
             QdiscConfig::Codel(c) => AnyQdisc::Codel(c.build()),
             QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(Box::new(c.build_with_perturbation(rng.next_u32()))),
             QdiscConfig::Dualpi2(c) => AnyQdisc::DualPi2(Box::new(c.build())),
+            QdiscConfig::Tbf(c) => AnyQdisc::Tbf(Box::new(c.build(rng))),
+            QdiscConfig::Htb(c) => AnyQdisc::Htb(Box::new(c.build(rng))),
+            QdiscConfig::Netem(c) => AnyQdisc::Netem(Box::new(c.build(rng))),
         }
     }
     /// The tc-style name, for reports.
@@ -172,6 +200,9 @@ impl QdiscConfig {
             QdiscConfig::Codel(_) => "codel",
             QdiscConfig::FqCodel(_) => "fq_codel",
             QdiscConfig::Dualpi2(_) => "dualpi2",
+            QdiscConfig::Tbf(_) => "tbf",
+            QdiscConfig::Htb(_) => "htb",
+            QdiscConfig::Netem(_) => "netem",
         }
     }
 }
@@ -183,6 +214,9 @@ pub enum AnyQdisc {
     Codel(codel::Codel),
     FqCodel(Box<fq_codel::FqCodel>),
     DualPi2(Box<dualpi2::DualPi2>),
+    Tbf(Box<tbf::Tbf>),
+    Htb(Box<htb::Htb>),
+    Netem(Box<netem::Netem>),
 }
 
 macro_rules! dispatch {
@@ -192,6 +226,9 @@ macro_rules! dispatch {
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::DualPi2($q) => $e,
+            AnyQdisc::Tbf($q) => $e,
+            AnyQdisc::Htb($q) => $e,
+            AnyQdisc::Netem($q) => $e,
         }
     };
 }
@@ -219,6 +256,9 @@ impl Qdisc for AnyQdisc {
     #[inline]
     fn next_wakeup(&self) -> Option<SimTime> {
         dispatch!(self, q => q.next_wakeup())
+    }
+    fn change(&mut self, cfg: &QdiscConfig, cx: &mut Cx) -> Result<(), String> {
+        dispatch!(self, q => q.change(cfg, cx))
     }
 }
 

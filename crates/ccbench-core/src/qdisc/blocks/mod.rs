@@ -3,3 +3,6 @@ pub mod codel;
 pub mod flow_hash;
 pub mod pi;
 pub mod overhead;
+pub mod child;
+pub mod stab;
+pub mod token_bucket;
