@@ -212,7 +212,9 @@ impl Default for NetemConfig {
 
 /// tc's `set_percent`: a percentage as a fraction of 2³²−1.
 pub fn percent(p: f64) -> u32 {
-    (p / 100.0 * f64::from(u32::MAX)).round().clamp(0.0, f64::from(u32::MAX)) as u32
+    (p / 100.0 * f64::from(u32::MAX))
+        .round()
+        .clamp(0.0, f64::from(u32::MAX)) as u32
 }
 
 impl NetemConfig {
@@ -231,17 +233,37 @@ impl NetemConfig {
                 pct("loss.p", *p);
                 pct("loss.corr", *corr);
             }
-            Some(LossModel::State { p13, p31, p32, p23, p14 }) => {
+            Some(LossModel::State {
+                p13,
+                p31,
+                p32,
+                p23,
+                p14,
+            }) => {
                 pct("loss.p13", *p13);
-                for (k, v) in [("loss.p31", p31), ("loss.p32", p32), ("loss.p23", p23), ("loss.p14", p14)] {
+                for (k, v) in [
+                    ("loss.p31", p31),
+                    ("loss.p32", p32),
+                    ("loss.p23", p23),
+                    ("loss.p14", p14),
+                ] {
                     if let Some(v) = v {
                         pct(k, *v);
                     }
                 }
             }
-            Some(LossModel::Gemodel { p, r, one_minus_h, one_minus_k }) => {
+            Some(LossModel::Gemodel {
+                p,
+                r,
+                one_minus_h,
+                one_minus_k,
+            }) => {
                 pct("loss.p", *p);
-                for (k, v) in [("loss.r", r), ("loss.1-h", one_minus_h), ("loss.1-k", one_minus_k)] {
+                for (k, v) in [
+                    ("loss.r", r),
+                    ("loss.1-h", one_minus_h),
+                    ("loss.1-k", one_minus_k),
+                ] {
                     if let Some(v) = v {
                         pct(k, *v);
                     }
@@ -254,17 +276,25 @@ impl NetemConfig {
             pct("reorder.corr", r.corr);
         }
         if self.jitter.0 > i32::MAX as u64 {
-            errs.push(format!("jitter: must be at most 2147483647 ns (Linux keeps it in 32 bits), got {}", self.jitter));
+            errs.push(format!(
+                "jitter: must be at most 2147483647 ns (Linux keeps it in 32 bits), got {}",
+                self.jitter
+            ));
         }
         if self.distribution != Distribution::Uniform && self.jitter == Dur::ZERO {
-            errs.push("distribution: needs a `jitter` (tc rejects a distribution without one)".into());
+            errs.push(
+                "distribution: needs a `jitter` (tc rejects a distribution without one)".into(),
+            );
         }
         if self.limit == 0 {
             errs.push("limit: must be at least 1 packet".into());
         }
         if let Some(r) = &self.reorder {
             if self.delay == Dur::ZERO {
-                errs.push("reorder: needs a `delay` (tc: reordering not possible without some delay)".into());
+                errs.push(
+                    "reorder: needs a `delay` (tc: reordering not possible without some delay)"
+                        .into(),
+                );
             }
             if r.gap == 0 {
                 errs.push("reorder.gap: must be at least 1".into());
@@ -280,7 +310,10 @@ impl NetemConfig {
             let uniform = s.min.is_some() || s.max.is_some();
             let dist = s.distribution.is_some() || s.delay.is_some() || s.jitter.is_some();
             if uniform == dist {
-                errs.push("slot: give either `min` [`max`] or `distribution` with `delay` and `jitter`".into());
+                errs.push(
+                    "slot: give either `min` [`max`] or `distribution` with `delay` and `jitter`"
+                        .into(),
+                );
             }
             if let (Some(a), Some(b)) = (s.min, s.max) {
                 if b < a {
@@ -288,7 +321,9 @@ impl NetemConfig {
                 }
             }
             if dist && (s.distribution.is_none() || s.delay.is_none() || s.jitter.is_none()) {
-                errs.push("slot: the distribution form needs `distribution`, `delay` and `jitter`".into());
+                errs.push(
+                    "slot: the distribution form needs `distribution`, `delay` and `jitter`".into(),
+                );
             }
             if s.jitter.is_some_and(|j| j.0 > i32::MAX as u64) {
                 errs.push("slot.jitter: must be at most 2147483647 ns".into());
@@ -344,7 +379,10 @@ pub struct Crandom {
 impl Crandom {
     /// `init_crandom`: the first `last` is random.
     pub fn new(rho: u32, rng: &mut SimRng) -> Crandom {
-        Crandom { rho, last: rng.next_u32() }
+        Crandom {
+            rho,
+            last: rng.next_u32(),
+        }
     }
     pub fn get(&mut self, rng: &mut SimRng) -> u32 {
         if self.rho == 0 {
@@ -352,14 +390,22 @@ impl Crandom {
         }
         let value = u64::from(rng.next_u32());
         let rho = u64::from(self.rho) + 1;
-        let answer = ((u128::from(value) * u128::from((1u64 << 32) - rho) + u128::from(self.last) * u128::from(rho)) >> 32) as u32;
+        let answer = ((u128::from(value) * u128::from((1u64 << 32) - rho)
+            + u128::from(self.last) * u128::from(rho))
+            >> 32) as u32;
         self.last = answer;
         answer
     }
 }
 
 /// `tabledist(mu, sigma, state, dist)`: a delay in ns (may be negative).
-pub fn tabledist(mu: i64, sigma: i32, state: Option<&mut Crandom>, rng: &mut SimRng, dist: Option<&[i16]>) -> i64 {
+pub fn tabledist(
+    mu: i64,
+    sigma: i32,
+    state: Option<&mut Crandom>,
+    rng: &mut SimRng,
+    dist: Option<&[i16]>,
+) -> i64 {
     if sigma == 0 {
         return mu;
     }
@@ -385,11 +431,26 @@ pub fn tabledist(mu: i64, sigma: i32, state: Option<&mut Crandom>, rng: &mut Sim
 #[derive(Copy, Clone, Debug)]
 enum LossState {
     None,
-    Random { p: u32 },
+    Random {
+        p: u32,
+    },
     /// 4-state: a1 = p13, a2 = p31, a3 = p32, a4 = p14, a5 = p23.
-    FourState { state: u8, a1: u32, a2: u32, a3: u32, a4: u32, a5: u32 },
+    FourState {
+        state: u8,
+        a1: u32,
+        a2: u32,
+        a3: u32,
+        a4: u32,
+        a5: u32,
+    },
     /// Gilbert-Elliott: a1 = p, a2 = r, a3 = h, a4 = 1-k; `bad` = state 2.
-    Ge { bad: bool, a1: u32, a2: u32, a3: u32, a4: u32 },
+    Ge {
+        bad: bool,
+        a1: u32,
+        a2: u32,
+        a3: u32,
+        a4: u32,
+    },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -501,8 +562,16 @@ impl Netem {
                 dist: s.distribution.and_then(|d| d.table()),
                 dist_delay: s.delay.map_or(0, |d| d.0 as i64),
                 dist_jitter: s.jitter.map_or(0, |d| d.0.min(i32::MAX as u64) as i32),
-                max_packets: if s.packets == 0 { i32::MAX } else { s.packets.min(i32::MAX as u32) as i32 },
-                max_bytes: if s.bytes == 0 { i32::MAX } else { s.bytes.min(i32::MAX as u32) as i32 },
+                max_packets: if s.packets == 0 {
+                    i32::MAX
+                } else {
+                    s.packets.min(i32::MAX as u32) as i32
+                },
+                max_bytes: if s.bytes == 0 {
+                    i32::MAX
+                } else {
+                    s.bytes.min(i32::MAX as u32) as i32
+                },
             }),
         };
         self.counter = 0;
@@ -516,7 +585,13 @@ impl Netem {
                 self.loss_cor = Crandom::new(percent(*corr), rng);
                 LossState::Random { p: percent(*p) }
             }
-            Some(LossModel::State { p13, p31, p32, p23, p14 }) => LossState::FourState {
+            Some(LossModel::State {
+                p13,
+                p31,
+                p32,
+                p23,
+                p14,
+            }) => LossState::FourState {
                 state: 1,
                 a1: percent(*p13),
                 a2: percent(p31.unwrap_or(100.0 - p13)),
@@ -524,7 +599,12 @@ impl Netem {
                 a4: percent(p14.unwrap_or(0.0)),
                 a5: percent(p23.unwrap_or(100.0)),
             },
-            Some(LossModel::Gemodel { p, r, one_minus_h, one_minus_k }) => LossState::Ge {
+            Some(LossModel::Gemodel {
+                p,
+                r,
+                one_minus_h,
+                one_minus_k,
+            }) => LossState::Ge {
                 bad: false,
                 a1: percent(*p),
                 a2: percent(r.unwrap_or(100.0 - p)),
@@ -534,7 +614,11 @@ impl Netem {
             },
         };
         // get_slot: the first slot opens at configuration time.
-        self.slot = self.p.slot.map(|s| SlotState { next: now, packets_left: s.max_packets, bytes_left: s.max_bytes });
+        self.slot = self.p.slot.map(|s| SlotState {
+            next: now,
+            packets_left: s.max_packets,
+            bytes_left: s.max_bytes,
+        });
     }
 
     /// `loss_event`.
@@ -543,9 +627,22 @@ impl Netem {
         match &mut self.loss {
             LossState::None => false,
             LossState::Random { p } => *p != 0 && *p >= self.loss_cor.get(rng),
-            LossState::FourState { state, a1, a2, a3, a4, a5 } => {
+            LossState::FourState {
+                state,
+                a1,
+                a2,
+                a3,
+                a4,
+                a5,
+            } => {
                 let rnd = u64::from(rng.next_u32());
-                let (a1, a2, a3, a4, a5) = (u64::from(*a1), u64::from(*a2), u64::from(*a3), u64::from(*a4), u64::from(*a5));
+                let (a1, a2, a3, a4, a5) = (
+                    u64::from(*a1),
+                    u64::from(*a2),
+                    u64::from(*a3),
+                    u64::from(*a4),
+                    u64::from(*a5),
+                );
                 //= sch_netem.c loss_4state: 1 = TX_IN_GAP, 2 = TX_IN_BURST,
                 //# 3 = LOST_IN_BURST, 4 = LOST_IN_GAP.
                 match *state {
@@ -582,7 +679,13 @@ impl Netem {
                     }
                 }
             }
-            LossState::Ge { bad, a1, a2, a3, a4 } => {
+            LossState::Ge {
+                bad,
+                a1,
+                a2,
+                a3,
+                a4,
+            } => {
                 //= sch_netem.c loss_gilb_ell: the state may change first; the
                 //# loss draw uses the probability of the state the packet arrived in.
                 if !*bad {
@@ -615,7 +718,10 @@ impl Netem {
     fn get_slot_next(&mut self, now: SimTime) {
         let Some(sp) = self.p.slot else { return };
         let next_delay = match sp.dist {
-            None => sp.min + ((u128::from(self.rng.next_u32()) * (sp.max - sp.min) as u128) >> 32) as i64,
+            None => {
+                sp.min
+                    + ((u128::from(self.rng.next_u32()) * (sp.max - sp.min) as u128) >> 32) as i64
+            }
             Some(t) => tabledist(sp.dist_delay, sp.dist_jitter, None, &mut self.rng, Some(t)),
         };
         self.slot = Some(SlotState {
@@ -665,8 +771,17 @@ impl Qdisc for Netem {
             return;
         }
         self.bytes += u64::from(pkt.size);
-        if self.p.gap == 0 || self.counter < self.p.gap - 1 || self.p.reorder < self.reorder_cor.get(&mut self.rng) {
-            let mut delay = tabledist(self.p.latency, self.p.jitter, Some(&mut self.delay_cor), &mut self.rng, self.p.dist);
+        if self.p.gap == 0
+            || self.counter < self.p.gap - 1
+            || self.p.reorder < self.reorder_cor.get(&mut self.rng)
+        {
+            let mut delay = tabledist(
+                self.p.latency,
+                self.p.jitter,
+                Some(&mut self.delay_cor),
+                &mut self.rng,
+                self.p.dist,
+            );
             let mut base = now.0 as i64;
             if self.p.rate_bps > 0 {
                 //= sch_netem.c netem_enqueue: the last queued packet is the
@@ -682,7 +797,11 @@ impl Qdisc for Netem {
             self.counter += 1;
             self.last_tts = Some(self.last_tts.map_or(t, |l| l.max(t)));
             self.seq += 1;
-            self.tfifo.push(Reverse(Timed { t, seq: self.seq, pkt }));
+            self.tfifo.push(Reverse(Timed {
+                t,
+                seq: self.seq,
+                pkt,
+            }));
         } else {
             // Reorder: this packet goes out ahead of everything queued.
             self.counter = 0;
@@ -713,7 +832,9 @@ impl Qdisc for Netem {
                 self.forget_last();
                 if let Some(s) = &mut self.slot {
                     s.packets_left -= 1;
-                    s.bytes_left = s.bytes_left.saturating_sub(pkt.size.min(i32::MAX as u32) as i32);
+                    s.bytes_left = s
+                        .bytes_left
+                        .saturating_sub(pkt.size.min(i32::MAX as u32) as i32);
                     if s.packets_left <= 0 || s.bytes_left <= 0 {
                         self.get_slot_next(now);
                     }
@@ -751,7 +872,9 @@ impl Qdisc for Netem {
     }
 
     fn change(&mut self, cfg: &QdiscConfig, cx: &mut Cx) -> Result<(), String> {
-        let QdiscConfig::Netem(c) = cfg else { return Err("`change` cannot switch the qdisc kind (use `qdisc = {...}`)".into()) };
+        let QdiscConfig::Netem(c) = cfg else {
+            return Err("`change` cannot switch the qdisc kind (use `qdisc = {...}`)".into());
+        };
         let mut rng = std::mem::replace(&mut self.rng, SimRng::for_component(0, "placeholder"));
         self.configure(c, &mut rng, cx.now);
         self.rng = rng;
