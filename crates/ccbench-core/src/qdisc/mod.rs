@@ -192,6 +192,29 @@ impl QdiscConfig {
             QdiscConfig::Netem(c) => AnyQdisc::Netem(Box::new(c.build(rng))),
         }
     }
+    /// Whether `tc qdisc change` may turn `self` into `new` in place: same
+    /// kind, a kind that supports change, and what Linux cannot change at
+    /// run time left alone (fq_codel's `flows`, a shaper's or netem's child
+    /// added, removed or of another kind).
+    pub fn check_change(&self, new: &QdiscConfig) -> Result<(), String> {
+        use QdiscConfig as Q;
+        let child = |a: &Option<Box<QdiscConfig>>, b: &Option<Box<QdiscConfig>>| match (a, b) {
+            (Some(a), Some(b)) => a.check_change(b).map_err(|e| format!("child: {e}")),
+            (None, None) => Ok(()),
+            _ => Err("cannot add or remove a child with `change` (use `qdisc = {...}` to replace)".to_string()),
+        };
+        match (self, new) {
+            (Q::Pfifo(_), Q::Pfifo(_)) | (Q::Bfifo(_), Q::Bfifo(_)) | (Q::Codel(_), Q::Codel(_)) | (Q::Dualpi2(_), Q::Dualpi2(_)) => Ok(()),
+            (Q::FqCodel(a), Q::FqCodel(b)) if a.flows != b.flows => Err("fq_codel `flows` cannot be changed after creation (Linux rejects it)".into()),
+            (Q::FqCodel(_), Q::FqCodel(_)) => Ok(()),
+            (Q::Tbf(a), Q::Tbf(b)) => child(&a.child, &b.child),
+            (Q::Htb(a), Q::Htb(b)) => child(&a.child, &b.child),
+            (Q::Netem(a), Q::Netem(b)) => child(&a.child, &b.child),
+            (a, b) if a.name() != b.name() => Err(format!("`change` cannot turn {} into {} (use `qdisc = {{...}}` to replace)", a.name(), b.name())),
+            (a, _) => Err(format!("{} cannot be changed in place (use `qdisc = {{...}}` to replace it)", a.name())),
+        }
+    }
+
     /// The tc-style name, for reports.
     pub fn name(&self) -> &'static str {
         match self {
