@@ -241,3 +241,40 @@ reverse = ["jitr"]
     assert!((mean - 100.0).abs() < 1.0, "{mean}");
     assert!(p.min_ms.unwrap() >= 90.0 - 0.01 && p.max_ms.unwrap() <= 110.0 + 0.5);
 }
+
+/// Appendix B: the WiFi slot stage (`delay 200us slot 800us 10ms packets 42
+/// limit 512`, as a child of the path-delay netem on both directions) adds
+/// burstiness but no cap at 50 Mbit; at 250 Mbit it caps the flow at 42
+/// packets per 5.4 ms mean slot gap, about 94 Mbit/s of 1514 B frames.
+#[test]
+fn wifi_slots_cap_only_fast_links() {
+    let text = |rate: &str| {
+        format!(
+            r#"duration = "30s"
+seed = 4
+[[links]]
+id = "b"
+qdisc = {{ kind = "htb", rate = "{rate}", child = {{ kind = "pfifo", limit = 1000 }} }}
+[[links]]
+id = "fwd"
+qdisc = {{ kind = "netem", delay = "10ms", limit = 1000000, child = {{ kind = "netem", delay = "200us", limit = 512, slot = {{ min = "800us", max = "10ms", packets = 42 }} }} }}
+[[links]]
+id = "rev"
+qdisc = {{ kind = "netem", delay = "10ms", limit = 1000000, child = {{ kind = "netem", delay = "200us", limit = 512, slot = {{ min = "800us", max = "10ms", packets = 42 }} }} }}
+[[flows]]
+id = "f"
+cc = "cubic"
+path = ["fwd", "b"]
+reverse = ["rev"]
+"#
+        )
+    };
+    let mut s = sim(&text("50Mbit"));
+    let r = rate_between(&mut s, 10_000, 30_000);
+    assert!(r > 45.0, "50 Mbit is not capped: {r}");
+    let mut s = sim(&text("250Mbit"));
+    let r = rate_between(&mut s, 10_000, 30_000);
+    let cap = 42.0 * 1514.0 * 8.0 / 5.4e-3 / 1e6;
+    assert!(r < cap * 1.03, "250 Mbit is capped near {cap}: {r}");
+    assert!(r > 0.5 * cap, "{r}");
+}

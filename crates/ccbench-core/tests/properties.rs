@@ -59,7 +59,7 @@ fn scenario_text(links: &[LinkP], flows: &[FlowP]) -> String {
             "tbf" => format!("{{ kind = \"tbf\", rate = \"{}Mbit\", burst = \"3000b\", latency = \"50ms\" }}", l.limit % 50 + 1),
             "htb" => format!("{{ kind = \"htb\", rate = \"{}Mbit\", child = {{ kind = \"fq_codel\", limit = {} }}, stab = {{ overhead = 10, linklayer = \"atm\" }} }}", l.limit % 50 + 1, l.limit),
             "netem" => format!(
-                "{{ kind = \"netem\", delay = \"5ms\", jitter = \"{}ms\", limit = {}, duplicate = 2, reorder = {{ p = 5, gap = 3 }}, loss = {{ model = \"gemodel\", p = 1, r = 30 }} }}",
+                "{{ kind = \"netem\", delay = \"5ms\", jitter = \"{}ms\", limit = {}, ecn = true, duplicate = 2, reorder = {{ p = 5, gap = 3 }}, loss = {{ model = \"gemodel\", p = 1, r = 30 }} }}",
                 l.limit % 8,
                 l.limit
             ),

@@ -494,6 +494,25 @@ fn slots_open_as_appendix_b_computes_them() {
 }
 
 #[test]
+fn slot_distribution_form_draws_gaps_from_the_table() {
+    // slot distribution normal 5ms 1ms packets 10: gaps = tabledist(5 ms, 1 ms).
+    for seed in 1..=5 {
+        let mut h = harness(seed);
+        let slot = SlotConfig { distribution: Some(Distribution::Normal), delay: Some(ms(5)), jitter: Some(ms(1)), packets: 10, ..Default::default() };
+        let cfg = NetemConfig { limit: 1_000_000, slot: Some(slot), ..Default::default() };
+        let mut q = cfg.build(&mut h.rng);
+        let out = run(&mut h, &mut q, &spaced(10 * 6000, Dur::from_micros(1)));
+        let mut times: Vec<SimTime> = out.iter().map(|(t, _)| *t).collect();
+        times.dedup();
+        let gaps: Vec<f64> = times[2..times.len() - 2].windows(2).map(|w| w[1].since(w[0]).0 as f64).collect();
+        let (em, esd) = table_moments(&NORMAL, 5e6, 1e6);
+        let (m, sd) = mean_sd(&gaps);
+        assert!((m - em).abs() < 0.03e6, "seed {seed}: {m} vs {em}");
+        assert!((sd - esd).abs() < 0.05e6, "seed {seed}: {sd} vs {esd}");
+    }
+}
+
+#[test]
 fn an_idle_slot_is_redrawn_when_the_head_is_due_later() {
     // Appendix B rule 2: a packet due after the scheduled slot time redraws
     // the slot from now, so a lone packet waits delay + U[min, max] at most.
