@@ -278,3 +278,30 @@ reverse = ["rev"]
     assert!(r < cap * 1.03, "250 Mbit is capped near {cap}: {r}");
     assert!(r > 0.5 * cap, "{r}");
 }
+
+#[test]
+fn netem_runs_are_deterministic_per_seed() {
+    let text = |seed: u32| {
+        format!(
+            r#"duration = "5s"
+seed = {seed}
+[[links]]
+id = "b"
+qdisc = {{ kind = "netem", delay = "10ms", jitter = "4ms", delay_corr = 25, distribution = "paretonormal", rate = "20Mbit",
+          loss = {{ model = "random", p = 0.5 }}, duplicate = 0.5, reorder = {{ p = 1, gap = 2 }} }}
+[[links]]
+id = "r"
+delay = "10ms"
+{CUBIC}"#
+        )
+    };
+    let run = |seed| {
+        ccbench_core::run(&text(seed), "d.toml", &[], &mut || false)
+            .unwrap()
+            .unwrap()
+            .summary
+    };
+    let (a, b, c) = (run(1), run(1), run(2));
+    assert_eq!(a, b);
+    assert_ne!(a.links[0].drops, c.links[0].drops);
+}
