@@ -30,11 +30,7 @@ static A: Counting = Counting;
 
 #[test]
 fn steady_state_does_not_allocate_per_packet() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../bench/b1-cubic-fq_codel.toml"
-    ))
-    .unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/b1-cubic-fq_codel.toml")).unwrap();
     let parsed = scenario::parse(&text, "b1", &["duration=\"30s\"".into()]).unwrap();
     let mut sim = scenario::build::build(&parsed.scenario);
     sim.run_until(SimTime::ZERO + Dur::from_secs(10));
@@ -44,10 +40,7 @@ fn steady_state_does_not_allocate_per_packet() {
     let packets = p1 - p0;
     let allocs = a1 - a0;
     assert!(packets > 100_000, "{packets} packets");
-    assert!(
-        allocs * 1000 < packets,
-        "{allocs} allocations for {packets} packets"
-    );
+    assert!(allocs * 1000 < packets, "{allocs} allocations for {packets} packets");
 
     // Shapers, netem (jitter, loss, duplication, slots, stacked) and rewriting.
     let text = r#"duration = "60s"
