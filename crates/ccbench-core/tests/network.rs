@@ -318,6 +318,12 @@ fn the_bottleneck_shift_example_runs() {
         .unwrap();
     let s = &out.summary;
     assert_eq!(s.links[0].qdisc, "htb");
+    // The summary looks through the shaper to dualpi2's two queues.
+    assert!(s.links[0].sojourn_l_ms.is_some() && s.links[0].sojourn_c_ms.is_some());
+    assert!(
+        out.metrics.sojourn.class.iter().any(|&c| c == 1),
+        "Prague's packets were in the L queue"
+    );
     // A link shaped only by its qdisc has no line rate, so no utilization;
     // Prague's goodput shows the shaper was kept busy across both switches.
     assert!(s.links[0].utilization.is_none());

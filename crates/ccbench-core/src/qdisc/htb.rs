@@ -174,6 +174,10 @@ pub struct Htb {
 }
 
 impl Htb {
+    /// The qdisc holding the queue.
+    pub fn child(&self) -> &Child {
+        &self.child
+    }
     pub fn quantum(&self) -> u64 {
         self.quantum
     }
@@ -221,6 +225,9 @@ impl Qdisc for Htb {
 
     fn len(&self) -> usize {
         self.child.len()
+    }
+    fn probe(&mut self, now: SimTime) -> super::QdiscProbe {
+        self.child.probe(now)
     }
     fn bytes(&self) -> u64 {
         self.child.bytes()

@@ -242,6 +242,24 @@ pub enum AnyQdisc {
     Netem(Box<netem::Netem>),
 }
 
+impl AnyQdisc {
+    /// The qdisc that holds the queue: a shaper's or netem's child, followed
+    /// down the tree (a leaf is its own).
+    pub fn leaf(&self) -> &AnyQdisc {
+        match self {
+            AnyQdisc::Tbf(q) => q.child().qdisc().leaf(),
+            AnyQdisc::Htb(q) => q.child().qdisc().leaf(),
+            AnyQdisc::Netem(q) => q.child().map_or(self, |c| c.qdisc().leaf()),
+            _ => self,
+        }
+    }
+    /// Whether the queue-holding qdisc has an L and a C queue (DualPI2), for
+    /// the per-queue sojourn summaries.
+    pub fn has_two_queues(&self) -> bool {
+        matches!(self.leaf(), AnyQdisc::DualPi2(_))
+    }
+}
+
 macro_rules! dispatch {
     ($self:ident, $q:ident => $e:expr) => {
         match $self {

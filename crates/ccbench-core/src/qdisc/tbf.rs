@@ -163,6 +163,10 @@ pub struct Tbf {
 }
 
 impl Tbf {
+    /// The qdisc holding the queue.
+    pub fn child(&self) -> &Child {
+        &self.child
+    }
     /// The length the buckets are charged for a packet.
     pub fn charged(&self, p: &Packet) -> u32 {
         self.overhead.charge(p.size)
@@ -205,6 +209,9 @@ impl Qdisc for Tbf {
 
     fn len(&self) -> usize {
         self.child.len()
+    }
+    fn probe(&mut self, now: SimTime) -> super::QdiscProbe {
+        self.child.probe(now)
     }
     fn bytes(&self) -> u64 {
         self.child.bytes()

@@ -54,6 +54,9 @@ impl Child {
     pub fn change(&mut self, cfg: &QdiscConfig, cx: &mut Cx) -> Result<(), String> {
         self.q.change(cfg, cx)
     }
+    pub fn probe(&mut self, now: SimTime) -> crate::qdisc::QdiscProbe {
+        self.q.probe(now)
+    }
     pub fn qdisc(&self) -> &AnyQdisc {
         &self.q
     }

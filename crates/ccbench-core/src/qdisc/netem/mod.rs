@@ -861,6 +861,9 @@ impl Qdisc for Netem {
     fn len(&self) -> usize {
         self.qlen() + self.child.as_ref().map_or(0, |c| c.len())
     }
+    fn probe(&mut self, now: SimTime) -> super::QdiscProbe {
+        self.child.as_mut().map_or(super::QdiscProbe::NONE, |c| c.probe(now))
+    }
     fn bytes(&self) -> u64 {
         self.bytes + self.child.as_ref().map_or(0, |c| c.bytes())
     }
@@ -887,6 +890,10 @@ impl Qdisc for Netem {
 }
 
 impl Netem {
+    /// The child qdisc, if any.
+    pub fn child(&self) -> Option<&Child> {
+        self.child.as_ref()
+    }
     /// Once nothing is queued, `rate` has no reference point any more.
     fn forget_last(&mut self) {
         if self.tfifo.is_empty() && self.head_q.is_empty() {
