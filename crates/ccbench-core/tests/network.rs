@@ -321,7 +321,7 @@ fn the_bottleneck_shift_example_runs() {
     // The summary looks through the shaper to dualpi2's two queues.
     assert!(s.links[0].sojourn_l_ms.is_some() && s.links[0].sojourn_c_ms.is_some());
     assert!(
-        out.metrics.sojourn.class.iter().any(|&c| c == 1),
+        out.metrics.sojourn.class.contains(&1),
         "Prague's packets were in the L queue"
     );
     // A link shaped only by its qdisc has no line rate, so no utilization;

@@ -49,7 +49,8 @@ pub const MBUFFER: Dur = Dur::from_secs(60);
 pub struct HtbConfig {
     /// Assured rate of the class (tc `rate`).
     pub rate: Rate,
-    /// Most the class may send (tc `ceil`; default `rate`).
+    /// Most the class may send (tc `ceil`; default `rate`). As in Linux, a
+    /// ceil below the rate is accepted: the smaller bucket then governs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceil: Option<Rate>,
     /// Rate bucket depth in bytes (default rate/HZ + 1600).
@@ -106,9 +107,6 @@ impl HtbConfig {
         }
         if self.ceil == Some(Rate(0)) {
             errs.push("ceil: must be greater than 0".into());
-        }
-        if self.ceil.is_some_and(|c| c.bps() < self.rate.bps()) {
-            errs.push("ceil: must be at least `rate`".into());
         }
         for (k, v) in [
             ("burst", self.burst),

@@ -40,12 +40,16 @@ pub fn apply_change(cur: &QdiscConfig, change: &toml::Table) -> Result<QdiscConf
     Ok(new)
 }
 
+/// A problem with one step: its index in the written schedule, the key to
+/// point at, and the message.
+pub type StepError = (usize, &'static str, String);
+
 /// The steps of one link in time order (stable for equal times), with
 /// changes merged; errors carry the step's index in the written schedule.
 pub fn resolve(
     initial: &QdiscConfig,
     steps: &[RateStep],
-) -> Result<Vec<(Dur, LinkStep)>, Vec<(usize, &'static str, String)>> {
+) -> Result<Vec<(Dur, LinkStep)>, Vec<StepError>> {
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&j| steps[j].at);
     let mut cur = initial.clone();
