@@ -332,3 +332,61 @@ fn the_bottleneck_shift_example_runs() {
     let p = &s.probes[0];
     assert!(p.min_ms.unwrap() >= 20.0);
 }
+
+#[test]
+fn new_keys_are_validated_with_their_location() {
+    let check = |qdisc: &str, extra: &str, want: &[&str]| {
+        let link = format!("rate = \"10Mbit\"\nqdisc = {qdisc}\n{extra}");
+        let e = match scenario::parse(&scenario(&link, "5s"), "v.toml", &[]) {
+            Ok(_) => panic!("accepted {qdisc} {extra}"),
+            Err(e) => e.to_string(),
+        };
+        for w in want {
+            assert!(e.contains(w), "{e} lacks {w}");
+        }
+    };
+    check(
+        r#"{ kind = "tbf", rate = "10Mbit", burst = "5000b" }"#,
+        "",
+        &[
+            "v.toml:6:9",
+            "links[0].qdisc",
+            "`limit` (bytes) or `latency`",
+        ],
+    );
+    check(
+        r#"{ kind = "tbf", rate = "10Mbit", burst = "5000b", latency = "5ms", peakrate = "20Mbit" }"#,
+        "",
+        &["peakrate: needs `mtu`"],
+    );
+    check(
+        r#"{ kind = "htb", rate = "10Mbit", stab = { overhead = 9999 } }"#,
+        "",
+        &["stab.overhead: must be -1500..1500"],
+    );
+    check(
+        r#"{ kind = "netem", delay = "5ms", loss = { model = "gemodel", p = 150 } }"#,
+        "",
+        &["loss.p: must be a percentage 0..100"],
+    );
+    check(
+        r#"{ kind = "netem", loss = { model = "bursty", p = 1 } }"#,
+        "",
+        &["links[0].qdisc", "bursty"],
+    );
+    check(
+        r#"{ kind = "netem", slot = { min = "1ms", distribution = "normal" } }"#,
+        "",
+        &["slot: give either"],
+    );
+    check(
+        r#"{ kind = "pfifo" }"#,
+        "rewrite = { ecn = \"ect2\" }",
+        &["links[0].rewrite", "ect2"],
+    );
+    check(
+        r#"{ kind = "pfifo" }"#,
+        "rewrite = { dscp = 64 }",
+        &["links[0].rewrite.dscp", "must be 0..63"],
+    );
+}
