@@ -6,8 +6,8 @@
 
 use std::collections::VecDeque;
 
-use crate::packet::Packet;
-use crate::qdisc::{AnyQdisc, Cx, Qdisc, QdiscStats};
+use crate::packet::{Ecn, Packet};
+use crate::qdisc::{AnyQdisc, Cx, Qdisc, QdiscConfig, QdiscStats};
 use crate::rng::SimRng;
 use crate::units::{Dur, Rate, SimTime};
 
@@ -23,8 +23,10 @@ pub struct Link {
     pub delay: Dur,
     pub loss: f64,
     pub rng: SimRng,
-    /// Rate steps still to come, in time order.
-    pub schedule: VecDeque<(SimTime, Rate)>,
+    /// Rate steps and qdisc replacements/changes still to come, in time order.
+    pub schedule: VecDeque<(SimTime, LinkStep)>,
+    /// Header rewriting applied to every packet arriving at this link.
+    pub rewrite: Rewrite,
     /// The packet on the wire, if any.
     pub tx: Option<Packet>,
     pub pipe: VecDeque<(SimTime, Packet)>,
@@ -40,6 +42,42 @@ pub struct Link {
     /// When a pending [`Event::QdiscWake`](crate::event::Event) fires, if one
     /// is pending (at most one per link).
     pub wake_at: SimTime,
+}
+
+/// A timed change to a link (`schedule = [{ at, rate | qdisc | change }]`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LinkStep {
+    /// New serialization rate.
+    Rate(Rate),
+    /// `tc qdisc replace`: queued packets are discarded (counted as drops)
+    /// and the new qdisc starts from fresh state.
+    Replace(QdiscConfig),
+    /// `tc qdisc change`: the whole new configuration (already merged and
+    /// validated); the qdisc keeps its packets and state.
+    Change(QdiscConfig),
+}
+
+/// Header rewriting at a link's entrance: an iptables-style mangle of the
+/// ECN field (every packet, CE included, gets `ecn`) and DSCP remarking.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rewrite {
+    pub ecn: Option<Ecn>,
+    pub dscp: Option<u8>,
+}
+
+impl Rewrite {
+    #[inline]
+    pub fn apply(&self, p: &mut Packet) {
+        if let Some(e) = self.ecn {
+            p.ecn = e;
+        }
+        if let Some(d) = self.dscp {
+            p.dscp = d;
+        }
+    }
+    pub fn is_noop(&self) -> bool {
+        self.ecn.is_none() && self.dscp.is_none()
+    }
 }
 
 impl Link {

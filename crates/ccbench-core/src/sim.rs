@@ -6,7 +6,7 @@
 use crate::cc::CongestionControl;
 use crate::event::{End, Event, EventQueue};
 use crate::flow::{Endpoints, Flow};
-use crate::link::Link;
+use crate::link::{Link, LinkStep};
 use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
@@ -53,6 +53,9 @@ pub struct Conservation {
     pub delivered: u64,
     pub dropped: u64,
     pub held: u64,
+    /// Extra copies made by links (netem `duplicate`): sent + duplicated =
+    /// delivered + dropped + held.
+    pub duplicated: u64,
 }
 
 impl Sim {
@@ -176,6 +179,7 @@ impl Sim {
         let now = self.now;
         let link = &mut self.links[l.0 as usize];
         link.arrivals += 1;
+        link.rewrite.apply(&mut pkt);
         if link.loss > 0.0 && link.rng.bernoulli(link.loss) {
             link.lost += 1;
             return;
@@ -274,14 +278,32 @@ impl Sim {
     fn on_rate_step(&mut self, l: LinkId) {
         let now = self.now;
         let link = &mut self.links[l.0 as usize];
-        while let Some(&(t, r)) = link.schedule.front() {
-            if t > now {
-                self.q.push(t, Event::RateStep(l));
+        while let Some((t, _)) = link.schedule.front() {
+            if *t > now {
+                self.q.push(*t, Event::RateStep(l));
                 break;
             }
-            link.schedule.pop_front();
-            link.rate = r;
-            self.rate_history[l.0 as usize].push((now, r));
+            let (_, step) = link.schedule.pop_front().unwrap();
+            match step {
+                LinkStep::Rate(r) => {
+                    link.rate = r;
+                    self.rate_history[l.0 as usize].push((now, r));
+                }
+                LinkStep::Replace(cfg) => {
+                    // tc qdisc replace: the old qdisc's packets are discarded.
+                    link.stats.drops_loss += link.qdisc.len() as u64;
+                    link.stats.drop_bytes += link.qdisc.bytes();
+                    link.qdisc = cfg.build(&mut link.rng);
+                }
+                LinkStep::Change(cfg) => {
+                    let (q, mut cx) = link.cx(now);
+                    q.change(&cfg, &mut cx).expect("qdisc changes are validated with the scenario");
+                }
+            }
+        }
+        // New parameters may release packets now (or at a new wake-up).
+        if !link.busy() {
+            self.link_start_tx(l);
         }
     }
 
@@ -556,7 +578,8 @@ impl Sim {
     pub fn conservation(&self) -> Conservation {
         let dropped = self.links.iter().map(|l| l.stats.drops() + l.lost).sum();
         let held = self.links.iter().map(|l| l.held()).sum();
-        Conservation { sent: self.sent, delivered: self.delivered, dropped, held }
+        let duplicated = self.links.iter().map(|l| l.stats.duplicates).sum();
+        Conservation { sent: self.sent, delivered: self.delivered, dropped, held, duplicated }
     }
 
     /// The summary of the run so far (normally called at the end).
@@ -650,7 +673,7 @@ impl Sim {
                 continue;
             }
             let cap_bits = capacity_bits(&self.rate_history[i], warm, end);
-            let two_queues = matches!(l.qdisc, crate::qdisc::AnyQdisc::DualPi2(_));
+            let two_queues = l.qdisc.has_two_queues();
             let sent_bits = (l.tx_bytes - self.tx_at_warmup[i]) as f64 * 8.0;
             links.push(LinkSummary {
                 id: l.name.clone(),

@@ -1,6 +1,10 @@
 //! Property tests on random scenarios: packet conservation at every stop
 //! (sent = delivered + dropped + held by links), per-qdisc counter
 //! identities, and time that never runs backwards (the engine asserts it).
+//! Links carry every qdisc kind, including the non-work-conserving ones
+//! (tbf, htb, netem with loss/duplication/jitter/reorder/slots, stacked),
+//! rate and qdisc replace/change schedules, and header rewriting; a second
+//! property checks that nothing stays stuck once the sources stop.
 
 use ccbench_core::qdisc::Qdisc;
 use ccbench_core::scenario;
@@ -28,7 +32,7 @@ struct FlowP {
 }
 
 fn link_p() -> impl Strategy<Value = LinkP> {
-    (1u32..200, 0u32..40, prop::sample::select(vec!["pfifo", "bfifo", "codel", "fq_codel", "red", "pie", "fq_pie"]), 2u32..300, prop::sample::select(vec![0.0, 0.0, 0.01, 0.05]))
+    (1u32..200, 0u32..40, prop::sample::select(vec!["pfifo", "bfifo", "codel", "fq_codel", "red", "pie", "fq_pie", "tbf", "htb", "netem", "netem_slot", "netem_stack", "htb_netem"]), 2u32..300, prop::sample::select(vec![0.0, 0.0, 0.01, 0.05]))
         .prop_map(|(rate_mbit, delay_ms, qdisc, limit, loss)| LinkP { rate_mbit, delay_ms, qdisc, limit, loss })
 }
 
@@ -59,9 +63,27 @@ fn scenario_text(links: &[LinkP], flows: &[FlowP]) -> String {
             ),
             "pie" => format!("{{ kind = \"pie\", limit = {}, ecn = {}, target = \"2ms\" }}", l.limit, l.limit % 2 == 0),
             "fq_pie" => format!("{{ kind = \"fq_pie\", limit = {}, flows = 16, ecn = true, target = \"2ms\" }}", l.limit),
-            _ => format!("{{ kind = \"fq_codel\", limit = {}, flows = 16 }}", l.limit),
+            "fq_codel" => format!("{{ kind = \"fq_codel\", limit = {}, flows = 16 }}", l.limit),
+            "tbf" => format!("{{ kind = \"tbf\", rate = \"{}Mbit\", burst = \"3000b\", latency = \"50ms\" }}", l.limit % 50 + 1),
+            "htb" => format!("{{ kind = \"htb\", rate = \"{}Mbit\", child = {{ kind = \"fq_codel\", limit = {} }}, stab = {{ overhead = 10, linklayer = \"atm\" }} }}", l.limit % 50 + 1, l.limit),
+            "netem" => format!(
+                "{{ kind = \"netem\", delay = \"5ms\", jitter = \"{}ms\", limit = {}, ecn = true, duplicate = 2, reorder = {{ p = 5, gap = 3 }}, loss = {{ model = \"gemodel\", p = 1, r = 30 }} }}",
+                l.limit % 8,
+                l.limit
+            ),
+            "netem_slot" => format!("{{ kind = \"netem\", delay = \"200us\", limit = {}, slot = {{ min = \"800us\", max = \"10ms\", packets = 42 }} }}", l.limit),
+            "netem_stack" => format!("{{ kind = \"netem\", delay = \"2ms\", rate = \"{}Mbit\", child = {{ kind = \"netem\", delay = \"1ms\", jitter = \"3ms\", limit = {} }} }}", l.limit % 50 + 1, l.limit),
+            _ => format!("{{ kind = \"htb\", rate = \"{}Mbit\", child = {{ kind = \"netem\", delay = \"1ms\", jitter = \"1ms\", limit = {} }} }}", l.limit % 50 + 1, l.limit),
         };
         s += &format!("[[links]]\nid = \"l{i}\"\nrate = \"{}Mbit\"\ndelay = \"{}ms\"\nloss = {}\nqdisc = {q}\n", l.rate_mbit, l.delay_ms, l.loss);
+        // Time-varying topology and header rewriting on some links.
+        match l.limit % 5 {
+            0 => s += "schedule = [{ at = \"1s\", qdisc = { kind = \"codel\" } }, { at = \"2500ms\", change = { limit = 5 } }]\n",
+            1 => s += "schedule = [{ at = \"1500ms\", rate = \"1Mbit\" }]\nrewrite = { ecn = \"ect1\", dscp = 0 }\n",
+            2 if l.qdisc.starts_with("netem") => s += "schedule = [{ at = \"1s\", change = { delay = \"30ms\" } }]\n",
+            2 if l.qdisc == "tbf" || l.qdisc.starts_with("htb") => s += "schedule = [{ at = \"1s\", change = { rate = \"2Mbit\" } }]\n",
+            _ => {}
+        }
     }
     for (i, f) in flows.iter().enumerate() {
         let path: Vec<String> = f.path.iter().map(|j| format!("\"l{j}\"")).collect();
@@ -96,11 +118,11 @@ proptest! {
         for ms in stops.into_iter().chain([4000]) {
             sim.run_until(SimTime::ZERO + Dur::from_millis(ms));
             let c = sim.conservation();
-            prop_assert_eq!(c.sent, c.delivered + c.dropped + c.held, "{:?}", c);
+            prop_assert_eq!(c.sent + c.duplicated, c.delivered + c.dropped + c.held, "{:?}", c);
             for l in &sim.links {
-                // Link identity: arrivals = lost + dropped + departed + queued.
+                // Link identity: arrivals + copies = lost + dropped + departed + queued.
                 let queued = l.qdisc.len() as u64 + u64::from(l.busy());
-                prop_assert_eq!(l.arrivals, l.lost + l.stats.drops() + l.tx_pkts + queued);
+                prop_assert_eq!(l.arrivals + l.stats.duplicates, l.lost + l.stats.drops() + l.tx_pkts + queued);
                 prop_assert_eq!(l.qdisc.len() == 0, l.qdisc.bytes() == 0);
             }
             for f in &sim.flows {
@@ -110,5 +132,24 @@ proptest! {
                 }
             }
         }
+    }
+
+    /// Non-work-conserving qdiscs never stall: once every source has
+    /// stopped, everything still queued or in flight leaves (delivered or
+    /// dropped) before the end.
+    #[test]
+    fn everything_queued_eventually_leaves(
+        (links, flows) in prop::collection::vec(link_p(), 1..4)
+            .prop_flat_map(|links| { let n = links.len(); (Just(links), prop::collection::vec(flow_p(n), 1..5)) }),
+    ) {
+        let mut text = scenario_text(&links, &flows).replace("duration = \"4s\"", "duration = \"30s\"");
+        // Every flow stops at 3 s; TCP senders stop sending, pings stop probing.
+        text = text.replace("[[flows]]\n", "[[flows]]\nstop = \"3s\"\n");
+        let parsed = scenario::parse(&text, "prop.toml", &[]).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut sim = scenario::build::build(&parsed.scenario);
+        sim.run();
+        let c = sim.conservation();
+        prop_assert_eq!(c.held, 0, "{:?}", c);
+        prop_assert_eq!(c.sent + c.duplicated, c.delivered + c.dropped);
     }
 }

@@ -114,6 +114,18 @@ impl Qdisc for Codel {
     fn bytes(&self) -> u64 {
         self.fifo.bytes
     }
+    /// `codel_change`: new parameters, CoDel state kept; packets above a
+    /// lowered limit are dropped from the head.
+    fn change(&mut self, cfg: &super::QdiscConfig, cx: &mut Cx) -> Result<(), String> {
+        let super::QdiscConfig::Codel(c) = cfg else { return Err("`change` cannot switch the qdisc kind".into()) };
+        self.params = c.params();
+        self.limit = c.limit;
+        while self.fifo.q.len() as u64 > self.limit {
+            let p = self.fifo.pop().expect("non-empty");
+            cx.drop(p, DropReason::Overlimit);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -85,6 +85,15 @@ impl Qdisc for Fifo {
     fn bytes(&self) -> u64 {
         self.bytes
     }
+    /// `tc qdisc change ... limit N`: the new limit applies to arrivals.
+    fn change(&mut self, cfg: &super::QdiscConfig, _cx: &mut Cx) -> Result<(), String> {
+        self.limit = match cfg {
+            super::QdiscConfig::Pfifo(c) => FifoLimit::Packets(c.limit),
+            super::QdiscConfig::Bfifo(c) => FifoLimit::Bytes(c.limit.0),
+            _ => return Err("`change` cannot switch the qdisc kind".into()),
+        };
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -200,6 +200,26 @@ impl Qdisc for FqCodel {
         self.drop_from_fattest(cx);
     }
 
+    /// `fq_codel_change`: new parameters (not `flows`), per-flow state
+    /// kept; while over a lowered limit, packets are dequeued and dropped.
+    fn change(&mut self, cfg: &super::QdiscConfig, cx: &mut Cx) -> Result<(), String> {
+        let super::QdiscConfig::FqCodel(c) = cfg else { return Err("`change` cannot switch the qdisc kind".into()) };
+        if c.flows.clamp(1, 65536) as usize != self.flows.len() {
+            return Err("fq_codel `flows` cannot be changed after creation".into());
+        }
+        self.params = c.params();
+        self.limit = c.limit;
+        self.drr.set_quantum(c.quantum.0.clamp(256, i32::MAX as u64) as i64);
+        self.memory_limit = c.memory_limit.0;
+        self.drop_batch = c.drop_batch.max(1);
+        while self.qlen as u64 > self.limit || self.backlog > self.memory_limit {
+            match self.dequeue(cx) {
+                Some(p) => cx.drop(p, DropReason::Overlimit),
+                None => break,
+            }
+        }
+        Ok(())
+    }
     /// RFC 8290 §4.2 / Linux `fq_codel_dequeue`: DRR++ (`blocks::drr`)
     /// over the flows, each served through its CoDel, which may drop.
     fn dequeue(&mut self, cx: &mut Cx) -> Option<Packet> {

@@ -15,6 +15,9 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod pie;
 pub mod red;
+pub mod htb;
+pub mod netem;
+pub mod tbf;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +36,9 @@ pub enum DropReason {
     Overlimit,
     /// The AQM decided to drop (CoDel drop, PIE/DualPI2 probability, ...).
     Aqm,
+    /// An emulated impairment lost the packet (netem `loss`), or a `tc qdisc
+    /// replace` discarded it.
+    Loss,
 }
 
 /// Counters a qdisc updates through [`Cx`].
@@ -42,11 +48,17 @@ pub struct QdiscStats {
     pub drops_aqm: u64,
     pub drop_bytes: u64,
     pub marks: u64,
+    /// Packets lost to emulated impairments (netem `loss`) or discarded by a
+    /// qdisc replacement.
+    pub drops_loss: u64,
+    /// Extra copies a qdisc created (netem `duplicate`): conservation reads
+    /// arrived + duplicated = dropped + departed + backlog.
+    pub duplicates: u64,
 }
 
 impl QdiscStats {
     pub fn drops(&self) -> u64 {
-        self.drops_overlimit + self.drops_aqm
+        self.drops_overlimit + self.drops_aqm + self.drops_loss
     }
 }
 
@@ -65,6 +77,7 @@ impl Cx<'_> {
         match why {
             DropReason::Overlimit => self.stats.drops_overlimit += 1,
             DropReason::Aqm => self.stats.drops_aqm += 1,
+            DropReason::Loss => self.stats.drops_loss += 1,
         }
     }
     /// `INET_ECN_set_ce`: ECT(0)/ECT(1) become CE, CE stays CE (all count as
@@ -124,6 +137,12 @@ pub trait Qdisc {
     fn next_wakeup(&self) -> Option<SimTime> {
         None
     }
+    /// `tc qdisc change`: take new parameters while keeping queued packets
+    /// and state. `cfg` is the whole new configuration (of the same kind);
+    /// qdiscs Linux cannot change in place keep the default, an error.
+    fn change(&mut self, _cfg: &QdiscConfig, _cx: &mut Cx) -> Result<(), String> {
+        Err("this qdisc cannot be changed in place (use `qdisc = {...}` to replace it)".into())
+    }
 }
 
 /// A qdisc's parameters as written in a scenario (`kind = "fq_codel"`, ...),
@@ -139,6 +158,9 @@ pub enum QdiscConfig {
     Pie(pie::PieConfig),
     FqPie(fq_pie::FqPieConfig),
     Red(red::RedConfig),
+    Tbf(tbf::TbfConfig),
+    Htb(htb::HtbConfig),
+    Netem(netem::NetemConfig),
 }
 
 impl Default for QdiscConfig {
@@ -157,6 +179,9 @@ impl QdiscConfig {
             QdiscConfig::Pie(c) => c.validate(),
             QdiscConfig::FqPie(c) => c.validate(),
             QdiscConfig::Red(c) => c.validate(),
+            QdiscConfig::Tbf(c) => c.validate(),
+            QdiscConfig::Htb(c) => c.validate(),
+            QdiscConfig::Netem(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -164,8 +189,12 @@ impl QdiscConfig {
     /// Fill in what tc would derive (RED's thresholds, burst, EWMA and
     /// idle-table logs) so the resolved scenario states them.
     pub fn resolve(&mut self) {
-        if let QdiscConfig::Red(c) = self {
-            c.resolve();
+        match self {
+            QdiscConfig::Red(c) => c.resolve(),
+            QdiscConfig::Tbf(c) => c.child.iter_mut().for_each(|q| q.resolve()),
+            QdiscConfig::Htb(c) => c.child.iter_mut().for_each(|q| q.resolve()),
+            QdiscConfig::Netem(c) => c.child.iter_mut().for_each(|q| q.resolve()),
+            _ => {}
         }
     }
 
@@ -182,8 +211,34 @@ impl QdiscConfig {
             QdiscConfig::Pie(c) => AnyQdisc::Pie(Box::new(c.build())),
             QdiscConfig::FqPie(c) => AnyQdisc::FqPie(Box::new(c.build_with_perturbation(rng.next_u32()))),
             QdiscConfig::Red(c) => AnyQdisc::Red(Box::new(c.build())),
+            QdiscConfig::Tbf(c) => AnyQdisc::Tbf(Box::new(c.build(rng))),
+            QdiscConfig::Htb(c) => AnyQdisc::Htb(Box::new(c.build(rng))),
+            QdiscConfig::Netem(c) => AnyQdisc::Netem(Box::new(c.build(rng))),
         }
     }
+    /// Whether `tc qdisc change` may turn `self` into `new` in place: same
+    /// kind, a kind that supports change, and what Linux cannot change at
+    /// run time left alone (fq_codel's `flows`, a shaper's or netem's child
+    /// added, removed or of another kind).
+    pub fn check_change(&self, new: &QdiscConfig) -> Result<(), String> {
+        use QdiscConfig as Q;
+        let child = |a: &Option<Box<QdiscConfig>>, b: &Option<Box<QdiscConfig>>| match (a, b) {
+            (Some(a), Some(b)) => a.check_change(b).map_err(|e| format!("child: {e}")),
+            (None, None) => Ok(()),
+            _ => Err("cannot add or remove a child with `change` (use `qdisc = {...}` to replace)".to_string()),
+        };
+        match (self, new) {
+            (Q::Pfifo(_), Q::Pfifo(_)) | (Q::Bfifo(_), Q::Bfifo(_)) | (Q::Codel(_), Q::Codel(_)) | (Q::Dualpi2(_), Q::Dualpi2(_)) => Ok(()),
+            (Q::FqCodel(a), Q::FqCodel(b)) if a.flows != b.flows => Err("fq_codel `flows` cannot be changed after creation (Linux rejects it)".into()),
+            (Q::FqCodel(_), Q::FqCodel(_)) => Ok(()),
+            (Q::Tbf(a), Q::Tbf(b)) => child(&a.child, &b.child),
+            (Q::Htb(a), Q::Htb(b)) => child(&a.child, &b.child),
+            (Q::Netem(a), Q::Netem(b)) => child(&a.child, &b.child),
+            (a, b) if a.name() != b.name() => Err(format!("`change` cannot turn {} into {} (use `qdisc = {{...}}` to replace)", a.name(), b.name())),
+            (a, _) => Err(format!("{} cannot be changed in place (use `qdisc = {{...}}` to replace it)", a.name())),
+        }
+    }
+
     /// The tc-style name, for reports.
     pub fn name(&self) -> &'static str {
         match self {
@@ -195,6 +250,9 @@ impl QdiscConfig {
             QdiscConfig::Pie(_) => "pie",
             QdiscConfig::FqPie(_) => "fq_pie",
             QdiscConfig::Red(_) => "red",
+            QdiscConfig::Tbf(_) => "tbf",
+            QdiscConfig::Htb(_) => "htb",
+            QdiscConfig::Netem(_) => "netem",
         }
     }
 }
@@ -209,6 +267,27 @@ pub enum AnyQdisc {
     Pie(Box<pie::Pie>),
     FqPie(Box<fq_pie::FqPie>),
     Red(Box<red::Red>),
+    Tbf(Box<tbf::Tbf>),
+    Htb(Box<htb::Htb>),
+    Netem(Box<netem::Netem>),
+}
+
+impl AnyQdisc {
+    /// The qdisc that holds the queue: a shaper's or netem's child, followed
+    /// down the tree (a leaf is its own).
+    pub fn leaf(&self) -> &AnyQdisc {
+        match self {
+            AnyQdisc::Tbf(q) => q.child().qdisc().leaf(),
+            AnyQdisc::Htb(q) => q.child().qdisc().leaf(),
+            AnyQdisc::Netem(q) => q.child().map_or(self, |c| c.qdisc().leaf()),
+            _ => self,
+        }
+    }
+    /// Whether the queue-holding qdisc has an L and a C queue (DualPI2), for
+    /// the per-queue sojourn summaries.
+    pub fn has_two_queues(&self) -> bool {
+        matches!(self.leaf(), AnyQdisc::DualPi2(_))
+    }
 }
 
 macro_rules! dispatch {
@@ -221,6 +300,9 @@ macro_rules! dispatch {
             AnyQdisc::Pie($q) => $e,
             AnyQdisc::FqPie($q) => $e,
             AnyQdisc::Red($q) => $e,
+            AnyQdisc::Tbf($q) => $e,
+            AnyQdisc::Htb($q) => $e,
+            AnyQdisc::Netem($q) => $e,
         }
     };
 }
@@ -248,6 +330,9 @@ impl Qdisc for AnyQdisc {
     #[inline]
     fn next_wakeup(&self) -> Option<SimTime> {
         dispatch!(self, q => q.next_wakeup())
+    }
+    fn change(&mut self, cfg: &QdiscConfig, cx: &mut Cx) -> Result<(), String> {
+        dispatch!(self, q => q.change(cfg, cx))
     }
 }
 

@@ -50,6 +50,7 @@ fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q:
         loss,
         rng,
         schedule: VecDeque::new(),
+        rewrite: crate::link::Rewrite::default(),
         tx: None,
         pipe: VecDeque::new(),
         arrivals: 0,
@@ -74,8 +75,11 @@ pub fn build(s: &Scenario) -> Sim {
     let mut by_id: BTreeMap<&str, LinkId> = BTreeMap::new();
     for l in &s.links {
         let mut link = new_link(s.seed, &l.id, l.rate, l.delay, l.loss, &l.qdisc, false);
-        link.schedule = l.schedule.iter().map(|st| (SimTime::ZERO + st.at, st.rate)).collect();
-        link.schedule.make_contiguous().sort_by_key(|x| x.0);
+        let steps = super::timeline::resolve(&l.qdisc, &l.schedule).expect("validated");
+        link.schedule = steps.into_iter().map(|(at, st)| (SimTime::ZERO + at, st)).collect();
+        if let Some(r) = &l.rewrite {
+            link.rewrite = crate::link::Rewrite { ecn: r.ecn.map(|e| e.ecn()), dscp: r.dscp };
+        }
         link.capture = s.metrics.capture.iter().any(|c| c == &l.id);
         by_id.insert(&l.id, LinkId(links.len() as u32));
         links.push(link);

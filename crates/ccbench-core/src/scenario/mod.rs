@@ -8,6 +8,7 @@ pub mod build;
 pub mod error;
 pub mod overrides;
 pub mod shapes;
+pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 
@@ -60,16 +61,60 @@ pub struct LinkSpec {
     pub loss: f64,
     #[serde(default)]
     pub qdisc: QdiscConfig,
-    /// Rate changes over time (a capacity drop, a varying link).
+    /// Changes over time: `{ at, rate }` (a capacity drop, a varying link),
+    /// `{ at, qdisc = {...} }` (`tc qdisc replace`) or `{ at, change = {...} }`
+    /// (`tc qdisc change`, parameters merged onto the qdisc in force).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<RateStep>,
+    /// Header rewriting on arrival: `{ ecn = "ect1", dscp = 0 }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite: Option<RewriteSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateStep {
     pub at: Dur,
-    pub rate: Rate,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Replace the qdisc (queued packets are discarded and counted as drops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdisc: Option<QdiscConfig>,
+    /// Change the qdisc's parameters in place (keys to set; `kind` optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<toml::Table>,
+}
+
+/// ECN codepoint names for `rewrite.ecn`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnName {
+    NotEct,
+    Ect0,
+    Ect1,
+    Ce,
+}
+
+impl EcnName {
+    pub fn ecn(self) -> Ecn {
+        match self {
+            EcnName::NotEct => Ecn::NotEct,
+            EcnName::Ect0 => Ecn::Ect0,
+            EcnName::Ect1 => Ecn::Ect1,
+            EcnName::Ce => Ecn::Ce,
+        }
+    }
+}
+
+/// A link's `rewrite` key: set the ECN field of every arriving packet (an
+/// iptables-style mangle: Not-ECT and CE packets get it too) and/or its DSCP.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RewriteSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnName>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<u8>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -406,14 +451,24 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
             out.push(at(&p("loss"), format!("must be a probability between 0 and 1, got {}", l.loss)));
         }
         for (j, st) in l.schedule.iter().enumerate() {
-            if st.rate == Rate(0) {
+            if st.rate == Some(Rate(0)) {
                 out.push(at(&[k("links"), Seg::Index(i), k("schedule"), Seg::Index(j), k("rate")], "must be greater than 0".into()));
+            }
+        }
+        if let Err(errs) = timeline::resolve(&l.qdisc, &l.schedule) {
+            for (j, key, m) in errs {
+                out.push(at(&[k("links"), Seg::Index(i), k("schedule"), Seg::Index(j), k(key)], m));
+            }
+        }
+        if let Some(d) = l.rewrite.as_ref().and_then(|r| r.dscp) {
+            if d > 63 {
+                out.push(at(&[k("links"), Seg::Index(i), k("rewrite"), k("dscp")], format!("must be 0..63, got {d}")));
             }
         }
         if let Err(m) = l.qdisc.validate() {
             out.push(at(&p("qdisc"), m));
         }
-        if l.rate.is_none() && !l.schedule.is_empty() {
+        if l.rate.is_none() && l.schedule.iter().any(|st| st.rate.is_some()) {
             out.push(at(&p("schedule"), "a rate schedule needs a starting `rate`".into()));
         }
     }
@@ -556,6 +611,9 @@ fn resolve(mut s: Scenario) -> Scenario {
     }
     for l in &mut s.links {
         l.qdisc.resolve();
+        for q in l.schedule.iter_mut().filter_map(|st| st.qdisc.as_mut()) {
+            q.resolve();
+        }
     }
     for f in &mut s.flows {
         match f.kind {

@@ -139,6 +139,11 @@ impl Drr {
     pub fn quantum(&self) -> i64 {
         self.quantum
     }
+    /// A new quantum for the next top-ups (`tc qdisc change ... quantum`);
+    /// deficits already granted stay.
+    pub fn set_quantum(&mut self, quantum: i64) {
+        self.quantum = quantum;
+    }
     pub fn buckets(&self) -> usize {
         self.slots.len()
     }

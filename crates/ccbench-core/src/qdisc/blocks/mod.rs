@@ -5,3 +5,6 @@ pub mod pi;
 pub mod overhead;
 pub mod pie;
 pub mod drr;
+pub mod child;
+pub mod stab;
+pub mod token_bucket;

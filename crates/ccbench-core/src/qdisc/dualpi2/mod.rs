@@ -499,6 +499,29 @@ impl DualPi2 {
 }
 
 impl Qdisc for DualPi2 {
+    /// `dualpi2_change`: new parameters; queues, the PI state, the WRR
+    /// credit, the counters and the update clock are kept. Packets above a
+    /// lowered limit are dropped from the heads (classic first), as Linux
+    /// dequeues and drops them.
+    fn change(&mut self, cfg: &super::QdiscConfig, cx: &mut Cx) -> Result<(), String> {
+        let super::QdiscConfig::Dualpi2(c) = cfg else { return Err("`change` cannot switch the qdisc kind".into()) };
+        let mut new = c.build();
+        std::mem::swap(&mut new.l, &mut self.l);
+        std::mem::swap(&mut new.c, &mut self.c);
+        new.pi = std::mem::replace(&mut self.pi, Pi::new());
+        new.credit = self.credit;
+        new.next_update = self.next_update;
+        new.counts = std::mem::take(&mut self.counts);
+        *self = new;
+        while (self.l.len() + self.c.len()) as u64 > self.limit {
+            let s = if self.c.is_empty() { self.l.pop() } else { self.c.pop() };
+            match s {
+                Some(s) => cx.drop(s.pkt, DropReason::Overlimit),
+                None => break,
+            }
+        }
+        Ok(())
+    }
     fn enqueue(&mut self, mut pkt: Packet, cx: &mut Cx) {
         self.catch_up(cx.now);
         // RFC 9332 §2.3: classify on the ECN field.
