@@ -14,6 +14,7 @@ pub mod reno;
 use serde::{Deserialize, Serialize};
 
 use crate::packet::Ecn;
+pub use crate::tcp::rate::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 
 /// "Infinite" ssthresh before the first reduction (Linux TCP_INFINITE_SSTHRESH).
@@ -49,6 +50,17 @@ pub struct TcpCcState {
     /// arrived CE-marked (from AccECN counters or ECE accounting).
     pub delivered: u64,
     pub delivered_ce: u64,
+    /// Time of the latest delivery (`delivered_mstamp`, tcp_rate.c).
+    pub delivered_mstamp: SimTime,
+    /// Non-zero while app-limited: the `delivered` count that ends the
+    /// app-limited bubble (`tp->app_limited`).
+    pub app_limited: u64,
+    /// Segments marked lost so far (`tp->lost`).
+    pub lost: u64,
+    /// This ACK's delivery-rate sample (`struct rate_sample`).
+    pub rs: RateSample,
+    /// Earliest departure time of the next paced segment (`tcp_wstamp_ns`).
+    pub edt: SimTime,
 }
 
 impl TcpCcState {
@@ -67,6 +79,12 @@ impl TcpCcState {
             snd_nxt: 0,
             delivered: 0,
             delivered_ce: 0,
+            delivered_mstamp: now,
+            // Linux tcp_init_sock: app-limited until the first delivery.
+            app_limited: u64::MAX,
+            lost: 0,
+            rs: RateSample::default(),
+            edt: now,
         }
     }
     #[inline]
