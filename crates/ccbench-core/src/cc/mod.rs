@@ -6,6 +6,7 @@
 //! (recovery, PRR, CWR, RTO) lives in `tcp/` and is shared by every
 //! algorithm; one file per algorithm here. Dispatch is static via [`AnyCc`].
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod prague;
@@ -14,6 +15,7 @@ pub mod reno;
 use serde::{Deserialize, Serialize};
 
 use crate::packet::Ecn;
+use crate::rng::SimRng;
 pub use crate::tcp::rate::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 
@@ -220,6 +222,9 @@ pub trait CongestionControl {
     fn alpha(&self) -> Option<f64> {
         None
     }
+    /// Give the algorithm its own random stream (seeded from the scenario
+    /// seed and the flow's name); algorithms without randomness ignore it.
+    fn set_rng(&mut self, _rng: SimRng) {}
 }
 
 /// Which algorithm a flow uses, as written in a scenario (`cc = "cubic"`).
@@ -231,6 +236,7 @@ pub enum CcKind {
     Cubic,
     Dctcp,
     Prague,
+    Bbr,
 }
 
 impl CcKind {
@@ -240,6 +246,7 @@ impl CcKind {
             CcKind::Cubic => "cubic",
             CcKind::Dctcp => "dctcp",
             CcKind::Prague => "prague",
+            CcKind::Bbr => "bbr",
         }
     }
 }
@@ -252,6 +259,7 @@ pub enum CcConfig {
     Cubic(cubic::CubicConfig),
     Dctcp(dctcp::DctcpConfig),
     Prague(prague::PragueConfig),
+    Bbr(bbr::BbrConfig),
 }
 
 impl CcConfig {
@@ -261,6 +269,7 @@ impl CcConfig {
             CcKind::Cubic => CcConfig::Cubic(Default::default()),
             CcKind::Dctcp => CcConfig::Dctcp(Default::default()),
             CcKind::Prague => CcConfig::Prague(Default::default()),
+            CcKind::Bbr => CcConfig::Bbr(Default::default()),
         }
     }
     pub fn kind(&self) -> CcKind {
@@ -269,6 +278,7 @@ impl CcConfig {
             CcConfig::Cubic(_) => CcKind::Cubic,
             CcConfig::Dctcp(_) => CcKind::Dctcp,
             CcConfig::Prague(_) => CcKind::Prague,
+            CcConfig::Bbr(_) => CcKind::Bbr,
         }
     }
     pub fn build(&self) -> AnyCc {
@@ -277,6 +287,7 @@ impl CcConfig {
             CcConfig::Cubic(c) => AnyCc::Cubic(c.build()),
             CcConfig::Dctcp(c) => AnyCc::Dctcp(c.build()),
             CcConfig::Prague(c) => AnyCc::Prague(Box::new(c.build())),
+            CcConfig::Bbr(c) => AnyCc::Bbr(Box::new(c.build())),
         }
     }
 }
@@ -287,6 +298,7 @@ pub enum AnyCc {
     Cubic(cubic::Cubic),
     Dctcp(dctcp::Dctcp),
     Prague(Box<prague::Prague>),
+    Bbr(Box<bbr::Bbr>),
 }
 
 macro_rules! cc_dispatch {
@@ -296,6 +308,7 @@ macro_rules! cc_dispatch {
             AnyCc::Cubic($c) => $e,
             AnyCc::Dctcp($c) => $e,
             AnyCc::Prague($c) => $e,
+            AnyCc::Bbr($c) => $e,
         }
     };
 }
@@ -333,6 +346,9 @@ impl CongestionControl for AnyCc {
     }
     fn pacing_rate(&self, tcp: &TcpCcState) -> Option<Rate> {
         cc_dispatch!(self, c => c.pacing_rate(tcp))
+    }
+    fn set_rng(&mut self, rng: SimRng) {
+        cc_dispatch!(self, c => c.set_rng(rng))
     }
 }
 

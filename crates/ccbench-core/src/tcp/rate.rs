@@ -70,7 +70,7 @@ pub struct RateSample {
     /// delivered (Linux `rs->rtt_us` = ca_rtt).
     pub rtt: Option<Dur>,
     /// End sequence (seq + 1) of the sample's segment.
-    last_end_seq: u64,
+    pub(crate) last_end_seq: u64,
 }
 
 impl RateSample {
@@ -118,10 +118,7 @@ impl RateSampler {
 
     /// Start a new ACK's sample.
     pub fn begin_ack(&mut self, prior_in_flight: u32) {
-        self.rs = RateSample {
-            prior_in_flight,
-            ..RateSample::default()
-        };
+        self.rs = RateSample { prior_in_flight, ..RateSample::default() };
     }
 
     /// `tcp_rate_skb_delivered`: a segment was newly ACKed or SACKed. The
@@ -134,8 +131,7 @@ impl RateSampler {
             return;
         };
         let end_seq = seq + 1;
-        let sent_after = seg.sent_at > self.first_tx_mstamp
-            || (seg.sent_at == self.first_tx_mstamp && end_seq > self.rs.last_end_seq);
+        let sent_after = seg.sent_at > self.first_tx_mstamp || (seg.sent_at == self.first_tx_mstamp && end_seq > self.rs.last_end_seq);
         if self.rs.prior_mstamp.is_none() || sent_after {
             self.rs.prior_delivered = tx.delivered;
             self.rs.prior_mstamp = Some(mstamp);
@@ -150,14 +146,7 @@ impl RateSampler {
     /// `tcp_rate_gen`: finish the sample once the ACK's deliveries and
     /// losses are counted (`t.delivered` already includes them), store it
     /// in `t.rs`.
-    pub fn generate(
-        &mut self,
-        t: &mut TcpCcState,
-        delivered: u32,
-        lost: u32,
-        rtt: Option<Dur>,
-        now: SimTime,
-    ) {
+    pub fn generate(&mut self, t: &mut TcpCcState, delivered: u32, lost: u32, rtt: Option<Dur>, now: SimTime) {
         // The app-limited bubble is over once its data has been delivered.
         // (u64::MAX is Linux's initial ~0U, which `after()` treats as passed.)
         if t.app_limited != 0 && (t.app_limited == u64::MAX || t.delivered > t.app_limited) {
@@ -205,8 +194,7 @@ impl RateSampler {
 
     /// Linux `tcp_info.delivery_rate`, segments per second.
     pub fn delivery_rate_pps(&self) -> Option<f64> {
-        (self.rate_interval > Dur::ZERO)
-            .then(|| self.rate_delivered as f64 / self.rate_interval.as_secs_f64())
+        (self.rate_interval > Dur::ZERO).then(|| self.rate_delivered as f64 / self.rate_interval.as_secs_f64())
     }
 }
 
@@ -278,11 +266,7 @@ mod tests {
         let mut last_dep = 0u64;
         // ACK arrival times, in sequence order (FIFO keeps order).
         let mut acks = std::collections::VecDeque::new();
-        let send = |sb: &mut Scoreboard,
-                    t: &mut TcpCcState,
-                    r: &mut RateSampler,
-                    now: u64,
-                    last_dep: &mut u64| {
+        let send = |sb: &mut Scoreboard, t: &mut TcpCcState, r: &mut RateSampler, now: u64, last_dep: &mut u64| {
             let out = sb.packets_out();
             sb.push(SimTime(now), 1448);
             let seq = sb.nxt() - 1;
@@ -343,10 +327,7 @@ mod tests {
         r.begin_ack(5);
         t.delivered = 105;
         r.generate(&mut t, 5, 0, None, SimTime(MS));
-        assert_eq!(
-            t.app_limited, 105,
-            "cleared only once delivered passes the mark"
-        );
+        assert_eq!(t.app_limited, 105, "cleared only once delivered passes the mark");
         t.delivered = 106;
         r.generate(&mut t, 1, 0, None, SimTime(2 * MS));
         assert_eq!(t.app_limited, 0);
@@ -358,12 +339,7 @@ mod tests {
     fn interval_is_the_longer_phase_and_min_rtt_guards() {
         let mut t = state();
         let mut r = RateSampler::default();
-        let mut seg = Seg {
-            sent_at: SimTime(0),
-            len: 1448,
-            flags: 0,
-            tx: TxRate::default(),
-        };
+        let mut seg = Seg { sent_at: SimTime(0), len: 1448, flags: 0, tx: TxRate::default() };
         r.on_sent(&mut t, &mut seg, 0, SimTime(0));
         // Sent at 0 in a phase that began at 0; ACKed at 4 ms: ACK phase
         // 4 ms < min_rtt 10 ms, so no interval.
@@ -374,12 +350,7 @@ mod tests {
         assert_eq!(t.rs.delivered, Some(1));
         assert_eq!(t.rs.interval, None);
         // ACK phase 12 ms: valid.
-        let mut seg2 = Seg {
-            sent_at: SimTime(5 * MS),
-            len: 1448,
-            flags: 0,
-            tx: TxRate::default(),
-        };
+        let mut seg2 = Seg { sent_at: SimTime(5 * MS), len: 1448, flags: 0, tx: TxRate::default() };
         r.on_sent(&mut t, &mut seg2, 0, SimTime(5 * MS));
         r.begin_ack(1);
         r.on_delivered(1, &seg2);

@@ -291,6 +291,7 @@ impl TcpSender {
 
         let newly_lost = self.detect_losses(now);
         self.t.lost += u64::from(newly_lost);
+        self.sync_cc_view();
         self.rate.generate(&mut self.t, delivered, newly_lost, ca_rtt, now);
         self.update_state(&ev, una_advanced, newly_lost);
 
