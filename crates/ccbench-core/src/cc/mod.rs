@@ -11,6 +11,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod prague;
 pub mod reno;
+pub mod sce;
 
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +64,10 @@ pub struct TcpCcState {
     pub rs: RateSample,
     /// Earliest departure time of the next paced segment (`tcp_wstamp_ns`).
     pub edt: SimTime,
+    /// Segments this ACK delivered that the receiver echoed as SCE-marked
+    /// (ESCE), and their running total (SCE-aware flows only).
+    pub acked_sce: u32,
+    pub delivered_sce: u64,
 }
 
 impl TcpCcState {
@@ -87,6 +92,8 @@ impl TcpCcState {
             lost: 0,
             rs: RateSample::default(),
             edt: now,
+            acked_sce: 0,
+            delivered_sce: 0,
         }
     }
     #[inline]
@@ -225,6 +232,10 @@ pub trait CongestionControl {
     /// Give the algorithm its own random stream (seeded from the scenario
     /// seed and the flow's name); algorithms without randomness ignore it.
     fn set_rng(&mut self, _rng: SimRng) {}
+    /// The algorithm reads SCE feedback (the receiver then echoes ESCE).
+    fn sce(&self) -> bool {
+        false
+    }
 }
 
 /// Which algorithm a flow uses, as written in a scenario (`cc = "cubic"`).
@@ -237,6 +248,12 @@ pub enum CcKind {
     Dctcp,
     Prague,
     Bbr,
+    #[serde(rename = "reno-sce")]
+    RenoSce,
+    #[serde(rename = "cubic-sce")]
+    CubicSce,
+    #[serde(rename = "dctcp-sce")]
+    DctcpSce,
 }
 
 impl CcKind {
@@ -247,6 +264,9 @@ impl CcKind {
             CcKind::Dctcp => "dctcp",
             CcKind::Prague => "prague",
             CcKind::Bbr => "bbr",
+            CcKind::RenoSce => "reno-sce",
+            CcKind::CubicSce => "cubic-sce",
+            CcKind::DctcpSce => "dctcp-sce",
         }
     }
 }
@@ -260,6 +280,13 @@ pub enum CcConfig {
     Dctcp(dctcp::DctcpConfig),
     Prague(prague::PragueConfig),
     Bbr(bbr::BbrConfig),
+    /// SCE-aware variants take their base's parameters.
+    #[serde(rename = "reno-sce")]
+    RenoSce(reno::RenoConfig),
+    #[serde(rename = "cubic-sce")]
+    CubicSce(cubic::CubicConfig),
+    #[serde(rename = "dctcp-sce")]
+    DctcpSce(dctcp::DctcpConfig),
 }
 
 impl CcConfig {
@@ -270,6 +297,9 @@ impl CcConfig {
             CcKind::Dctcp => CcConfig::Dctcp(Default::default()),
             CcKind::Prague => CcConfig::Prague(Default::default()),
             CcKind::Bbr => CcConfig::Bbr(Default::default()),
+            CcKind::RenoSce => CcConfig::RenoSce(Default::default()),
+            CcKind::CubicSce => CcConfig::CubicSce(Default::default()),
+            CcKind::DctcpSce => CcConfig::DctcpSce(Default::default()),
         }
     }
     pub fn kind(&self) -> CcKind {
@@ -279,6 +309,9 @@ impl CcConfig {
             CcConfig::Dctcp(_) => CcKind::Dctcp,
             CcConfig::Prague(_) => CcKind::Prague,
             CcConfig::Bbr(_) => CcKind::Bbr,
+            CcConfig::RenoSce(_) => CcKind::RenoSce,
+            CcConfig::CubicSce(_) => CcKind::CubicSce,
+            CcConfig::DctcpSce(_) => CcKind::DctcpSce,
         }
     }
     pub fn build(&self) -> AnyCc {
@@ -288,6 +321,9 @@ impl CcConfig {
             CcConfig::Dctcp(c) => AnyCc::Dctcp(c.build()),
             CcConfig::Prague(c) => AnyCc::Prague(Box::new(c.build())),
             CcConfig::Bbr(c) => AnyCc::Bbr(Box::new(c.build())),
+            CcConfig::RenoSce(c) => AnyCc::RenoSce(sce::Sce::new(c.build(), sce::SceLaw::Reno)),
+            CcConfig::CubicSce(c) => AnyCc::CubicSce(Box::new(sce::Sce::new(c.build(), sce::SceLaw::Cubic))),
+            CcConfig::DctcpSce(c) => AnyCc::DctcpSce(Box::new(sce::Sce::new(c.build(), sce::SceLaw::Dctcp))),
         }
     }
 }
@@ -299,6 +335,9 @@ pub enum AnyCc {
     Dctcp(dctcp::Dctcp),
     Prague(Box<prague::Prague>),
     Bbr(Box<bbr::Bbr>),
+    RenoSce(sce::Sce<reno::Reno>),
+    CubicSce(Box<sce::Sce<cubic::Cubic>>),
+    DctcpSce(Box<sce::Sce<dctcp::Dctcp>>),
 }
 
 macro_rules! cc_dispatch {
@@ -309,6 +348,9 @@ macro_rules! cc_dispatch {
             AnyCc::Dctcp($c) => $e,
             AnyCc::Prague($c) => $e,
             AnyCc::Bbr($c) => $e,
+            AnyCc::RenoSce($c) => $e,
+            AnyCc::CubicSce($c) => $e,
+            AnyCc::DctcpSce($c) => $e,
         }
     };
 }
@@ -349,6 +391,9 @@ impl CongestionControl for AnyCc {
     }
     fn set_rng(&mut self, rng: SimRng) {
         cc_dispatch!(self, c => c.set_rng(rng))
+    }
+    fn sce(&self) -> bool {
+        cc_dispatch!(self, c => c.sce())
     }
 }
 

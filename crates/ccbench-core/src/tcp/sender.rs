@@ -268,6 +268,9 @@ impl TcpSender {
         self.ce_delivered += u64::from(acked_ce);
         self.t.delivered += u64::from(delivered);
         self.t.delivered_ce += u64::from(acked_ce);
+        // SCE echo: the segments an ESCE ACK delivers arrived SCE-marked.
+        self.t.acked_sce = if ack.esce { delivered } else { 0 };
+        self.t.delivered_sce += u64::from(self.t.acked_sce);
 
         if let Some(sent) = oldest {
             let r = now.since(sent);

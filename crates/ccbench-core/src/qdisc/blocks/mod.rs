@@ -2,4 +2,5 @@
 pub mod codel;
 pub mod flow_hash;
 pub mod pi;
+pub mod sce;
 pub mod overhead;
