@@ -392,3 +392,77 @@ mod tests {
         assert_eq!(m, 2, "only the two un-SACKed segments are newly delivered");
     }
 }
+
+/// The sampler inside the real sender: samples from a cwnd-limited bulk
+/// phase are not app-limited; after the application pauses with cwnd room
+/// to spare, the samples of the data sent on resuming are app-limited until
+/// that bubble has been delivered (tcp_rate_check_app_limited).
+#[cfg(test)]
+mod sender_tests {
+    use crate::cc::{CcConfig, CcKind, EcnMode};
+    use crate::packet::{Header, Packet, TcpAck};
+    use crate::tcp::sender::TcpSender;
+    use crate::tcp::TcpConfig;
+    use crate::units::{Dur, SimTime};
+
+    const MS: u64 = 1_000_000;
+
+    /// ACK every outstanding segment one by one, 0.1 ms apart, 10 ms after
+    /// `t`; returns (app-limited flag, rate) of each valid sample.
+    fn ack_all(tx: &mut TcpSender, t: &mut u64, sent: &mut Vec<u64>) -> Vec<(bool, f64)> {
+        let mut out = Vec::new();
+        let mut pending: Vec<u64> = std::mem::take(sent);
+        *t += 10 * MS;
+        while let Some(seq) = pending.first().copied() {
+            pending.remove(0);
+            *t += MS / 10;
+            let mut new = Vec::new();
+            tx.on_ack(&TcpAck { ack: seq + 1, ..Default::default() }, SimTime(*t), &mut |p: Packet| {
+                if let Header::TcpData(s) = p.hdr {
+                    new.push(s.seq)
+                }
+            });
+            sent.extend(new);
+            if let Some(r) = tx.t.rs.rate_pps() {
+                out.push((tx.t.rs.is_app_limited, r));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn bulk_samples_are_not_app_limited_and_resumed_ones_are() {
+        let cc = CcConfig::default_for(CcKind::Reno).build();
+        let mut tx =
+            TcpSender::new(TcpConfig::default(), cc, EcnMode::Off, Packet::default(), None, SimTime(0), Some(Dur::from_millis(10)));
+        let mut sent = Vec::new();
+        tx.start(SimTime(0), &mut |p: Packet| {
+            if let Header::TcpData(s) = p.hdr {
+                sent.push(s.seq)
+            }
+        });
+        let mut t = 0;
+        // The initial window is app-limited (Linux starts so); the
+        // ACK-clocked windows after it are cwnd-limited.
+        let first = ack_all(&mut tx, &mut t, &mut sent);
+        assert!(first.iter().all(|s| s.0), "{first:?}");
+        let bulk = ack_all(&mut tx, &mut t, &mut sent);
+        assert!(!bulk.is_empty() && bulk.iter().all(|s| !s.0), "{bulk:?}");
+        // The application pauses: the next ACKs find nothing to send with
+        // cwnd room, which marks the connection app-limited.
+        tx.stop();
+        let drained = ack_all(&mut tx, &mut t, &mut sent);
+        assert!(drained.iter().all(|s| !s.0), "data sent before the pause is not app-limited");
+        assert!(tx.t.app_limited > 0);
+        t += 100 * MS;
+        tx.start(SimTime(t), &mut |p: Packet| {
+            if let Header::TcpData(s) = p.hdr {
+                sent.push(s.seq)
+            }
+        });
+        let resumed = ack_all(&mut tx, &mut t, &mut sent);
+        assert!(!resumed.is_empty() && resumed.iter().all(|s| s.0), "{resumed:?}");
+        let after = ack_all(&mut tx, &mut t, &mut sent);
+        assert!(after.iter().all(|s| !s.0), "bubble delivered: {after:?}");
+    }
+}
