@@ -62,7 +62,7 @@ fn drain_brings_inflight_to_about_one_bdp() {
     assert!(took <= 1.2 * rtt, "DRAIN took {took} s, one round is {rtt} s");
     assert!(backlog[end].1 <= 0.1 * BDP_50M_40MS, "queue left {}", backlog[end].1);
     let at_exit = inflight[end].1;
-    assert!(at_exit >= BDP_50M_40MS && at_exit <= 1.15 * BDP_50M_40MS, "in-flight {at_exit} at DRAIN exit, BDP {BDP_50M_40MS}");
+    assert!((BDP_50M_40MS..=1.15 * BDP_50M_40MS).contains(&at_exit), "in-flight {at_exit} at DRAIN exit, BDP {BDP_50M_40MS}");
     let mut later: Vec<f64> = inflight.iter().filter(|x| x.0 > pacing[end].0 + 0.2).map(|x| x.1).collect();
     later.sort_by(f64::total_cmp);
     let median = later[later.len() / 2];

@@ -228,10 +228,9 @@ mod tests {
                 let seq = (now.0 - rtt) / gap;
                 r.begin_ack(sb.in_flight());
                 let mut n = 0;
-                let mut txs = Vec::new();
                 sb.advance(seq + 1, |s, seg| {
                     n += 1;
-                    txs.push(r.on_delivered(s, seg));
+                    r.on_delivered(s, seg);
                 });
                 t.delivered += n;
                 r.generate(&mut t, n as u32, 0, Some(Dur(rtt)), now);

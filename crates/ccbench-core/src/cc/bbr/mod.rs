@@ -335,7 +335,7 @@ impl Bbr {
             return INIT_CWND;
         }
         let w = u128::from(bw) * u128::from(self.min_rtt_us);
-        let bdp = (((w * u128::from(gain)) >> BBR_SCALE) + u128::from(BW_UNIT) - 1) / u128::from(BW_UNIT);
+        let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
         bdp.min(u128::from(u32::MAX)) as u32
     }
 
@@ -599,7 +599,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || t.rs.is_app_limited {
             return;
         }
-        let thresh = self.full_bw * FULL_BW_THRESH >> BBR_SCALE;
+        let thresh = (self.full_bw * FULL_BW_THRESH) >> BBR_SCALE;
         if self.bw.get() >= thresh {
             self.full_bw = self.bw.get();
             self.full_bw_cnt = 0;
