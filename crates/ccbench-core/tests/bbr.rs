@@ -27,8 +27,15 @@ const BDP_50M_40MS: f64 = 50e6 * 0.040 / (1514.0 * 8.0);
 /// pacing ramp), with no loss in a deep buffer.
 #[test]
 fn startup_reaches_the_bottleneck_rate_in_log2_bdp_rounds() {
+    for seed in 1..=5 {
+        eprintln!("seed {seed}");
+        startup_reaches_the_bottleneck_rate_in_log2_bdp_rounds_at(seed);
+    }
+}
+
+fn startup_reaches_the_bottleneck_rate_in_log2_bdp_rounds_at(seed: u64) {
     let text = dumbbell("50Mbit", 40.0, r#"{ kind = "pfifo", limit = 1000 }"#, "3s", &tcp("bbr", "bbr", ""));
-    let out = run(&text, &["metrics.interval=\"5ms\""]);
+    let out = run(&text, &["metrics.interval=\"5ms\"", &format!("seed={seed}")]);
     let ideal = 50.0 * 1448.0 / 1514.0;
     let good = fseries(&out, 0, |fs, i| fs.goodput_mbps[i]);
     // First 20 ms window averaging ≥ 90 % of the link.
@@ -46,8 +53,15 @@ fn startup_reaches_the_bottleneck_rate_in_log2_bdp_rounds() {
 /// in-flight around one BDP.
 #[test]
 fn drain_brings_inflight_to_about_one_bdp() {
+    for seed in 1..=5 {
+        eprintln!("seed {seed}");
+        drain_brings_inflight_to_about_one_bdp_at(seed);
+    }
+}
+
+fn drain_brings_inflight_to_about_one_bdp_at(seed: u64) {
     let text = dumbbell("50Mbit", 40.0, r#"{ kind = "pfifo", limit = 1000 }"#, "2s", &tcp("bbr", "bbr", ""));
-    let out = run(&text, &["metrics.interval=\"5ms\""]);
+    let out = run(&text, &["metrics.interval=\"5ms\"", &format!("seed={seed}")]);
     let backlog = lseries(&out, 0, |ls, i| ls.backlog_pkts[i] as f64);
     let pacing = fseries(&out, 0, |fs, i| fs.pacing_mbps[i]);
     let inflight = fseries(&out, 0, |fs, i| fs.inflight_pkts[i]);
@@ -74,8 +88,15 @@ fn drain_brings_inflight_to_about_one_bdp() {
 /// comes every ~10 s and holds cwnd at 4 for at least 200 ms.
 #[test]
 fn probe_rtt_every_10_s_for_at_least_200_ms() {
+    for seed in 1..=5 {
+        eprintln!("seed {seed}");
+        probe_rtt_every_10_s_for_at_least_200_ms_at(seed);
+    }
+}
+
+fn probe_rtt_every_10_s_for_at_least_200_ms_at(seed: u64) {
     let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, "35s", &tcp("bbr", "bbr", ""));
-    let out = run(&text, &["metrics.interval=\"10ms\""]);
+    let out = run(&text, &["metrics.interval=\"10ms\"", &format!("seed={seed}")]);
     let cwnd = fseries(&out, 0, |fs, i| fs.cwnd_pkts[i]);
     let mut runs: Vec<(f64, f64)> = Vec::new(); // (start, end) of cwnd ≤ 4
     for &(t, c) in cwnd.iter().filter(|x| x.0 > 1.0) {
@@ -102,8 +123,15 @@ fn probe_rtt_every_10_s_for_at_least_200_ms() {
 /// 1.25 then 0.75 then six at 1.0 of the bandwidth estimate × 0.99.
 #[test]
 fn gain_cycle_is_visible_in_the_pacing_rate() {
+    for seed in 1..=5 {
+        eprintln!("seed {seed}");
+        gain_cycle_is_visible_in_the_pacing_rate_at(seed);
+    }
+}
+
+fn gain_cycle_is_visible_in_the_pacing_rate_at(seed: u64) {
     let text = dumbbell("50Mbit", 40.0, r#"{ kind = "pfifo", limit = 165 }"#, "6s", &tcp("bbr", "bbr", ""));
-    let out = run(&text, &["metrics.interval=\"5ms\""]);
+    let out = run(&text, &["metrics.interval=\"5ms\"", &format!("seed={seed}")]);
     let pacing: Vec<(f64, f64)> = fseries(&out, 0, |fs, i| fs.pacing_mbps[i]).into_iter().filter(|x| x.0 > 2.0 && x.0 < 6.0).collect();
     let mut v: Vec<f64> = pacing.iter().map(|x| x.1).collect();
     v.sort_by(f64::total_cmp);
@@ -134,9 +162,16 @@ fn gain_cycle_is_visible_in_the_pacing_rate() {
 /// fairness within a few PROBE_RTT periods).
 #[test]
 fn two_bbr_flows_converge() {
+    for seed in 1..=5 {
+        eprintln!("seed {seed}");
+        two_bbr_flows_converge_at(seed);
+    }
+}
+
+fn two_bbr_flows_converge_at(seed: u64) {
     let flows = tcp("a", "bbr", "") + &tcp("b", "bbr", "start = \"2s\"");
     let text = dumbbell("50Mbit", 40.0, r#"{ kind = "pfifo", limit = 330 }"#, "40s", &flows);
-    let out = run(&text, &["metrics.warmup=\"20s\""]);
+    let out = run(&text, &["metrics.warmup=\"20s\"", &format!("seed={seed}")]);
     let a = flow(&out.summary, "a").goodput_mbps;
     let b = flow(&out.summary, "b").goodput_mbps;
     let share = a / (a + b);
