@@ -4,9 +4,14 @@
 //! data and hole fills), and ECN feedback: RFC 3168's sticky ECE until CWR,
 //! plus Accurate ECN counters (RFC 9768 r.cep/r.ceb) carried on every ACK.
 //!
+//! SCE (chromi/sce, when the sender's algorithm is SCE-aware): ESCE on ACKs
+//! while the data arrives ECT(1), an immediate ACK at each change.
+//!
 //! Deviations: no receive-window limit (the window never binds); no D-SACK;
 //! the delayed-ACK timer is a fixed `delack` (Linux adapts ato between
-//! 40 and 200 ms).
+//! 40 and 200 ms). At an SCE state change chromi/sce first ACKs the earlier
+//! data with the old state; here one ACK covers both, so at most one
+//! delayed segment per change is echoed with the new state.
 
 use super::{ack_wire_size, TcpConfig};
 use crate::cc::EcnMode;
