@@ -234,7 +234,7 @@ def test_builtin_suites_are_listed_and_valid(run_cli) -> None:
     assert 'kind = "fq_codel"' in bloat[-1].scenario and 'rate = "100Mbit"' in bloat[-1].scenario
 
     # Every built-in suite expands into valid scenarios.
-    expected = {"l4s-dualpi2": 12, "rtt-independence": 4, "scream-test-record": 5, "scream-test-record-1": 4,
+    expected = {"l4s-dualpi2": 18, "rtt-independence": 4, "scream-test-record": 5, "scream-test-record-1": 4,
                 "scream-test-record-3": 5, "scream-interop": 36}
     for name, runs in expected.items():
         plan = load_suite(name).plan()

@@ -82,6 +82,9 @@ pub struct TcpAck {
     /// width; the wire carries it mod 8 in the ACE field) and CE payload bytes.
     pub cep: u32,
     pub ceb: u64,
+    /// ESCE (SCE echo, the former NS bit; draft-grimes-tcpm-tcpsce): the
+    /// data this ACK covers arrived SCE-marked (ECT(1)).
+    pub esce: bool,
 }
 
 /// An echo probe (ICMP-like ping or UDP RTT probe).

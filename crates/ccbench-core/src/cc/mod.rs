@@ -6,14 +6,18 @@
 //! (recovery, PRR, CWR, RTO) lives in `tcp/` and is shared by every
 //! algorithm; one file per algorithm here. Dispatch is static via [`AnyCc`].
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod prague;
 pub mod reno;
+pub mod sce;
 
 use serde::{Deserialize, Serialize};
 
 use crate::packet::Ecn;
+use crate::rng::SimRng;
+pub use crate::tcp::rate::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 
 /// "Infinite" ssthresh before the first reduction (Linux TCP_INFINITE_SSTHRESH).
@@ -49,6 +53,21 @@ pub struct TcpCcState {
     /// arrived CE-marked (from AccECN counters or ECE accounting).
     pub delivered: u64,
     pub delivered_ce: u64,
+    /// Time of the latest delivery (`delivered_mstamp`, tcp_rate.c).
+    pub delivered_mstamp: SimTime,
+    /// Non-zero while app-limited: the `delivered` count that ends the
+    /// app-limited bubble (`tp->app_limited`).
+    pub app_limited: u64,
+    /// Segments marked lost so far (`tp->lost`).
+    pub lost: u64,
+    /// This ACK's delivery-rate sample (`struct rate_sample`).
+    pub rs: RateSample,
+    /// Earliest departure time of the next paced segment (`tcp_wstamp_ns`).
+    pub edt: SimTime,
+    /// Segments this ACK delivered that the receiver echoed as SCE-marked
+    /// (ESCE), and their running total (SCE-aware flows only).
+    pub acked_sce: u32,
+    pub delivered_sce: u64,
 }
 
 impl TcpCcState {
@@ -67,6 +86,14 @@ impl TcpCcState {
             snd_nxt: 0,
             delivered: 0,
             delivered_ce: 0,
+            delivered_mstamp: now,
+            // Linux tcp_init_sock: app-limited until the first delivery.
+            app_limited: u64::MAX,
+            lost: 0,
+            rs: RateSample::default(),
+            edt: now,
+            acked_sce: 0,
+            delivered_sce: 0,
         }
     }
     #[inline]
@@ -202,6 +229,13 @@ pub trait CongestionControl {
     fn alpha(&self) -> Option<f64> {
         None
     }
+    /// Give the algorithm its own random stream (seeded from the scenario
+    /// seed and the flow's name); algorithms without randomness ignore it.
+    fn set_rng(&mut self, _rng: SimRng) {}
+    /// The algorithm reads SCE feedback (the receiver then echoes ESCE).
+    fn sce(&self) -> bool {
+        false
+    }
 }
 
 /// Which algorithm a flow uses, as written in a scenario (`cc = "cubic"`).
@@ -213,6 +247,13 @@ pub enum CcKind {
     Cubic,
     Dctcp,
     Prague,
+    Bbr,
+    #[serde(rename = "reno-sce")]
+    RenoSce,
+    #[serde(rename = "cubic-sce")]
+    CubicSce,
+    #[serde(rename = "dctcp-sce")]
+    DctcpSce,
 }
 
 impl CcKind {
@@ -222,6 +263,10 @@ impl CcKind {
             CcKind::Cubic => "cubic",
             CcKind::Dctcp => "dctcp",
             CcKind::Prague => "prague",
+            CcKind::Bbr => "bbr",
+            CcKind::RenoSce => "reno-sce",
+            CcKind::CubicSce => "cubic-sce",
+            CcKind::DctcpSce => "dctcp-sce",
         }
     }
 }
@@ -234,6 +279,14 @@ pub enum CcConfig {
     Cubic(cubic::CubicConfig),
     Dctcp(dctcp::DctcpConfig),
     Prague(prague::PragueConfig),
+    Bbr(bbr::BbrConfig),
+    /// SCE-aware variants take their base's parameters.
+    #[serde(rename = "reno-sce")]
+    RenoSce(reno::RenoConfig),
+    #[serde(rename = "cubic-sce")]
+    CubicSce(cubic::CubicConfig),
+    #[serde(rename = "dctcp-sce")]
+    DctcpSce(dctcp::DctcpConfig),
 }
 
 impl CcConfig {
@@ -243,6 +296,10 @@ impl CcConfig {
             CcKind::Cubic => CcConfig::Cubic(Default::default()),
             CcKind::Dctcp => CcConfig::Dctcp(Default::default()),
             CcKind::Prague => CcConfig::Prague(Default::default()),
+            CcKind::Bbr => CcConfig::Bbr(Default::default()),
+            CcKind::RenoSce => CcConfig::RenoSce(Default::default()),
+            CcKind::CubicSce => CcConfig::CubicSce(Default::default()),
+            CcKind::DctcpSce => CcConfig::DctcpSce(Default::default()),
         }
     }
     pub fn kind(&self) -> CcKind {
@@ -251,6 +308,10 @@ impl CcConfig {
             CcConfig::Cubic(_) => CcKind::Cubic,
             CcConfig::Dctcp(_) => CcKind::Dctcp,
             CcConfig::Prague(_) => CcKind::Prague,
+            CcConfig::Bbr(_) => CcKind::Bbr,
+            CcConfig::RenoSce(_) => CcKind::RenoSce,
+            CcConfig::CubicSce(_) => CcKind::CubicSce,
+            CcConfig::DctcpSce(_) => CcKind::DctcpSce,
         }
     }
     pub fn build(&self) -> AnyCc {
@@ -259,6 +320,10 @@ impl CcConfig {
             CcConfig::Cubic(c) => AnyCc::Cubic(c.build()),
             CcConfig::Dctcp(c) => AnyCc::Dctcp(c.build()),
             CcConfig::Prague(c) => AnyCc::Prague(Box::new(c.build())),
+            CcConfig::Bbr(c) => AnyCc::Bbr(Box::new(c.build())),
+            CcConfig::RenoSce(c) => AnyCc::RenoSce(sce::Sce::new(c.build(), sce::SceLaw::Reno)),
+            CcConfig::CubicSce(c) => AnyCc::CubicSce(Box::new(sce::Sce::new(c.build(), sce::SceLaw::Cubic))),
+            CcConfig::DctcpSce(c) => AnyCc::DctcpSce(Box::new(sce::Sce::new(c.build(), sce::SceLaw::Dctcp))),
         }
     }
 }
@@ -269,6 +334,10 @@ pub enum AnyCc {
     Cubic(cubic::Cubic),
     Dctcp(dctcp::Dctcp),
     Prague(Box<prague::Prague>),
+    Bbr(Box<bbr::Bbr>),
+    RenoSce(sce::Sce<reno::Reno>),
+    CubicSce(Box<sce::Sce<cubic::Cubic>>),
+    DctcpSce(Box<sce::Sce<dctcp::Dctcp>>),
 }
 
 macro_rules! cc_dispatch {
@@ -278,6 +347,10 @@ macro_rules! cc_dispatch {
             AnyCc::Cubic($c) => $e,
             AnyCc::Dctcp($c) => $e,
             AnyCc::Prague($c) => $e,
+            AnyCc::Bbr($c) => $e,
+            AnyCc::RenoSce($c) => $e,
+            AnyCc::CubicSce($c) => $e,
+            AnyCc::DctcpSce($c) => $e,
         }
     };
 }
@@ -315,6 +388,12 @@ impl CongestionControl for AnyCc {
     }
     fn pacing_rate(&self, tcp: &TcpCcState) -> Option<Rate> {
         cc_dispatch!(self, c => c.pacing_rate(tcp))
+    }
+    fn set_rng(&mut self, rng: SimRng) {
+        cc_dispatch!(self, c => c.set_rng(rng))
+    }
+    fn sce(&self) -> bool {
+        cc_dispatch!(self, c => c.sce())
     }
 }
 

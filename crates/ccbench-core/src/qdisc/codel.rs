@@ -5,12 +5,16 @@
 //!
 //! Units: time in ns, sizes in bytes. Deviations: those of the CoDel block;
 //! `ce_threshold_selector` is an extension (tc only offers it on fq_codel).
+//! `sce` is ours too: Cake-SCE's ECT(0)→ECT(1) ramp (`blocks::sce`, ramp
+//! divisor as tc's Cake `sce` option, 0 = off) applied at dequeue after
+//! CoDel's own decision; chromi/sce's codel/fq_codel have no SCE marking.
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
 use super::blocks::codel::{CodelParams, CodelQueue, CodelVars, TosSelector};
+use super::blocks::sce::SceRamp;
 use super::{Cx, DropReason, Qdisc, PSCHED_MTU};
 use crate::packet::Packet;
 use crate::units::{Bytes, Dur};
@@ -31,6 +35,8 @@ pub struct CodelConfig {
     pub ce_threshold_selector: Option<TosSelector>,
     /// No drop while at most this much is queued (Linux: `psched_mtu`).
     pub mtu: Bytes,
+    /// SCE marking ramp divisor (Cake's `sce` option; 0 = off).
+    pub sce: u32,
 }
 
 impl Default for CodelConfig {
@@ -43,6 +49,7 @@ impl Default for CodelConfig {
             ce_threshold: None,
             ce_threshold_selector: None,
             mtu: Bytes(u64::from(PSCHED_MTU)),
+            sce: 0,
         }
     }
 }
@@ -59,7 +66,7 @@ impl CodelConfig {
         }
     }
     pub fn build(&self) -> Codel {
-        Codel { fifo: Fifo::default(), params: self.params(), vars: CodelVars::new(), limit: self.limit }
+        Codel { fifo: Fifo::default(), params: self.params(), vars: CodelVars::new(), limit: self.limit, sce: SceRamp::new(self.target, self.sce), sce_marks: 0 }
     }
 }
 
@@ -86,6 +93,9 @@ pub struct Codel {
     params: CodelParams,
     vars: CodelVars,
     limit: u64,
+    sce: Option<SceRamp>,
+    /// Packets SCE-marked (ECT(0) → ECT(1)).
+    pub sce_marks: u64,
 }
 
 impl Codel {
@@ -106,7 +116,14 @@ impl Qdisc for Codel {
         }
     }
     fn dequeue(&mut self, cx: &mut Cx) -> Option<Packet> {
-        self.vars.dequeue(&self.params, &mut self.fifo, cx)
+        let mut pkt = self.vars.dequeue(&self.params, &mut self.fifo, cx)?;
+        if let Some(sce) = &self.sce {
+            let sojourn = cx.now.since(pkt.enq_at);
+            if sce.apply(&mut pkt, sojourn, cx.rng) {
+                self.sce_marks += 1;
+            }
+        }
+        Some(pkt)
     }
     fn len(&self) -> usize {
         self.fifo.q.len()

@@ -116,11 +116,15 @@ pub fn build(s: &Scenario) -> Sim {
                     let tcfg = spec.tcp.clone().unwrap_or_default();
                     let cc = cc_config(spec).expect("validated");
                     let cc_name = cc.kind().name();
-                    let algo = cc.build();
+                    let mut algo = cc.build();
+                    algo.set_rng(SimRng::for_component(s.seed, &format!("cc:{name}")));
                     let mode = spec.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo.ecn_mode());
                     let syn = syn_rtt(&links, &fwd, &rev);
                     let tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start, Some(syn));
-                    let rx = TcpReceiver::new(&tcfg, mode);
+                    let mut rx = TcpReceiver::new(&tcfg, mode);
+                    if tx.cc.sce() {
+                        rx.enable_sce();
+                    }
                     (Endpoints::Tcp { tx: Box::new(tx), rx }, cc_name, mode.name())
                 }
                 FlowKind::Media => {

@@ -4,9 +4,14 @@
 //! data and hole fills), and ECN feedback: RFC 3168's sticky ECE until CWR,
 //! plus Accurate ECN counters (RFC 9768 r.cep/r.ceb) carried on every ACK.
 //!
+//! SCE (chromi/sce, when the sender's algorithm is SCE-aware): ESCE on ACKs
+//! while the data arrives ECT(1), an immediate ACK at each change.
+//!
 //! Deviations: no receive-window limit (the window never binds); no D-SACK;
 //! the delayed-ACK timer is a fixed `delack` (Linux adapts ato between
-//! 40 and 200 ms).
+//! 40 and 200 ms). At an SCE state change chromi/sce first ACKs the earlier
+//! data with the old state; here one ACK covers both, so at most one
+//! delayed segment per change is echoed with the new state.
 
 use super::{ack_wire_size, TcpConfig};
 use crate::cc::EcnMode;
@@ -46,6 +51,12 @@ pub struct TcpReceiver {
     /// CE-marked data packets received (AccECN r.cep without its initial 5).
     pub ce_packets: u32,
     pub ce_bytes: u64,
+    /// SCE feedback negotiated (the sender's algorithm is SCE-aware).
+    sce: bool,
+    /// The last ECT data segment was SCE-marked (ECT(1)): echoed as ESCE.
+    sce_state: bool,
+    /// SCE-marked data packets received.
+    pub sce_packets: u32,
 }
 
 impl TcpReceiver {
@@ -71,7 +82,17 @@ impl TcpReceiver {
             delivered_bytes: 0,
             ce_packets: 0,
             ce_bytes: 0,
+            sce: false,
+            sce_state: false,
+            sce_packets: 0,
         }
+    }
+
+    /// Echo SCE (chromi/sce `tcp_sce`): set ESCE on ACKs while the data
+    /// arrives ECT(1), with an immediate ACK at each change so that the
+    /// ESCE ACKs cover the SCE-marked segments.
+    pub fn enable_sce(&mut self) {
+        self.sce = true;
     }
 
     /// A data segment arrived. Returns an ACK to send now, if one is due.
@@ -87,6 +108,22 @@ impl TcpReceiver {
             immediate = true;
         }
         self.last_ecn = ecn;
+        if self.sce {
+            // ECT(1) is SCE; ECT(0) ends it; CE and Not-ECT (retransmissions)
+            // leave the state alone.
+            let state = match ecn {
+                Ecn::Ect1 => true,
+                Ecn::Ect0 => false,
+                _ => self.sce_state,
+            };
+            if ecn == Ecn::Ect1 {
+                self.sce_packets += 1;
+            }
+            if state != self.sce_state {
+                self.sce_state = state;
+                immediate = true;
+            }
+        }
         if ecn == Ecn::Ce {
             self.ce_packets += 1;
             self.ce_bytes += u64::from(seg.len);
@@ -176,6 +213,7 @@ impl TcpReceiver {
             tsecr: self.last_ts,
             cep: self.ce_packets,
             ceb: self.ce_bytes,
+            esce: self.sce && self.sce_state,
             ..Default::default()
         };
         // RFC 2018 §4: the first block holds the most recently received
@@ -213,6 +251,29 @@ mod tests {
     }
     fn rx() -> TcpReceiver {
         TcpReceiver::new(&TcpConfig { quickacks: 0, ..Default::default() }, EcnMode::Classic)
+    }
+
+    /// chromi/sce receiver: ESCE follows the SCE state of the data
+    /// (ECT(1) on, ECT(0) off) with an immediate ACK at each change; off
+    /// unless SCE was negotiated.
+    #[test]
+    fn esce_echoes_sce_marked_data_with_an_ack_at_each_change() {
+        let mut r = rx();
+        r.enable_sce();
+        assert!(r.on_data(&seg(0), Ecn::Ect0, SimTime(0)).is_none());
+        let a = r.on_data(&seg(1), Ecn::Ect1, SimTime(1)).unwrap();
+        assert!(a.esce && !a.ece);
+        assert!(r.on_data(&seg(2), Ecn::Ect1, SimTime(2)).is_none(), "no change: delayed ACK");
+        let a = r.on_data(&seg(3), Ecn::Ect1, SimTime(3)).unwrap();
+        assert!(a.esce);
+        // A retransmission (Not-ECT) keeps the state; ECT(0) ends it at once.
+        assert!(r.on_data(&seg(4), Ecn::NotEct, SimTime(4)).is_none());
+        let a = r.on_data(&seg(5), Ecn::Ect0, SimTime(5)).unwrap();
+        assert!(!a.esce);
+        assert_eq!(r.sce_packets, 3);
+        let mut plain = rx();
+        plain.on_data(&seg(0), Ecn::Ect1, SimTime(0));
+        assert!(!plain.on_data(&seg(1), Ecn::Ect1, SimTime(1)).unwrap().esce);
     }
 
     #[test]

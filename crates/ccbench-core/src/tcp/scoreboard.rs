@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 
+use super::rate::TxRate;
 use crate::units::SimTime;
 
 pub const SACKED: u8 = 1;
@@ -22,6 +23,8 @@ pub struct Seg {
     pub sent_at: SimTime,
     pub len: u32,
     pub flags: u8,
+    /// Delivery-rate snapshot taken at the latest (re)transmission.
+    pub tx: TxRate,
 }
 
 #[derive(Default)]
@@ -61,7 +64,7 @@ impl Scoreboard {
         &mut self.segs[(seq - self.una) as usize]
     }
     pub fn push(&mut self, sent_at: SimTime, len: u32) {
-        self.segs.push_back(Seg { sent_at, len, flags: 0 });
+        self.segs.push_back(Seg { sent_at, len, flags: 0, tx: TxRate::default() });
     }
 
     /// Clear a segment's accounting flags as it leaves the scoreboard or is

@@ -13,6 +13,7 @@
 //! (one segment per send), RACK's reordering timer is evaluated on ACK
 //! arrival only.
 
+use super::rate::RateSampler;
 use super::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
 use super::TcpConfig;
 use crate::cc::{AckEvent, AnyCc, CaState, CongestionControl, EcnMode, TcpCcState, INFINITE_SSTHRESH};
@@ -79,6 +80,8 @@ pub struct TcpSender {
     cc_owns_cwnd: bool,
     /// Delivered and CE-marked delivered segments, for the CE-fraction series.
     pub ce_delivered: u64,
+    /// Delivery-rate sampling (tcp_rate.c).
+    pub rate: RateSampler,
 }
 
 impl TcpSender {
@@ -129,6 +132,7 @@ impl TcpSender {
             last_cep: 0,
             cc_owns_cwnd: false,
             ce_delivered: 0,
+            rate: RateSampler::default(),
         };
         if let Some(r) = syn_rtt {
             s.update_rtt(r);
@@ -205,7 +209,9 @@ impl TcpSender {
         self.ca_state = CaState::Loss;
         self.high_seq = self.sb.nxt();
         self.cc.on_state(&mut self.t, CaState::Loss);
+        let lost_before = self.sb.lost_out;
         self.sb.mark_all_lost();
+        self.t.lost += u64::from(self.sb.lost_out.saturating_sub(lost_before));
         //= RFC 6298 §5.5: back off the timer.
         self.rto = (self.rto * 2).min(RTO_MAX);
         self.rto_at = now + self.rto;
@@ -226,8 +232,11 @@ impl TcpSender {
         let mut oldest: Option<SimTime> = None;
         let mut newest: Option<SimTime> = None;
         let mut rack_xmit = self.rack_xmit;
+        self.rate.begin_ack(self.sb.in_flight());
         {
-            let mut on_delivered = |_seq: u64, s: &super::scoreboard::Seg| {
+            let rate = &mut self.rate;
+            let mut on_delivered = |seq: u64, s: &super::scoreboard::Seg| {
+                rate.on_delivered(seq, s);
                 delivered += 1;
                 if s.flags & EVER_RETRANS == 0 {
                     oldest = Some(oldest.map_or(s.sent_at, |o: SimTime| o.min(s.sent_at)));
@@ -259,16 +268,21 @@ impl TcpSender {
         self.ce_delivered += u64::from(acked_ce);
         self.t.delivered += u64::from(delivered);
         self.t.delivered_ce += u64::from(acked_ce);
+        // SCE echo: the segments an ESCE ACK delivers arrived SCE-marked.
+        self.t.acked_sce = if ack.esce { delivered } else { 0 };
+        self.t.delivered_sce += u64::from(self.t.acked_sce);
 
         if let Some(sent) = oldest {
             let r = now.since(sent);
             self.update_rtt(r);
             res.rtt = Some(r);
         }
+        let mut ca_rtt = None;
         if let Some(sent) = newest {
             let r = now.since(sent);
             self.t.min_rtt = self.t.min_rtt.min(r);
             self.cc.on_rtt(&mut self.t, r);
+            ca_rtt = Some(r);
         }
         if una_advanced {
             //= RFC 6298 §5.3: restart the timer when new data is ACKed
@@ -279,6 +293,9 @@ impl TcpSender {
         self.cc.on_ack_event(&self.t, &ev);
 
         let newly_lost = self.detect_losses(now);
+        self.t.lost += u64::from(newly_lost);
+        self.sync_cc_view();
+        self.rate.generate(&mut self.t, delivered, newly_lost, ca_rtt, now);
         self.update_state(&ev, una_advanced, newly_lost);
 
         // Round tracking for cwnd_limited (Linux tcp_cwnd_validate).
@@ -480,6 +497,7 @@ impl TcpSender {
             }
             let lost = self.sb.next_lost();
             if lost.is_none() && !self.has_new_data() {
+                RateSampler::check_app_limited(&mut self.t, self.sb.in_flight(), self.sb.lost_out, self.sb.retrans_out);
                 break;
             }
             if now < self.next_send && self.pacing_on() {
@@ -490,6 +508,7 @@ impl TcpSender {
                 self.max_flight = self.max_flight.max(self.t.cwnd);
                 break;
             }
+            let packets_out = self.sb.packets_out();
             let (seq, retrans) = match lost {
                 Some(seq) => {
                     self.sb.on_retransmit(seq, now);
@@ -505,6 +524,8 @@ impl TcpSender {
                     (seq, false)
                 }
             };
+            let seg = self.sb.get_mut(seq);
+            self.rate.on_sent(&mut self.t, seg, packets_out, now);
             let len = self.seg_len(seq);
             let ecn = match self.ecn {
                 //= RFC 3168 §6.1.5: retransmissions are not ECT.
@@ -538,6 +559,7 @@ impl TcpSender {
 
     /// Copy the scoreboard's position into the state the CC reads.
     fn sync_cc_view(&mut self) {
+        self.t.edt = self.next_send;
         self.t.snd_una = self.sb.una;
         self.t.snd_nxt = self.sb.nxt();
         self.t.in_flight = self.sb.in_flight();

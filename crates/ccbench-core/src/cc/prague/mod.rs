@@ -3,6 +3,14 @@
 //! "Prague requirements"), with v0.6's classic-ECN-bottleneck detection
 //! (`prague_ecn_fallback`) as an option.
 //!
+//! Versions: `cc_params.version` = "v0.7" (default), "v0.6" (L4STeam 5.15:
+//! α₀ = 1, RTT independence after 500 rounds, window only, pacing from the
+//! integer cwnd) or "2020-04" (L4STeam `e741f5ac`, modelled with v0.6's
+//! laws and classic-ECN detection; its loss behaviour in L4S mode and the
+//! heuristic's desensitisation on loss are known only from the SCE/L4S
+//! report and not modelled). The differences are one table in
+//! `version.rs`; an explicit key overrides its version's default.
+//!
 //! Prague sets cwnd and the pacing rate itself (`cong_control`). Per ACK:
 //! `acked` = delivered − CE-marked (the first CE ever halves the window once
 //! when α₀ = 0); no growth in loss recovery or when not cwnd-limited; Linux
@@ -46,7 +54,11 @@
 //! - ecn_fallback (v0.6 only) runs on v0.7's state; its score uses exact
 //!   log2 where v0.6 uses integer logs with a carried remainder.
 
+mod version;
+
 use serde::{Deserialize, Serialize};
+
+pub use version::{PacingLaw, PragueVersion, VersionParams};
 
 use super::{AckEvent, CaState, CongestionControl, EcnMode, TcpCcState};
 use crate::packet::{Ecn, TCP_IP_HDR};
@@ -129,10 +141,14 @@ u8_enum!(AlphaMode, "alpha_mode", [HalveAtFirstMark = 0, InitOne = 1]);
 u8_enum!(CwndMode, "cwnd_mode", [FracWin = 0, Rate = 1, Switch = 2]);
 u8_enum!(EcnFallback, "ecn_fallback", [Off = 0, DetectAndFallback = 1, DetectOnly = 2]);
 
-/// Prague's knobs; defaults are the L4STeam v0.7 module parameters.
+/// Prague's knobs; defaults are the module parameters of `version`
+/// (v0.7 unless set; see `version.rs` for the table). A key given
+/// explicitly overrides the version's default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "PragueConfigRaw")]
 pub struct PragueConfig {
+    /// The kernel tree modelled: "2020-04", "v0.6" or "v0.7".
+    pub version: PragueVersion,
     /// Virtual RTT for RTT independence (`prague_rtt_target`).
     pub rtt_target: Dur,
     /// Rounds after slow start before RTT independence (`prague_rtt_transition`).
@@ -153,20 +169,59 @@ pub struct PragueConfig {
 
 impl Default for PragueConfig {
     fn default() -> Self {
+        PragueConfig::for_version(PragueVersion::default())
+    }
+}
+
+/// The config as written: unset keys take the version's defaults.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PragueConfigRaw {
+    version: Option<PragueVersion>,
+    rtt_target: Option<Dur>,
+    rtt_transition: Option<u32>,
+    rtt_independence: Option<bool>,
+    alpha_mode: Option<AlphaMode>,
+    cwnd_mode: Option<CwndMode>,
+    cwnd_transit: Option<u32>,
+    ecn_fallback: Option<EcnFallback>,
+    shift_g: Option<u32>,
+}
+
+impl From<PragueConfigRaw> for PragueConfig {
+    fn from(r: PragueConfigRaw) -> Self {
+        let d = PragueConfig::for_version(r.version.unwrap_or_default());
         PragueConfig {
-            rtt_target: Dur::from_millis(25),
-            rtt_transition: 4,
-            rtt_independence: true,
-            alpha_mode: AlphaMode::HalveAtFirstMark,
-            cwnd_mode: CwndMode::Switch,
-            cwnd_transit: 4,
-            ecn_fallback: EcnFallback::Off,
-            shift_g: 4,
+            version: d.version,
+            rtt_target: r.rtt_target.unwrap_or(d.rtt_target),
+            rtt_transition: r.rtt_transition.unwrap_or(d.rtt_transition),
+            rtt_independence: r.rtt_independence.unwrap_or(d.rtt_independence),
+            alpha_mode: r.alpha_mode.unwrap_or(d.alpha_mode),
+            cwnd_mode: r.cwnd_mode.unwrap_or(d.cwnd_mode),
+            cwnd_transit: r.cwnd_transit.unwrap_or(d.cwnd_transit),
+            ecn_fallback: r.ecn_fallback.unwrap_or(d.ecn_fallback),
+            shift_g: r.shift_g.unwrap_or(d.shift_g),
         }
     }
 }
 
 impl PragueConfig {
+    /// The module defaults of one kernel tree.
+    pub fn for_version(version: PragueVersion) -> PragueConfig {
+        let v = version.params();
+        PragueConfig {
+            version,
+            rtt_target: Dur::from_millis(25),
+            rtt_transition: v.rtt_transition,
+            rtt_independence: true,
+            alpha_mode: v.alpha_mode,
+            cwnd_mode: v.cwnd_mode,
+            cwnd_transit: 4,
+            ecn_fallback: v.ecn_fallback,
+            shift_g: 4,
+        }
+    }
+
     pub fn build(&self) -> Prague {
         let cfg = PragueConfig { shift_g: self.shift_g.min(16), ..self.clone() };
         Prague {
@@ -455,7 +510,11 @@ impl Prague {
                 self.rate_bytes + offset
             }
         } else {
-            let inflight = (self.frac_cwnd >> CWND_UNIT).max(u64::from(tcp.in_flight));
+            let window = match self.cfg.version.params().pacing {
+                PacingLaw::FracCwnd => self.frac_cwnd >> CWND_UNIT,
+                PacingLaw::Cwnd => u64::from(tcp.cwnd),
+            };
+            let inflight = window.max(u64::from(tcp.in_flight));
             self.rate_bytes = (Self::per_packet_rate(tcp) * inflight).max(MINIMUM_RATE);
             self.rate_bytes
         };

@@ -338,3 +338,84 @@ fn config_parses_kernel_style_modes_and_rejects_others() {
     assert!(toml::from_str::<PragueConfig>("alpha_mode = 2").is_err());
     assert!(toml::from_str::<PragueConfig>("rtt_scaling = 1").is_err());
 }
+
+/// `version` sets the defaults of its tree; an explicit key still wins.
+#[test]
+fn version_sets_the_tree_defaults_and_keys_override() {
+    let c: PragueConfig = toml::from_str("version = \"v0.6\"").unwrap();
+    assert_eq!((c.alpha_mode, c.rtt_transition, c.cwnd_mode), (AlphaMode::InitOne, 500, CwndMode::FracWin));
+    let c: PragueConfig = toml::from_str("version = \"v0.6\"\nrtt_transition = 8").unwrap();
+    assert_eq!((c.alpha_mode, c.rtt_transition), (AlphaMode::InitOne, 8));
+    let c: PragueConfig = toml::from_str("version = \"2020-04\"\necn_fallback = 1").unwrap();
+    assert_eq!((c.version, c.ecn_fallback, c.rtt_transition), (PragueVersion::V2020_04, EcnFallback::DetectAndFallback, 500));
+    assert_eq!(PragueConfig::default(), toml::from_str::<PragueConfig>("version = \"v0.7\"").unwrap());
+    let e = toml::from_str::<PragueConfig>("version = \"v0.5\"").unwrap_err().to_string();
+    assert!(e.contains("2020-04") && e.contains("v0.6") && e.contains("v0.7"), "{e}");
+    // Round trip through the effective-parameter table.
+    let c = PragueConfig::for_version(PragueVersion::V0_6);
+    let back: PragueConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+    assert_eq!(back, c);
+}
+
+/// v0.6 (and 2020-04): α starts at 1, so the first CE cut halves the
+/// window (v0.7 halves once at the first mark, then α ≈ 0 cuts nothing).
+#[test]
+fn v0_6_first_ce_cut_halves_with_alpha_one() {
+    for v in [PragueVersion::V0_6, PragueVersion::V2020_04] {
+        let mut t = ca(40, 20);
+        let mut p = started(PragueConfig::for_version(v), &t);
+        assert_eq!(p.alpha(), Some(1.0));
+        p.cong_control(&mut t, &ev(1, 1));
+        assert_eq!(p.frac_cwnd(), 40.0, "{v:?}: no halving at the first mark");
+        p.on_state(&mut t, CaState::Cwr);
+        assert_eq!(p.frac_cwnd(), 20.0, "{v:?}: CE cut with α = 1");
+    }
+    let mut t = ca(40, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    p.cong_control(&mut t, &ev(1, 1));
+    p.on_state(&mut t, CaState::Cwr);
+    assert_eq!(p.frac_cwnd(), 20.0, "v0.7: halved at the first mark, then α = 0 cuts nothing");
+}
+
+/// v0.6's RTT-independence transition takes 500 rounds after slow start;
+/// v0.7's takes 4. At srtt 5 ms the v0.7 increase per ACK is scaled by
+/// (5/25)² from round 4; v0.6 still adds a full 1/cwnd at round 499.
+#[test]
+fn rtt_independence_starts_after_500_rounds_in_v0_6() {
+    let scaled = ((5u128 * 5) << CWND_UNIT).div_ceil(25 * 25) as u64;
+    for (v, round, want) in [
+        (PragueVersion::V0_7, 4, scaled),
+        (PragueVersion::V0_6, 4, ONE_CWND),
+        (PragueVersion::V0_6, 499, ONE_CWND),
+        (PragueVersion::V0_6, 500, scaled),
+    ] {
+        let t = ca(40, 5);
+        let mut p = started(PragueConfig::for_version(v), &t);
+        p.round = round;
+        p.update_ai(&t);
+        assert!(p.ai_ack_increase.abs_diff(want) <= 1, "{v:?} round {round}: {} vs {want}", p.ai_ack_increase);
+    }
+}
+
+/// Window-only law in v0.6: a 3-packet window with CE stays a window
+/// (v0.7 switches to rate mode); v0.6 paces from the integer cwnd.
+#[test]
+fn v0_6_is_window_only_and_paces_from_cwnd() {
+    let mut t = ca(3, 10);
+    let mut p = started(PragueConfig::for_version(PragueVersion::V0_6), &t);
+    p.saw_ce = true;
+    p.round = 600;
+    p.cong_control(&mut t, &ev(1, 0));
+    assert!(!p.rate_mode(), "v0.6 has no rate mode");
+    // cwnd 40 while frac_cwnd is 30.5 (a cut the window has not followed
+    // yet): v0.6 paces 40 packets per srtt, v0.7 30.
+    for (v, pkts) in [(PragueVersion::V0_6, 40u64), (PragueVersion::V0_7, 30)] {
+        let mut t = ca(40, 10);
+        t.in_flight = 20;
+        let mut p = started(PragueConfig::for_version(v), &t);
+        p.frac_cwnd = (61 << CWND_UNIT) / 2;
+        p.update_pacing(&t);
+        let want = Prague::per_packet_rate(&t) * pkts;
+        assert_eq!(p.pacing, Some(Rate(want * 8)), "{v:?}");
+    }
+}

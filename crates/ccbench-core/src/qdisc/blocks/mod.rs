@@ -2,6 +2,7 @@
 pub mod codel;
 pub mod flow_hash;
 pub mod pi;
+pub mod sce;
 pub mod overhead;
 pub mod pie;
 pub mod drr;

@@ -1,0 +1,44 @@
+//! Prague versions end to end: the April 2020 tree's classic-ECN
+//! bottleneck detection (`prague_ecn_fallback`) behind a single-queue
+//! CoDel versus an L4S queue.
+
+mod common;
+use common::*;
+
+use ccbench_core::cc::AnyCc;
+use ccbench_core::flow::Endpoints;
+
+/// The SCE/L4S tests' "codel1q": fq_codel with one queue (plain CoDel,
+/// 5 ms / 100 ms, ECN marking).
+const CODEL1Q: &str = r#"{ kind = "fq_codel", flows = 1 }"#;
+
+/// Runs the scenario and returns Prague's classic-ECN score at the end.
+fn classic_score(qdisc: &str, params: &str, seed: u64) -> f64 {
+    let flows = tcp("p", "prague", &format!("ecn = true\ncc_params = {{ {params} }}"));
+    let text = dumbbell("50Mbit", 20.0, qdisc, "30s", &flows);
+    let parsed = ccbench_core::scenario::parse(&text, "t.toml", &[format!("seed={seed}")]).unwrap();
+    let mut sim = ccbench_core::scenario::build::build(&parsed.scenario);
+    let end = sim.end;
+    sim.run_until(end);
+    let Endpoints::Tcp { tx, .. } = &sim.flows[0].ep else { panic!("not TCP") };
+    let AnyCc::Prague(p) = &tx.cc else { panic!("not Prague") };
+    p.classic_ecn_score()
+}
+
+/// CoDel at its defaults (5 ms target, 100 ms interval) marks only once a
+/// standing queue of ≥ 5 ms persists: srtt − min_rtt stays above the
+/// heuristic's 2 ms reference, so the score integrates up to the sticky
+/// classic level (17) and Prague falls back to classic-sized cuts. A
+/// DualPI2 L queue marks at a 1 ms step: no standing queue, low delay
+/// variation, the score stays in the L4S range (≤ 8).
+#[test]
+fn the_2020_heuristic_goes_classic_behind_codel_and_stays_l4s_behind_dualpi2() {
+    for seed in 1..=5 {
+        let codel = classic_score(CODEL1Q, r#"version = "2020-04", ecn_fallback = 1"#, seed);
+        assert!(codel > 9.0, "seed {seed}: score {codel} behind CoDel");
+        let l4s = classic_score(r#"{ kind = "dualpi2" }"#, r#"version = "2020-04", ecn_fallback = 1"#, seed);
+        assert!(l4s <= 8.0, "seed {seed}: score {l4s} behind DualPI2");
+    }
+    // Off (the module default): no detection.
+    assert_eq!(classic_score(CODEL1Q, r#"version = "2020-04""#, 1), 0.0);
+}
