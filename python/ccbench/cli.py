@@ -69,34 +69,76 @@ def cli() -> None:
 
 @cli.command()
 @_scenario_argument
-@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Result directory to write (replaced if it holds a result).  [default: results/SCENARIO-NAME]")
+@click.option("-o", "--out", type=click.Path(),  # str: a trailing "/" means a parent directory
+              help="Result directory to write (replaced if it holds a result); ending in '/' it is a parent: "
+                   "the result goes to OUT/SCENARIO-FILE-STEM.  [default: results/SCENARIO-FILE-STEM]")
 @_set_option
 @click.option("--seed", type=int, help="Random seed (same as --set seed=N).")
 @click.option("--no-plot", is_flag=True, help="Skip timeseries.png.")
 @click.option("--pcap", "pcap_links", multiple=True, metavar="LINK",
               help="Capture LINK's packets into OUT/LINK.pcap (repeatable; sets metrics.capture).")
-def run(scenario: Path, out: Path | None, overrides: Sequence[str], seed: int | None, no_plot: bool,
+def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | None, no_plot: bool,
         pcap_links: Sequence[str]) -> None:
-    """Simulate SCENARIO and write its result directory."""
+    """Simulate SCENARIO and write its result directory.
+
+    Exits 130 if interrupted (Ctrl-C); nothing is written then.
+    """
     from ccbench.api import toml_value
     from ccbench.pcap import write_pcap
 
+    target = run_dir(out, scenario)
     links = list(dict.fromkeys(pcap_links))  # each once, in order
     capture = [f"metrics.capture={toml_value(links)}"] if links else []
-    result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture])
-    out = result.save(out or Path("results") / scenario.stem, plot=not no_plot)
-    for link in links:
-        write_pcap(result, out / f"{link}.pcap", link)
+    try:
+        result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture])
+        target = result.save(target, plot=not no_plot)
+        for link in links:
+            write_pcap(result, target / f"{link}.pcap", link)
+    except KeyboardInterrupt:
+        _fail("interrupted", INTERRUPTED)
     console = _console()
     print_summary(console, result.summary)
-    console.print(f"wrote {out}")
+    console.print(f"wrote {target}")
+
+
+INTERRUPTED = 130
+
+
+def run_dir(out: str | None, scenario: Path) -> Path:
+    """Where ``ccbench run`` writes: OUT, OUT/<stem> for OUT ending in "/", results/<stem> by default.
+
+    Refuses, before anything runs, a target that exists and is not a result
+    directory (no user data is replaced), with the command that would work.
+    """
+    from ccbench.results import _replaceable
+
+    if out is None:
+        target = Path("results") / scenario.stem
+    elif out.endswith(("/", os.sep)):
+        target = Path(out) / scenario.stem
+    else:
+        target = Path(out)
+    if target.exists() and not _replaceable(target):
+        hint = f"; to write a result inside it, end the name with '/': -o {out.rstrip('/' + os.sep)}/" if out else ""
+        raise OSError(errno.EEXIST, f"exists and is not a ccbench result directory{hint}", str(target))
+    return target
 
 
 @cli.command()
 @click.argument("result_dir", type=click.Path(file_okay=False, path_type=Path))
 def show(result_dir: Path) -> None:
-    """Print the summary tables of a result directory."""
+    """Print the summary tables of a result directory, or the tables of a suite directory."""
+    from ccbench.sweep import MANIFEST
+
+    if (result_dir / MANIFEST).is_file() and not (result_dir / "summary.json").is_file():
+        print_suite(_console(), result_dir)
+        return
+    if result_dir.is_dir() and not (result_dir / "summary.json").is_file():
+        inside = sorted(p.name for p in result_dir.iterdir()
+                        if p.is_dir() and ((p / "summary.json").is_file() or (p / MANIFEST).is_file()))
+        if inside:
+            _fail(f"{result_dir}: not a result directory; it holds: {', '.join(inside)} "
+                  f"(ccbench show {result_dir / inside[0]})", USER_ERROR)
     print_summary(_console(), read_summary(result_dir))
 
 
@@ -323,3 +365,33 @@ def _num(x: Any, digits: int | None = None) -> str:
 
 def _plain_int(x: Any) -> str:
     return f"{x:,}" if isinstance(x, int) else _MISSING
+
+
+def print_suite(console: Console, suite_dir: Path) -> None:
+    """A suite directory's report tables and its Runs table (as report.md has them), with the legend."""
+    from ccbench.report import build
+
+    report = build(suite_dir, plots=False)
+    console.print(f"suite {report.title}" + (f": {report.description}" if report.description else ""))
+    for key, value in report.meta:
+        if key in ("runs", "seeds", "wall time"):
+            console.print(f"{key}: {value}")
+    for g in [*report.tables, report.runs]:
+        title = g.title + (f" ({g.subtitle})" if g.subtitle else "")
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+        for i, header in enumerate([g.corner, *g.columns]):
+            table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
+        for label, cells in g.rows:
+            table.add_row(label, *(c.text for c in cells))
+        natural = Measurement.get(console, console.options.update(max_width=1_000), table).maximum
+        width = console.width
+        console.width = max(width, natural)
+        try:
+            console.print(table, crop=False)
+        finally:
+            console.width = width
+        for note in g.notes:
+            console.print(f"  {note}")
+    for line in getattr(report, "legend", []):
+        console.print(line)
+    console.print(f"report: {suite_dir / 'report.html'}")
