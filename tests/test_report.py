@@ -245,3 +245,26 @@ def test_explicit_columns_evaluate_each_expression_on_the_same_run(swept: Path) 
         flows = {f["id"]: f for f in runs[(rate, 1)][1]["flows"]}
         assert f"| {label} | {flows['f1']['goodput_mbps']:.3f} | {flows['f2']['goodput_mbps']:.3f} |" in table
     assert "| fair share | 1.500 | — |" in table
+
+
+def test_runs_table_says_what_each_column_is(swept: Path) -> None:
+    md = (swept / "report.md").read_text()
+    page = (swept / "report.html").read_text()
+    runs = _section(md, "Runs")
+    header = next(line for line in runs.splitlines() if line.startswith("|"))
+    for title in ("goodput (Mbit/s)", "TCP Jain", "TCP RTT p99 (ms)", "drops"):
+        assert f"| {title} |" in header
+        assert f"- {title}: " in runs  # the legend under the table
+        assert f"<li>{title}: " in page
+    assert "media" not in header  # no media flow in any run: no media columns
+
+
+def test_show_prints_a_suite_directory_s_tables(swept: Path, run_cli) -> None:
+    shown = run_cli("show", swept)
+    assert shown.exit_code == 0, shown.stderr
+    md = (swept / "report.md").read_text()
+    assert "Goodput of f1" in shown.stdout and "Runs" in shown.stdout
+    row = [line for line in _section(md, "Goodput of f1").splitlines() if line.startswith("|")][2]  # 1st data row
+    for cell in [c.strip() for c in row.strip("|").split("|")][1:]:
+        assert cell in shown.stdout
+    assert "TCP Jain: Jain's fairness index" in shown.stdout

@@ -392,6 +392,6 @@ def print_suite(console: Console, suite_dir: Path) -> None:
             console.width = width
         for note in g.notes:
             console.print(f"  {note}")
-    for line in getattr(report, "legend", []):
-        console.print(line)
+        for line in g.legend:
+            console.print(f"  {line}")
     console.print(f"report: {suite_dir / 'report.html'}")

@@ -37,44 +37,51 @@ from typing import Any
 
 import polars as pl
 
-from ccbench.expr import ExprError, evaluate, parse as parse_expr
+from ccbench.expr import ExprError, evaluate
 from ccbench.results import PLOT_FILE, SCHEMA, SUMMARY_FILE, read_summary
-from ccbench.suite import ColumnSpec, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
+from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
+from ccbench.suite import Scalar, Suite, TableSpec, format_value, parse_suite, value_key
 from ccbench.sweep import Manifest, RunRecord, read_manifest, write_atomic
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
 PLOTS_DIR = "plots"
 
-#: The per-run table's metric columns (before the suite's own [[report.columns]]).
-DEFAULT_COLUMNS = (
-    ColumnSpec("goodput (Mbit/s)", parse_expr("sum(goodput_mbps, flows=\"*\")"), None),
-    ColumnSpec("Jain", parse_expr("jain"), "{:.3f}"),
-    ColumnSpec("TCP RTT p99 (ms)", parse_expr("max(rtt_p99_ms, flows=\"*\")"), None),
-    ColumnSpec("ping p99 (ms)", parse_expr("max(rtt_p99_ms, probes=\"*\")"), None),
-    ColumnSpec("queue p99 (ms)", parse_expr("max(sojourn_p99_ms, links=\"*\")"), None),
-    ColumnSpec("util", parse_expr("max(utilization, links=\"*\")"), "{:.0%}"),
-    ColumnSpec("drops", parse_expr("sum(drops, links=\"*\")"), "{:.0f}"),
-)
-
-
 class StoredRun:
-    """One finished run read lazily from its result directory (what expressions and plots read)."""
+    """One finished run read lazily from its result directory (what expressions and plots read).
+
+    ``table(name, columns)`` reads only those columns (a Polars lazy scan with
+    projection), so a report that needs a table's time and one counter never
+    loads the per-packet columns it does not use; each read is cached.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
-        self._tables: dict[str, pl.DataFrame] = {}
+        self._tables: dict[tuple[str, tuple[str, ...] | None], pl.DataFrame] = {}
 
     @cached_property
     def summary(self) -> dict[str, Any]:
         return read_summary(self.dir)
 
-    def table(self, name: str) -> pl.DataFrame:
-        if name not in self._tables:
-            path = self.dir / f"{name}.parquet"
-            self._tables[name] = (pl.read_parquet(path) if path.is_file()
-                                  else pl.DataFrame(schema=SCHEMA.get(name, {})))
-        return self._tables[name]
+    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        key = (name, tuple(columns) if columns is not None else None)
+        if key in self._tables:
+            return self._tables[key]
+        whole = self._tables.get((name, None))
+        path = self.dir / f"{name}.parquet"
+        if whole is not None:
+            df = whole if columns is None else whole.select([c for c in columns if c in whole.columns])
+        elif path.is_file():
+            scan = pl.scan_parquet(path)
+            if columns is not None:
+                have = scan.collect_schema().names()
+                scan = scan.select([c for c in columns if c in have])
+            df = scan.collect()
+        else:
+            schema = SCHEMA.get(name, {})
+            df = pl.DataFrame(schema={c: t for c, t in schema.items() if columns is None or c in columns})
+        self._tables[key] = df
+        return df
 
 
 @dataclass
@@ -95,6 +102,7 @@ class Grid:
     columns: list[str]
     rows: list[tuple[str, list[Cell]]]
     notes: list[str] = field(default_factory=list)
+    legend: list[str] = field(default_factory=list)  # what each column is, shown under the table
 
 
 @dataclass
@@ -205,8 +213,11 @@ def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: 
 
 def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
                root: Path) -> tuple[Grid, list[dict[str, str]]]:
-    columns_spec = DEFAULT_COLUMNS + suite.report.columns
-    columns = [a.label for a in suite.axes] + ["status"] + [c.title for c in columns_spec] + ["wall (s)"]
+    """One row per run: axis values, status, the RUN_COLUMNS that have a value in some run, the suite's columns."""
+    values = {c.title: {rec.key: _run_value(c, stored.get(rec.key)) for rec in records} for c in RUN_COLUMNS}
+    builtin = [c for c in RUN_COLUMNS if any(v is not None for v in values[c.title].values())]
+    columns = ([a.label for a in suite.axes] + ["status"] + [c.title for c in builtin]
+               + [c.title for c in suite.report.columns] + ["wall (s)"])
     rows, links, notes = [], [], []
     for n, rec in enumerate(records, 1):
         cells = [Cell(suite.axis(k).label_of(v) if any(a.name == k for a in suite.axes) else value_key(v),
@@ -215,18 +226,32 @@ def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, 
         if rec.status == "pending":
             status = "not run"
         cells.append(Cell(status, status=rec.status if rec.status != "ok" else "label"))
-        for c in columns_spec:
+        for b in builtin:
+            if rec.key not in stored:
+                cells.append(_cell(rec, stored, None, None))
+                continue
+            v = values[b.title][rec.key]
+            cells.append(Cell("—", status="missing") if v is None else Cell(format_value(v, b.format), v))
+        for c in suite.report.columns:
             cell = _cell(rec, stored, c.cell, c.format)
-            if cell.status == "error" and c not in DEFAULT_COLUMNS:
+            if cell.status == "error":
                 notes.append(f"run {n} ({rec.key}), {c.title}: {cell.note}")
-            if cell.status == "error" and c in DEFAULT_COLUMNS:
-                cell = Cell("—", status="missing")
             cells.append(cell)
         cells.append(Cell(format_value(rec.wall_s, "{:.2f}") if rec.wall_s is not None else "—", rec.wall_s))
         rows.append((str(n), cells))
         plot = root / rec.dir / PLOT_FILE
         links.append({"run": rec.dir, **({"timeseries": f"{rec.dir}/{PLOT_FILE}"} if plot.is_file() else {})})
-    return Grid("Runs", "", "#", columns, rows, notes), links
+    legend = legend_of(builtin) + [f"{c.title}: the suite's expression {c.cell}" for c in suite.report.columns]
+    return Grid("Runs", "", "#", columns, rows, notes, legend), links
+
+
+def _run_value(column: RunColumn, run: StoredRun | None) -> float | None:
+    if run is None:
+        return None
+    try:
+        return column.value(run)
+    except (OSError, pl.exceptions.PolarsError, KeyError, TypeError, ValueError):
+        return None  # a damaged run directory shows "—" rather than breaking the report
 
 
 def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
@@ -322,6 +347,8 @@ def markdown(report: Report) -> str:
         rows.append([label, *(c.text for c in cells), link_text])
     lines += [_md_table([g.corner, *g.columns, "files"], rows), ""]
     lines += [f"- {n}" for n in g.notes] + ([""] if g.notes else [])
+    if g.legend:
+        lines += ["Columns:", ""] + [f"- {x}" for x in g.legend] + [""]
     if report.errors:
         lines += ["## Failed runs", ""]
         for key, err in report.errors:
@@ -344,6 +371,7 @@ td.failed, td.error { color: #b00020; font-weight: 600; } td.pending, td.missing
 td.label { text-align: left; } .scroll { overflow-x: auto; }
 .sub { color: #555; font-weight: normal; font-size: 0.8em; }
 ul.notes { color: #b00020; font-size: 0.9em; }
+p.legend, ul.legend { color: #444; font-size: 0.9em; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; }
 """
@@ -392,6 +420,9 @@ def to_html(report: Report, root: Path) -> str:
                          f'<img alt="{_e(title)}" src="data:image/png;base64,{data}"></figure>')
     links = [" ".join(f'<a href="{_e(v)}">{_e(k)}</a>' for k, v in row.items()) for row in report.run_links]
     parts += ["<h2>Runs</h2>", _html_grid(report.runs, links)]
+    if report.runs.legend:
+        items = "".join(f"<li>{_e(x)}</li>" for x in report.runs.legend)
+        parts.append(f'<p class="legend">Columns:</p><ul class="legend">{items}</ul>')
     if report.errors:
         parts.append("<h2>Failed runs</h2>")
         for key, err in report.errors:
