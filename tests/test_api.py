@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 import ccbench
 from ccbench.api import overrides, toml_value
 from ccbench.results import SCHEMA
-from conftest import TINY
+from conftest import TINY, TWO_FLOWS
 
 BASE_RTT_MS = 20.0  # 10 ms out on "bottleneck" + 10 ms back on "ret"
 
@@ -246,3 +246,47 @@ def test_media_flow_results(tmp_path: Path) -> None:
     r.save(tmp_path / "run")
     back = ccbench.load(tmp_path / "run")
     assert back.tables["media_series"].equals(r.tables["media_series"])
+
+
+def test_result_shows_inline_in_jupyter(tiny_result) -> None:
+    page = tiny_result._repr_html_()
+    for flow in tiny_result.summary["flows"]:
+        assert f"<td>{flow['id']}</td>" in page and f"<td>{flow['goodput_mbps']:.4g}</td>" in page
+    for link in tiny_result.summary["links"]:
+        assert f"<td>{link['id']}</td>" in page
+    assert "<b>probes</b>" in page and 'src="data:image/png;base64,' in page
+
+
+def test_a_path_with_an_equals_sign_is_a_path(tmp_path) -> None:
+    missing = tmp_path / "runs" / "rate=10Mbit-abc" / "scenario.toml"
+    with pytest.raises(FileNotFoundError):
+        ccbench.validate(str(missing))
+    with pytest.raises(FileNotFoundError):
+        ccbench.validate("rate=10Mbit.toml")
+    missing.parent.mkdir(parents=True)
+    missing.write_text(TINY)
+    assert 'name = "tiny"' in ccbench.validate(str(missing))
+    with pytest.raises(ccbench.ScenarioError):  # one line of TOML is still TOML text
+        ccbench.validate('duration = "1s"')
+
+
+def test_sweep_returns_a_tidy_frame_that_load_suite_reads_back(tmp_path) -> None:
+    import polars as pl
+
+    df = ccbench.sweep(TWO_FLOWS, axes={"links.bottleneck.rate": ["5Mbit", "10Mbit"]}, seeds=2, jobs=1,
+                       out=tmp_path, set=['duration="1s"'], progress=False, report=False)
+    assert df.height == 2 * 2 * 2  # rate x seed x flow
+    assert {"rate", "seed", "run", "status", "flow", "kind", "goodput_mbps", "rtt_p99_ms"} <= set(df.columns)
+    assert sorted(df["status"].unique()) == ["ok"]
+    assert sorted(df["rate"].unique()) == ["10Mbit", "5Mbit"] and sorted(df["seed"].unique()) == [1, 2]
+    root = tmp_path / "tiny-sweep"
+    for row in df.iter_rows(named=True):
+        summary = ccbench.load(root / "runs" / row["run"]).summary
+        flow = next(f for f in summary["flows"] if f["id"] == row["flow"])
+        assert (summary["seed"], flow["goodput_mbps"]) == (row["seed"], row["goodput_mbps"])
+    # the faster link carries more
+    by_rate = df.group_by("rate").agg(pl.col("goodput_mbps").sum())
+    got = dict(by_rate.iter_rows())
+    assert got["10Mbit"] > got["5Mbit"]
+    back = ccbench.load_suite(root)
+    assert back.equals(df)

@@ -7,6 +7,8 @@ Example::
     res.flows.select("id", "goodput_mbps", "rtt_p99_ms")   # Polars DataFrame
     res.save("results/scenario")                           # scenario.toml, summary.json, *.parquet, plot
     ccbench.load("results/scenario").summary["jain"]
+    df = ccbench.sweep("scenario.toml", axes={"links.0.rate": ["10Mbit", "50Mbit"]}, seeds=3)
+    df = ccbench.load_suite("results/scenario-sweep")     # one row per run x flow
 
 The simulator is the native module ``ccbench._core``; this package reads
 scenarios, turns its columns into Polars tables, and writes, plots and shows
@@ -17,6 +19,7 @@ from ccbench import errors
 from ccbench._core import version as _native_version
 from ccbench.api import run, validate
 from ccbench.errors import CcbenchError, ScenarioError, SimulationError
+from ccbench.frame import load_suite, sweep
 from ccbench.results import Result, load
 
 __version__: str = _native_version()
@@ -29,6 +32,8 @@ __all__ = [
     "__version__",
     "errors",
     "load",
+    "load_suite",
     "run",
+    "sweep",
     "validate",
 ]
