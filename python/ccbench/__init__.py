@@ -15,14 +15,27 @@ scenarios, turns its columns into Polars tables, and writes, plots and shows
 results.
 """
 
-from ccbench import errors
+import types
+from typing import Any
+
+from ccbench import errors, frame as _frame, sweep
 from ccbench._core import version as _native_version
 from ccbench.api import run, validate
 from ccbench.errors import CcbenchError, ScenarioError, SimulationError
-from ccbench.frame import load_suite, sweep
+from ccbench.frame import load_suite
 from ccbench.results import Result, load
 
 __version__: str = _native_version()
+
+
+class _CallableModule(types.ModuleType):
+    """``ccbench.sweep`` is both the module of sweeps and, called, :func:`ccbench.frame.sweep`."""
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        return _frame.sweep(*args, **kw)
+
+
+sweep.__class__ = _CallableModule
 
 __all__ = [
     "CcbenchError",

@@ -210,7 +210,8 @@ def suite_list() -> None:
 @click.option("--dask", metavar="ADDRESS|local", help="Run on a Dask cluster: a scheduler address, or "
               "'local' for a LocalCluster of --jobs worker processes.")
 @_set_option
-@click.option("--dry-run", is_flag=True, help="List the runs and their overrides; run nothing.")
+@click.option("--dry-run", is_flag=True, help="List the runs and their overrides (with --resume: which are reused); "
+              "run nothing.")
 def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: str | None,
               overrides: Sequence[str], dry_run: bool) -> None:
     """Run SUITE (a suite file or a built-in name) and write its report.
@@ -224,10 +225,7 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
 
     loaded = load_suite(suite_ref)
     if dry_run:
-        for p in loaded.with_overrides(overrides).plan():
-            click.echo(f"{p.key}\t{'  '.join(o.text for o in p.overrides)}")
-            if p.error:
-                click.echo(f"  invalid: {p.error}")
+        _dry_run(loaded.with_overrides(overrides), out, resume)
         return
     again = resume_command(suite_ref, out, jobs=jobs, dask=dask, overrides=overrides)
     try:
@@ -247,6 +245,33 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
     click.echo(f"report: {res.report}")
     if res.failed:
         raise click.exceptions.Exit(1)
+
+
+def _dry_run(loaded: Any, out: Path, resume: bool) -> None:
+    """Print the suite's size at once (on stderr), then one line per run as it is resolved.
+
+    Lines are ``key<TAB>overrides``; with ``resume``, ``key<TAB>reused|to run<TAB>overrides``,
+    where reused means a finished result with that key is in OUT/SUITE-NAME/runs.
+    """
+    from ccbench.results import SUMMARY_FILE
+    from ccbench.sweep import RUNS_DIR
+
+    sizes = " x ".join(f"{len(a.values)} {a.name}" for a in loaded.axes) or "no axes"
+    click.echo(f"{loaded.name}: {loaded.size:,} runs ({sizes})", err=True)
+    runs_dir = out / loaded.name / RUNS_DIR
+    reused = 0
+    for p in loaded.iter_plan():
+        text = "  ".join(o.text for o in p.overrides)
+        if resume:
+            done = p.scenario is not None and (runs_dir / p.key / SUMMARY_FILE).is_file()
+            reused += done
+            click.echo(f"{p.key}\t{'reused' if done else 'to run'}\t{text}")
+        else:
+            click.echo(f"{p.key}\t{text}")
+        if p.error:
+            click.echo(f"  invalid: {p.error}")
+    if resume:
+        click.echo(f"--resume reuses {reused} of {loaded.size:,} runs from {runs_dir}", err=True)
 
 
 @cli.command()

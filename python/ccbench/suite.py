@@ -70,10 +70,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -234,15 +235,22 @@ class Suite:
         extra = tuple(Override(o) for o in ([overrides] if isinstance(overrides, str) else overrides))
         return replace(self, fixed=self.fixed + extra)
 
+    @property
+    def size(self) -> int:
+        """How many runs the suite has: the product of its axes' lengths (computed, not enumerated)."""
+        return math.prod(len(a.values) for a in self.axes)
+
     def points(self) -> list[Point]:
         """Every combination of axis values, the first axis varying slowest (no core calls)."""
-        out = []
+        return list(self.iter_points())
+
+    def iter_points(self) -> Iterator[Point]:
+        """:meth:`points` one at a time."""
         for combo in itertools.product(*(a.values for a in self.axes)):
             values = {a.name: v for a, v in zip(self.axes, combo)}
             overrides = self.fixed + tuple(o for a, v in zip(self.axes, combo) for o in a.overrides[value_key(v)])
             slug = ",".join(f"{a.name}={_slug(value_key(v))}" for a, v in zip(self.axes, combo)) or "run"
-            out.append(Point(values, overrides, slug))
-        return out
+            yield Point(values, overrides, slug)
 
     def plan(self) -> list[PlannedRun]:
         """Resolve every point with the core; key each run by a hash of its resolved scenario.
@@ -250,24 +258,26 @@ class Suite:
         Raises SuiteError if the base scenario (with the fixed overrides) is
         itself invalid; a point whose own overrides fail is planned with its error.
         """
+        return list(self.iter_plan())
+
+    def iter_plan(self) -> Iterator[PlannedRun]:
+        """:meth:`plan` one run at a time (a dry run of a huge suite starts printing at once)."""
         if self.base_text is None:
             raise ValueError(f"suite {self.name!r} was read without its base scenario")
         try:
             _resolve(self.base_text, self.base_file, self.fixed)
         except ScenarioError as e:
             raise SuiteError(str(e), e.problems) from None
-        out = []
-        for p in self.points():
+        for p in self.iter_points():
             try:
                 resolved = _resolve(self.base_text, self.base_file, p.overrides)
             except ScenarioError as e:
                 lines = "\n".join(o.text for o in p.overrides)
                 digest = _hash(f"invalid\n{self.base_text}\n{lines}")
-                out.append(PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, None, str(e)))
+                yield PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, None, str(e))
                 continue
             digest = _hash(resolved)
-            out.append(PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, resolved))
-        return out
+            yield PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, resolved)
 
 
 def value_key(value: Scalar) -> str:
