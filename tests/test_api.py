@@ -174,11 +174,16 @@ def test_load_refuses_an_unfinished_directory(tmp_path: Path) -> None:
         ccbench.load(tmp_path)
 
 
-def test_plot_has_three_panels_and_writes_png(tiny_result: ccbench.Result, tmp_path: Path) -> None:
+def test_plot_has_four_panels_and_writes_png(tiny_result: ccbench.Result, tmp_path: Path) -> None:
     fig = tiny_result.plot(tmp_path / "p.png")
     assert isinstance(fig, Figure)
-    tput, rtt, queue = fig.axes
+    tput, cwnd, rtt, queue = fig.axes
     assert "Mbit/s" in tput.get_ylabel() and "ms" in rtt.get_ylabel() and "ms" in queue.get_ylabel()
+    assert cwnd.get_ylabel() == "cwnd (packets)"
+    series = tiny_result.tables["flow_series"]
+    for i, line in enumerate(cwnd.get_lines()):  # the recorded window of each flow, as recorded
+        rows = series.filter(pl.col("flow") == i).sort("time_s")
+        assert list(line.get_ydata()) == rows["cwnd_pkts"].to_list()
     assert {"f1", "f2"} <= {t.get_text() for t in tput.get_legend().get_texts()}
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -187,7 +192,7 @@ def test_plot_copes_with_empty_tables(tiny_result: ccbench.Result) -> None:
     empty = ccbench.Result(tiny_result.summary_json, tiny_result.scenario_toml, {})
     fig = empty.plot()
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert texts.count("no samples") == 3
+    assert texts.count("no samples") == 4
 
 
 def test_plot_bins_a_million_sojourn_samples(tiny_result: ccbench.Result) -> None:
@@ -201,8 +206,19 @@ def test_plot_bins_a_million_sojourn_samples(tiny_result: ccbench.Result) -> Non
     })
     tables = {**tiny_result.tables, "sojourn": sojourn}
     big = ccbench.Result(tiny_result.summary_json, tiny_result.scenario_toml, tables)
-    queue = big.plot().axes[2]
+    queue = big.plot().axes[3]
     assert max(len(line.get_xdata()) for line in queue.get_lines()) <= 2.0 / 0.1 + 1
+
+
+def test_plot_legend_stays_readable_with_fifty_flows() -> None:
+    many = TINY.replace('cc = "cubic"', 'cc = "cubic"\ncount = 50').replace('"10Mbit"', '"100Mbit"')
+    fig = ccbench.run(many, set=['duration="1s"']).plot()
+    tput, cwnd = fig.axes[:2]
+    assert len(tput.get_lines()) == 50 and len(cwnd.get_lines()) == 50
+    assert [t.get_text() for t in tput.get_legend().get_texts()] == ["f1 (50 flows)"]
+    assert {line.get_color() for line in tput.get_lines()} == {tput.get_lines()[0].get_color()}  # one group color
+    rtt_legend = [t.get_text() for t in fig.axes[2].get_legend().get_texts()]
+    assert rtt_legend == ["f1 (50 flows)", "ping (probe)"]
 
 
 def test_scenario_error_survives_pickling() -> None:

@@ -8,12 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
 import ccbench
 from ccbench import plot_suite, sweep
 from ccbench.report import StoredRun, build, render
+from ccbench.run_metrics import window_goodput_mbps
 from ccbench.sweep import SweepInterrupted, run_suite
 from conftest import TWO_FLOWS
 
@@ -268,3 +270,37 @@ def test_show_prints_a_suite_directory_s_tables(swept: Path, run_cli) -> None:
     for cell in [c.strip() for c in row.strip("|").split("|")][1:]:
         assert cell in shown.stdout
     assert "TCP Jain: Jain's fairness index" in shown.stdout
+
+
+def test_goodput_cdf_steps_through_each_run_s_flow_goodputs(swept: Path) -> None:
+    runs = [(key, StoredRun(swept / "runs" / key)) for key, _ in _runs(swept).values()]
+    ax = plot_suite.goodput_cdf(runs).axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("goodput per flow (Mbit/s)", "fraction of flows")
+    assert len(ax.get_lines()) == len(runs)
+    for line, (_, run) in zip(ax.get_lines(), runs):
+        goodputs = sorted(f["goodput_mbps"] for f in run.summary["flows"])
+        assert list(line.get_xdata())[1:] == goodputs
+        assert list(line.get_ydata()) == [i / len(goodputs) for i in range(len(goodputs) + 1)]
+    assert (swept / "plots" / "goodput_cdf.png").is_file()
+
+
+def test_delay_cdf_lines_are_the_samples_quantiles(swept: Path) -> None:
+    """The vectorised CDF equals Polars' linear quantile at each probability (what it replaced)."""
+    runs = [(key, StoredRun(swept / "runs" / key)) for key, _ in _runs(swept).values()]
+    rtt_ax = plot_suite.delay_cdf(runs).axes[1]
+    for line, (_, run) in zip(rtt_ax.get_lines(), runs):
+        probes = run.table("probes")
+        samples = probes.filter(pl.col("time_s") >= float(run.summary.get("warmup_s") or 0))["rtt_ms"]
+        xs, ps = line.get_xdata(), line.get_ydata()
+        assert len(xs) == 201
+        for x, p in list(zip(xs, ps))[::20]:
+            assert x == pytest.approx(samples.quantile(float(p), interpolation="linear"), rel=1e-12)
+
+
+def test_totals_are_delivered_over_one_window(swept: Path) -> None:
+    runs = [(key, StoredRun(swept / "runs" / key)) for key, _ in _runs(swept).values()]
+    tput = plot_suite.totals(runs).axes[0]
+    heights = [p.get_height() for p in tput.patches]  # one kind (cubic): one bar per run
+    for h, (_, run) in zip(heights, runs):
+        assert h == pytest.approx(window_goodput_mbps(run))
+        assert h <= float(run.summary["links"][0]["rate_mbps"])

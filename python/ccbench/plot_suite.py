@@ -11,8 +11,12 @@ has ``summary`` (summary.json) and ``table(name)`` (a Polars DataFrame, see
   ping probe.
 - ``delay_cdf``: CDFs, one line per run, of the queue delay at each run's
   busiest link and of the ping RTT (flow RTT if a run has no ping).
-- ``totals``: per run, total goodput stacked by flow kind, and mean and 99th
-  percentile latency (ping, else flow RTT).
+- ``goodput_cdf``: CDFs, one line per run, of the flows' goodputs (each
+  flow's mean over its active time after the warm-up): how evenly a run
+  shares, also with 50 flows.
+- ``totals``: per run, goodput delivered over the window from the warm-up's
+  end to the run's end, stacked by flow kind, and mean and 99th percentile
+  latency (ping, else flow RTT).
 
 Boxes show the quartiles and the median, whiskers the 5th and 95th
 percentiles, no outliers. Samples before the run's warm-up are left out, as
@@ -35,7 +39,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-__all__ = ["PLOTS", "delay_cdf", "goodput_box", "kind_color", "rtt_box", "totals"]
+__all__ = ["PLOTS", "delay_cdf", "goodput_box", "goodput_cdf", "kind_color", "rtt_box", "totals"]
 
 
 class RunData(Protocol):
@@ -76,6 +80,14 @@ def flow_kind(flow: Mapping[str, Any]) -> str:
 # --- samples ------------------------------------------------------------------------------------
 
 
+def _table(run: RunData, name: str, columns: Sequence[str]) -> pl.DataFrame:
+    """Only ``columns`` of a run's table when the run can read a projection (StoredRun), else all."""
+    try:
+        return run.table(name, columns)  # type: ignore[call-arg]
+    except TypeError:
+        return run.table(name)
+
+
 def _after_warmup(df: pl.DataFrame, run: RunData) -> pl.DataFrame:
     warmup = float(run.summary.get("warmup_s") or 0.0)
     return df.filter(pl.col("time_s") >= warmup) if warmup > 0 and not df.is_empty() else df
@@ -85,14 +97,15 @@ def _box_stats(values: pl.Series, label: str) -> dict[str, Any] | None:
     values = values.drop_nulls().drop_nans() if values.dtype.is_float() else values.drop_nulls()
     if values.len() == 0:
         return None
-    q = {p: values.quantile(p, interpolation="linear") for p in (0.05, 0.25, 0.5, 0.75, 0.95)}
-    return {"label": label, "whislo": q[0.05], "q1": q[0.25], "med": q[0.5], "q3": q[0.75], "whishi": q[0.95],
-            "mean": values.mean(), "fliers": []}
+    arr = values.cast(pl.Float64).to_numpy()
+    q05, q1, med, q3, q95 = np.quantile(arr, [0.05, 0.25, 0.5, 0.75, 0.95])  # linear, as Polars' "linear"
+    return {"label": label, "whislo": q05, "q1": q1, "med": med, "q3": q3, "whishi": q95,
+            "mean": float(arr.mean()), "fliers": []}
 
 
 def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> list[tuple[str, str, pl.Series]]:
     """(name, kind, samples) per flow or probe of a run, or per kind when there are many flows."""
-    df = _after_warmup(run.table(table), run)
+    df = _after_warmup(_table(run, table, ["time_s", key, value]), run)
     items = run.summary.get(entries, []) or []
     kinds = [flow_kind(e) if entries == "flows" else "ping" for e in items]
     names = [str(e.get("id")) for e in items]
@@ -160,14 +173,16 @@ def delay_cdf(runs: Runs) -> Figure:
     """CDF of queue delay at each run's busiest link, and of ping RTT (else flow RTT)."""
     fig = Figure(figsize=(12, 5), layout="constrained")
     queue_ax, rtt_ax = fig.subplots(1, 2)
-    probes_everywhere = all(not run.table("probes").is_empty() for _, run in runs)
+    probes_everywhere = all(bool(run.summary.get("probes")) for _, run in runs)
     for n, (label, run) in enumerate(runs):
         color, style = f"C{n % 10}", _RUN_STYLES[(n // 10) % len(_RUN_STYLES)]
         link = _busiest_link(run)
         if link is not None:
-            sojourn = _after_warmup(run.table("sojourn"), run).filter(pl.col("link") == link)["sojourn_ms"]
-            _cdf(queue_ax, sojourn, label, color, style)
-        rtts = run.table("probes") if probes_everywhere else run.table("rtt")
+            sojourn = _table(run, "sojourn", ["time_s", "link", "sojourn_ms"])
+            _cdf(queue_ax, _after_warmup(sojourn, run).filter(pl.col("link") == link)["sojourn_ms"], label, color,
+                 style)
+        rtts = (_table(run, "probes", ["time_s", "rtt_ms"]) if probes_everywhere
+                else _table(run, "rtt", ["time_s", "rtt_ms"]))
         _cdf(rtt_ax, _after_warmup(rtts, run)["rtt_ms"] if "rtt_ms" in rtts.columns else pl.Series([]),
              label, color, style)
     queue_ax.set_xlabel("queue delay at the busiest link (ms)")
@@ -205,13 +220,43 @@ def _busiest_link(run: RunData) -> int | None:
     return max(range(len(links)), key=lambda i: float(links[i].get("utilization") or 0.0))
 
 
+_CDF_PROBS = np.linspace(0.0, 1.0, 201)
+
+
 def _cdf(ax: Axes, values: pl.Series, label: str, color: str, style: str) -> None:
+    """The empirical CDF at 201 probabilities: one vectorised quantile call, not 201."""
     values = values.drop_nulls()
+    if values.dtype.is_float():
+        values = values.drop_nans()
     if values.len() == 0:
         return
-    probs = [i / 200 for i in range(201)]
-    xs = [float(values.quantile(p, interpolation="linear") or 0.0) for p in probs]
-    ax.plot(xs, probs, color=color, linestyle=style, label=label, lw=1.4)
+    xs = np.quantile(values.cast(pl.Float64).to_numpy(), _CDF_PROBS)  # linear interpolation
+    ax.plot(xs, _CDF_PROBS, color=color, linestyle=style, label=label, lw=1.4)
+
+
+def goodput_cdf(runs: Runs) -> Figure:
+    """Per run, the CDF of its flows' goodputs (TCP and media flows; each over its active time)."""
+    fig = Figure(figsize=(8, 5), layout="constrained")
+    ax = fig.subplots()
+    for n, (label, run) in enumerate(runs):
+        flows = [f for f in run.summary.get("flows", []) or [] if f.get("kind") != "ping"]
+        values = pl.Series([float(f["goodput_mbps"]) for f in flows if isinstance(f.get("goodput_mbps"), (int, float))],
+                           dtype=pl.Float64)
+        xs = np.sort(values.to_numpy())
+        if xs.size == 0:
+            continue
+        # A step per flow: the fraction of flows with at most this goodput.
+        ax.step(np.concatenate(([xs[0]], xs)), np.arange(xs.size + 1) / xs.size, where="post",
+                color=f"C{n % 10}", linestyle=_RUN_STYLES[(n // 10) % len(_RUN_STYLES)], label=label, lw=1.4)
+    ax.set_xlabel("goodput per flow (Mbit/s)")
+    ax.set_ylabel("fraction of flows")
+    ax.set_ylim(0, 1)
+    ax.grid(True, alpha=0.3)
+    if not ax.lines:
+        ax.text(0.5, 0.5, "no flows", transform=ax.transAxes, ha="center", va="center", color="grey")
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", ncol=1 + len(runs) // 20)
+    return fig
 
 
 def totals(runs: Runs) -> Figure:
@@ -222,10 +267,11 @@ def totals(runs: Runs) -> Figure:
     sums: list[dict[str, float]] = []
     for _, run in runs:
         by_kind: dict[str, float] = {}
-        for f in run.summary.get("flows", []) or []:
-            k = flow_kind(f)
+        flows = run.summary.get("flows", []) or []
+        for k in dict.fromkeys(flow_kind(f) for f in flows):
             kinds.setdefault(k)
-            by_kind[k] = by_kind.get(k, 0.0) + float(f.get("goodput_mbps") or 0.0)
+            ids = {i for i, f in enumerate(flows) if flow_kind(f) == k}
+            by_kind[k] = _window_goodput(run, ids)
         sums.append(by_kind)
     xs = list(range(len(runs)))
     bottom = [0.0] * len(runs)
@@ -234,6 +280,7 @@ def totals(runs: Runs) -> Figure:
         tput.bar(xs, heights, bottom=bottom, color=kind_color(k), label=k, width=0.6)
         bottom = [b + h for b, h in zip(bottom, heights)]
     tput.set_ylabel("total goodput (Mbit/s)")
+    tput.set_xlabel("delivered from the warm-up's end to the run's end", fontsize="small")
     tput.set_title("Totals per run", fontsize="medium")
     if kinds:
         tput.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", title="flow kind")
@@ -253,6 +300,33 @@ def totals(runs: Runs) -> Figure:
         ax.grid(True, axis="y", alpha=0.3)
     _run_axis(lat, runs)
     return fig
+
+
+def _window_goodput(run: RunData, ids: set[int]) -> float:
+    """Mbit/s of payload the flows ``ids`` delivered from the warm-up's end to the run's end."""
+    from ccbench.run_metrics import counter_after_warmup
+
+    warmup = float(run.summary.get("warmup_s") or 0.0)
+    duration = float(run.summary.get("duration_s") or 0.0)
+    if duration <= warmup:
+        return 0.0
+    delivered = counter_after_warmup(_ProjectedRun(run), "flow_series", "flow", "delivered_bytes", ids)
+    return (delivered or 0.0) * 8 / (duration - warmup) / 1e6
+
+
+class _ProjectedRun:
+    """A run whose ``table(name, columns)`` reads a projection when the run can, all columns otherwise."""
+
+    def __init__(self, run: RunData) -> None:
+        self.run = run
+
+    @property
+    def summary(self) -> Mapping[str, Any]:
+        return self.run.summary
+
+    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        df = _table(self.run, name, columns) if columns is not None else self.run.table(name)
+        return df.select([c for c in (columns or df.columns) if c in df.columns])
 
 
 def _mean(values: list[Any]) -> float:
@@ -278,5 +352,6 @@ PLOTS: dict[str, tuple[Callable[[Runs], Figure], str]] = {
     "goodput_box": (goodput_box, "Goodput per flow (box plot)"),
     "rtt_box": (rtt_box, "RTT per flow and ping (box plot)"),
     "delay_cdf": (delay_cdf, "Queue delay and ping RTT (CDF)"),
+    "goodput_cdf": (goodput_cdf, "Goodput per flow (CDF over flows)"),
     "totals": (totals, "Totals per run"),
 }

@@ -35,7 +35,7 @@ falling back to a string). Example::
 
     [report]
     plots = ["timeseries"]                 # per run (default); [] for none
-    suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "totals"]   # across runs (default: all)
+    suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals"]   # across runs (default: all)
 
     [[report.tables]]
     title = "Goodput ratio, short-RTT / long-RTT flow"
@@ -112,7 +112,7 @@ Scalar = str | int | float | bool
 Key = tuple[str | int, ...]
 
 RUN_PLOTS = ("timeseries",)
-SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "totals")
+SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals")
 
 _SUITE_KEYS = ("name", "description", "base", "set", "axes", "report")
 _AXIS_KEYS = ("name", "label", "values", "key", "set", "labels", "format")
