@@ -304,3 +304,48 @@ def test_totals_are_delivered_over_one_window(swept: Path) -> None:
     for h, (_, run) in zip(heights, runs):
         assert h == pytest.approx(window_goodput_mbps(run))
         assert h <= float(run.summary["links"][0]["rate_mbps"])
+
+
+class _Steps:
+    def __init__(self, stop_at: int | None = None) -> None:
+        self.total: int | None = None
+        self.steps: list[str] = []
+        self.stop_at = stop_at
+
+    def start(self, total: int) -> None:
+        self.total = total
+
+    def step(self, what: str) -> None:
+        self.steps.append(what)
+        if self.stop_at is not None and len(self.steps) == self.stop_at:
+            raise KeyboardInterrupt
+
+
+def test_rendering_reports_progress_per_run_and_plot(swept: Path) -> None:
+    steps = _Steps()
+    render(swept, progress=steps)
+    runs = json.loads((swept / "suite.json").read_text())["runs"]
+    plots = sorted(p.stem for p in (swept / "plots").glob("*.png"))
+    assert steps.total == len(steps.steps) == len(runs) + len(plots)
+    assert [s for s in steps.steps if s.startswith("run ")] == [f"run {r['key']}" for r in runs]
+    assert sorted(s.removeprefix("plot ") for s in steps.steps if s.startswith("plot ")) == plots
+
+
+def test_ctrl_c_while_rendering_stops_at_once_and_changes_nothing(swept: Path, run_cli, monkeypatch) -> None:
+    before = {name: (swept / name).read_bytes() for name in ("report.md", "report.html")}
+    plots = {p.name: p.read_bytes() for p in (swept / "plots").iterdir()}
+    steps = _Steps(stop_at=len(json.loads((swept / "suite.json").read_text())["runs"]) + 1)  # after the 1st plot
+    with pytest.raises(KeyboardInterrupt):
+        render(swept, progress=steps)
+    assert len(steps.steps) == steps.stop_at  # nothing after the interrupt
+    assert {name: (swept / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in (swept / "plots").iterdir()) == sorted(plots)  # no temporary files left
+
+    from ccbench import report
+
+    def interrupted(*args: Any, **kw: Any) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "render", interrupted)
+    result = run_cli("report", swept)
+    assert result.exit_code == 130 and "interrupted" in result.stderr

@@ -278,9 +278,14 @@ def _dry_run(loaded: Any, out: Path, resume: bool) -> None:
 @click.argument("suite_dir", type=click.Path(file_okay=False, path_type=Path))
 def report(suite_dir: Path) -> None:
     """Render SUITE_DIR's report (report.md, report.html) again from its stored results."""
-    from ccbench.report import render
+    from ccbench.report import ConsoleProgress, render
 
-    click.echo(f"report: {render(suite_dir)}")
+    try:
+        with ConsoleProgress() as progress:
+            path = render(suite_dir, progress=progress)
+    except KeyboardInterrupt:
+        _fail("interrupted: the report was not changed", INTERRUPTED)
+    click.echo(f"report: {path}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

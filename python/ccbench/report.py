@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -119,8 +119,55 @@ class Report:
     description: str
 
 
-def build(suite_dir: str | os.PathLike[str], *, plots: bool = True) -> Report:
-    """Compute a report from a sweep's directory; with ``plots`` also draw plots/*.png."""
+class Progress(Protocol):
+    """What :func:`build` reports while it works: ``start(total)``, then ``step(what)`` per unit done."""
+
+    def start(self, total: int) -> None: ...
+
+    def step(self, what: str) -> None: ...
+
+
+class _Quiet:
+    def start(self, total: int) -> None:
+        pass
+
+    def step(self, what: str) -> None:
+        pass
+
+
+class ConsoleProgress:
+    """A rich progress bar on stderr ("report ━━━━ 7/17 plot delay_cdf"), shown only on a terminal."""
+
+    def __init__(self, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+
+        self.bar = Bar(TextColumn("report"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                       TimeElapsedColumn(), console=console or Console(stderr=True, highlight=False), transient=True)
+        self.task = self.bar.add_task("", total=None)
+
+    def __enter__(self) -> ConsoleProgress:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+    def start(self, total: int) -> None:
+        self.bar.update(self.task, total=total, completed=0)
+
+    def step(self, what: str) -> None:
+        self.bar.update(self.task, advance=1, description=what)
+
+
+def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None) -> Report:
+    """Compute a report from a sweep's directory; with ``plots`` also draw plots/*.png.
+
+    ``progress`` hears of each run read and each plot drawn. Ctrl-C
+    (KeyboardInterrupt) stops between steps, which are small: a run's
+    columns (only those needed) or one plot.
+    """
+    progress = progress or _Quiet()
     root = Path(suite_dir)
     manifest = read_manifest(root)
     data = manifest.data
@@ -133,18 +180,22 @@ def build(suite_dir: str | os.PathLike[str], *, plots: bool = True) -> Report:
             stored[r.key] = StoredRun(root / r.dir)
         elif r.status == "ok":
             r.status = "pending"
+    progress.start(len(manifest.runs) + (len(suite.report.suite_plots) if plots and stored else 0))
     tables = [g for spec in suite.report.tables for g in _grids(suite, spec, manifest.runs, stored)]
-    runs_grid, links = _runs_grid(suite, manifest.runs, stored, root)
-    figures = _plots(suite, manifest.runs, stored, root) if plots else []
+    runs_grid, links = _runs_grid(suite, manifest.runs, stored, root, progress)
+    figures = _plots(suite, manifest.runs, stored, root, progress) if plots else []
     errors = [(r.key, r.error or "") for r in manifest.runs if r.status == "failed"]
     return Report(_meta(data, manifest, stored), tables, runs_grid, links, errors, figures,
                   data.get("suite", suite.name), data.get("description", suite.description))
 
 
-def render(suite_dir: str | os.PathLike[str]) -> Path:
-    """Write report.md, report.html and plots/ into a sweep's directory; return report.html's path."""
+def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None) -> Path:
+    """Write report.md, report.html and (with ``plots``) plots/ into a sweep's directory; return report.html's path.
+
+    Without ``plots`` the plots already in plots/ are kept but not shown.
+    """
     root = Path(suite_dir)
-    report = build(root)
+    report = build(root, plots=plots, progress=progress)
     write_atomic(root / "report.md", markdown(report))
     write_atomic(root / "report.html", to_html(report, root))
     return root / "report.html"
@@ -212,9 +263,13 @@ def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: 
 
 
 def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
-               root: Path) -> tuple[Grid, list[dict[str, str]]]:
+               root: Path, progress: Progress) -> tuple[Grid, list[dict[str, str]]]:
     """One row per run: axis values, status, the RUN_COLUMNS that have a value in some run, the suite's columns."""
-    values = {c.title: {rec.key: _run_value(c, stored.get(rec.key)) for rec in records} for c in RUN_COLUMNS}
+    values: dict[str, dict[str, float | None]] = {c.title: {} for c in RUN_COLUMNS}
+    for rec in records:
+        for c in RUN_COLUMNS:
+            values[c.title][rec.key] = _run_value(c, stored.get(rec.key))
+        progress.step(f"run {rec.key}")
     builtin = [c for c in RUN_COLUMNS if any(v is not None for v in values[c.title].values())]
     columns = ([a.label for a in suite.axes] + ["status"] + [c.title for c in builtin]
                + [c.title for c in suite.report.columns] + ["wall (s)"])
@@ -255,7 +310,7 @@ def _run_value(column: RunColumn, run: StoredRun | None) -> float | None:
 
 
 def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
-           root: Path) -> list[tuple[str, str, Path]]:
+           root: Path, progress: Progress) -> list[tuple[str, str, Path]]:
     from ccbench.plot_suite import PLOTS
 
     runs = [(run_label(suite, r.values), stored[r.key]) for r in records if r.key in stored]
@@ -269,8 +324,12 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
         fig = fn(runs)
         path = out_dir / f"{name}.png"
         tmp = out_dir / f".{name}.tmp-{os.getpid()}.png"
-        fig.savefig(tmp, dpi=100)
-        os.replace(tmp, path)
+        try:
+            fig.savefig(tmp, dpi=100)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        progress.step(f"plot {name}")
         out.append((name, title, path))
     return out
 

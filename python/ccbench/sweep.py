@@ -285,10 +285,15 @@ def _sweep(suite: Suite, plan: Sequence[PlannedRun], root: Path, jobs: int, resu
             manifest.finish(time.perf_counter() - t0, interrupted)
     result = SweepResult(root, list(manifest.records.values()), interrupted, None, manifest.wall_s)
     if report:
-        from ccbench.report import render
+        from ccbench.report import ConsoleProgress, render
 
         try:
-            result.report = render(root)
+            # After Ctrl-C only the tables (fast); `ccbench report DIR` draws the plots later.
+            if progress:
+                with ConsoleProgress(console) as bar:
+                    result.report = render(root, plots=not interrupted, progress=bar)
+            else:
+                result.report = render(root, plots=not interrupted)
         except KeyboardInterrupt:  # the runs are safe; `ccbench report` renders it later
             raise SweepInterrupted(result) from None
     if interrupted:
