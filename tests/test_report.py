@@ -349,3 +349,94 @@ def test_ctrl_c_while_rendering_stops_at_once_and_changes_nothing(swept: Path, r
     monkeypatch.setattr(report, "render", interrupted)
     result = run_cli("report", swept)
     assert result.exit_code == 130 and "interrupted" in result.stderr
+
+
+# The "seed" axis here also changes the rate (4/6/8 Mbit/s), so the seeds' values differ and the
+# aggregation's arithmetic shows; seeds alone change nothing in this scenario.
+SEEDED = """\
+name = "seeded"
+base = "two.toml"
+set = ['duration="1s"']
+
+[[axes]]
+name = "qdisc"
+values = ["fq_codel", "pfifo"]
+set = ['links.bottleneck.qdisc={ kind = "{value}" }']
+
+[[axes]]
+name = "seed"
+values = [1, 2, 3]
+set = ["seed={value}", 'links.bottleneck.rate="{value}Mbit"']
+format = "seed {value}"
+
+[report]
+plots = []
+suite_plots = []
+
+[[report.tables]]
+title = "Goodput of f1"
+rows = "qdisc"
+cell = 'goodput_mbps(flow="f1")'
+format = "{:.3f}"
+
+[[report.tables]]
+title = "Per seed"
+rows = "qdisc"
+cols = "seed"
+cell = 'goodput_mbps(flow="f1")'
+format = "{:.3f}"
+"""
+
+
+def test_tables_aggregate_over_seeds_with_mean_and_95_percent_interval(write_suite, tmp_path: Path) -> None:
+    from ccbench.report import mean_ci95, t95
+
+    res = run_suite(write_suite(SEEDED), tmp_path / "out", jobs=1, progress=False)
+    md = (res.dir / "report.md").read_text()
+    table = _section(md, "Goodput of f1 (mean ± 95 % interval over 3 seeds)")
+    for qdisc in ("fq_codel", "pfifo"):
+        values = []
+        for rec in res.runs:
+            if rec.values["qdisc"] == qdisc:
+                flows = ccbench.load(res.dir / rec.dir).summary["flows"]
+                values.append(next(f["goodput_mbps"] for f in flows if f["id"] == "f1"))
+        assert len(values) == 3 and len(set(values)) == 3
+        mean = sum(values) / 3
+        sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
+        assert mean_ci95(values) == pytest.approx((mean, 4.303 * sd / 3 ** 0.5))
+        assert f"| {qdisc} | {mean:.3f} ± {4.303 * sd / 3 ** 0.5:.3f} |" in table
+    assert "Per seed" in md and "| qdisc \\ seed | seed 1 | seed 2 | seed 3 |" in md  # shown seeds stay apart
+    assert t95(1) == 12.706 and t95(30) == 2.042 and t95(10_000) == 1.96
+    assert (res.dir / "plots" / "seed_box.png").is_file() and "Across seeds" in md
+
+
+def test_seed_box_has_a_box_per_configuration_over_its_seeds(write_suite, tmp_path: Path) -> None:
+    from ccbench.report import _seed_groups
+    from ccbench.run_metrics import window_goodput_mbps
+    from ccbench.suite import load_suite as read_suite
+
+    res = run_suite(write_suite(SEEDED), tmp_path / "out", jobs=1, progress=False, report=False)
+    suite = read_suite(tmp_path / "suite.toml")
+    stored = {r.key: StoredRun(res.dir / r.dir) for r in res.runs}
+    groups = _seed_groups(suite, res.runs, stored)
+    assert [(label, len(runs)) for label, runs in groups] == [("fq_codel", 3), ("pfifo", 3)]
+    tput = plot_suite.seed_box(groups).axes[0]
+    dots = [line for line in tput.get_lines() if line.get_linestyle() == "None"]
+    for dot, (_, runs) in zip(dots, groups):
+        assert sorted(dot.get_ydata()) == sorted(window_goodput_mbps(r) for r in runs)
+
+
+def test_seeds_key_adds_a_seed_axis(write_suite, tmp_path: Path) -> None:
+    from ccbench.suite import SuiteError, load_suite as read_suite
+
+    text = ('name = "seeded"\nbase = "two.toml"\nseeds = 3\n\n[[axes]]\nname = "qdisc"\n'
+            'values = ["fq_codel", "pfifo"]\nkey = "links.bottleneck.qdisc.kind"\n')
+    suite = read_suite(write_suite(text))
+    plan = suite.plan()
+    assert [p.values for p in plan][:3] == [{"qdisc": "fq_codel", "seed": s} for s in (1, 2, 3)]
+    assert all(f"seed={p.values['seed']}" in [o.text for o in p.overrides] for p in plan)
+    assert "\nseed = 3\n" in plan[2].scenario
+    for bad, message in (("seeds = 0", "0 seeds: allowed 1 to 10000"), ("seeds = true", "expected a number"),
+                         ("seeds = [1, 1]", "duplicate seed")):
+        with pytest.raises(SuiteError, match=message):
+            read_suite(write_suite(text.replace("seeds = 3", bad)))

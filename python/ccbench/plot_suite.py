@@ -18,6 +18,11 @@ has ``summary`` (summary.json) and ``table(name)`` (a Polars DataFrame, see
   end to the run's end, stacked by flow kind, and mean and 99th percentile
   latency (ping, else flow RTT).
 
+- ``seed_box`` (drawn by a report whenever its suite has a ``seed`` axis
+  with 2+ values): per configuration (the other axes' values), one box over
+  its seeds of the delivered goodput (one window, all flows) and one of the
+  99th percentile latency (ping, else the TCP flows' highest).
+
 Boxes show the quartiles and the median, whiskers the 5th and 95th
 percentiles, no outliers. Samples before the run's warm-up are left out, as
 the summary leaves them out. Statistics come from Polars, so a run with a
@@ -39,7 +44,10 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-__all__ = ["PLOTS", "delay_cdf", "goodput_box", "goodput_cdf", "kind_color", "rtt_box", "totals"]
+__all__ = ["PLOTS", "SEED_BOX", "delay_cdf", "goodput_box", "goodput_cdf", "kind_color", "rtt_box", "seed_box",
+           "totals"]
+
+SEED_BOX = "seed_box"
 
 
 class RunData(Protocol):
@@ -327,6 +335,44 @@ class _ProjectedRun:
     def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
         df = _table(self.run, name, columns) if columns is not None else self.run.table(name)
         return df.select([c for c in (columns or df.columns) if c in df.columns])
+
+
+def seed_box(groups: Sequence[tuple[str, Sequence[RunData]]]) -> Figure:
+    """Per configuration, boxes over its seeds: delivered goodput, and p99 latency (ping, else TCP RTT)."""
+    from ccbench.run_metrics import window_goodput_mbps
+
+    fig = Figure(figsize=(_width(len(groups), 1.0), 7.5), layout="constrained")
+    tput, lat = fig.subplots(2, 1, sharex=True)
+    for i, (_, runs) in enumerate(groups):
+        goodputs = [v for run in runs if (v := window_goodput_mbps(_ProjectedRun(run))) is not None]
+        p99s = [v for run in runs if (v := _p99_latency(run)) is not None]
+        for ax, values, color in ((tput, goodputs, kind_color("cubic")), (lat, p99s, kind_color("ping"))):
+            stats = _box_stats(pl.Series(values, dtype=pl.Float64), str(i))
+            if stats is None:
+                continue
+            art = ax.bxp([stats], positions=[i], widths=0.5, patch_artist=True, showfliers=False,
+                         manage_ticks=False, medianprops={"color": "black"})
+            for box in art["boxes"]:
+                box.set_facecolor(_shade(color, 1))
+            ax.plot([i] * len(values), values, ".", color="black", ms=3)  # each seed's value
+    n = max((len(runs) for _, runs in groups), default=0)
+    tput.set_ylabel("goodput (Mbit/s)")
+    tput.set_title(f"Across {n} seeds per configuration; box: quartiles, whiskers: 5th–95th percentile, "
+                   "dots: seeds", fontsize="medium")
+    lat.set_ylabel("99th percentile latency (ms)")
+    for ax in (tput, lat):
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.set_ylim(bottom=0)
+    _run_axis(lat, [(label, None) for label, _ in groups])  # type: ignore[misc]
+    lat.set_xlabel("configuration")
+    return fig
+
+
+def _p99_latency(run: RunData) -> float | None:
+    probes = run.summary.get("probes", []) or []
+    entries = probes or [f for f in run.summary.get("flows", []) or [] if f.get("kind") == "tcp"]
+    values = [v for e in entries if isinstance(v := (e.get("rtt_ms") or {}).get("p99"), (int, float))]
+    return max(values) if values else None
 
 
 def _mean(values: list[Any]) -> float:

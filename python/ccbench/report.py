@@ -40,7 +40,7 @@ import polars as pl
 from ccbench.expr import ExprError, evaluate
 from ccbench.results import PLOT_FILE, SCHEMA, SUMMARY_FILE, read_summary
 from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
-from ccbench.suite import Scalar, Suite, TableSpec, format_value, parse_suite, value_key
+from ccbench.suite import SEED_AXIS, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
 from ccbench.sweep import Manifest, RunRecord, read_manifest, write_atomic
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
@@ -180,7 +180,8 @@ def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Pr
             stored[r.key] = StoredRun(root / r.dir)
         elif r.status == "ok":
             r.status = "pending"
-    progress.start(len(manifest.runs) + (len(suite.report.suite_plots) if plots and stored else 0))
+    n_plots = len(suite.report.suite_plots) + (1 if _seed_groups(suite, manifest.runs, stored) else 0)
+    progress.start(len(manifest.runs) + (n_plots if plots and stored else 0))
     tables = [g for spec in suite.report.tables for g in _grids(suite, spec, manifest.runs, stored)]
     runs_grid, links = _runs_grid(suite, manifest.runs, stored, root, progress)
     figures = _plots(suite, manifest.runs, stored, root, progress) if plots else []
@@ -222,15 +223,63 @@ def _cell(record: RunRecord | None, stored: Mapping[str, StoredRun], expr: Any, 
     return Cell(format_value(value, fmt), value)
 
 
+#: Two-sided 95 % quantiles of Student's t by degrees of freedom (1..30, then 40, 60, 120; 1.96 beyond).
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t95(dof: int) -> float:
+    """Student's t quantile for a two-sided 95 % interval (the table's next lower tabulated dof beyond 30)."""
+    if dof < 1:
+        raise ValueError("a t interval needs at least 2 samples")
+    if dof <= 30:
+        return _T95[dof - 1]
+    return 2.042 if dof < 40 else 2.021 if dof < 60 else 2.000 if dof < 120 else 1.980 if dof < 1000 else 1.960
+
+
+def mean_ci95(values: Sequence[float]) -> tuple[float, float | None]:
+    """Mean and the half-width of its 95 % confidence interval, t · s / √n (None for one value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None
+    var = sum((x - mean) ** 2 for x in values) / (n - 1)
+    return mean, t95(n - 1) * (var / n) ** 0.5
+
+
+def _seed_cell(cells: Sequence[Cell], fmt: str | None) -> Cell:
+    """The cells of one configuration's seeds as one: mean ± 95 % interval over the seeds with a value."""
+    nums = [c.value for c in cells if c.status == "ok" and c.value is not None and c.value == c.value]
+    if not nums:
+        for status in ("failed", "error", "pending", "missing"):
+            for c in cells:
+                if c.status == status:
+                    return c
+        return cells[0]
+    mean, half = mean_ci95(nums)
+    text = format_value(mean, fmt) + (f" ± {format_value(half, fmt)}" if half is not None else "")
+    if len(nums) < len(cells):
+        text += f" ({len(nums)} of {len(cells)} seeds)"
+    notes = "; ".join(c.note for c in cells if c.note)
+    return Cell(text, mean, note=notes)
+
+
 def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: Mapping[str, StoredRun]) -> list[Grid]:
     index = {tuple(sorted((k, value_key(v)) for k, v in r.values.items())): r for r in records}
     rows_axis = suite.axis(spec.rows)
     cols_axis = suite.axis(spec.cols) if spec.cols else None
-    free = [a for a in suite.axes if a.name not in (spec.rows, spec.cols) and a.name not in spec.where]
+    seeds = next((a for a in suite.axes if a.name == SEED_AXIS), None)
+    # A seed axis the table does not show is aggregated over (mean ± 95 % interval), not split into tables.
+    if seeds is None or len(seeds.values) < 2 or SEED_AXIS in (spec.rows, spec.cols) or SEED_AXIS in spec.where:
+        seeds = None
+    free = [a for a in suite.axes if a.name not in (spec.rows, spec.cols) and a.name not in spec.where
+            and (seeds is None or a.name != SEED_AXIS)]
     out = []
     for combo in itertools.product(*(a.values for a in free)):
         fixed = {**spec.where, **{a.name: v for a, v in zip(free, combo)}}
         subtitle = ", ".join(f"{suite.axis(k).label} = {suite.axis(k).label_of(v)}" for k, v in fixed.items())
+        if seeds is not None:
+            subtitle = ", ".join(x for x in (subtitle, f"mean ± 95 % interval over {len(seeds.values)} seeds") if x)
         columns = [cols_axis.label_of(v) for v in cols_axis.values] if cols_axis else [spec.title]
         if spec.columns:
             columns = [label for label, _, _ in spec.columns]
@@ -244,9 +293,15 @@ def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: 
                 values: dict[str, Scalar] = {**fixed, spec.rows: rv}
                 if spec.cols and cv is not None:
                     values[spec.cols] = cv
-                rec = index.get(tuple(sorted((k, value_key(v)) for k, v in values.items())))
                 assert expr is not None
-                cell = _cell(rec, stored, expr, spec.format)
+                if seeds is not None:
+                    per_seed = [_cell(index.get(tuple(sorted((k, value_key(v)) for k, v in {**values, SEED_AXIS: s}
+                                                             .items()))), stored, expr, spec.format)
+                                for s in seeds.values]
+                    cell = _seed_cell(per_seed, spec.format)
+                else:
+                    rec = index.get(tuple(sorted((k, value_key(v)) for k, v in values.items())))
+                    cell = _cell(rec, stored, expr, spec.format)
                 if cell.status in ("error", "failed") and cell.note:
                     where = ", ".join(f"{k}={value_key(v)}" for k, v in values.items())
                     notes.append(f"{where}: {cell.text}: {cell.note}")
@@ -313,15 +368,21 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
            root: Path, progress: Progress) -> list[tuple[str, str, Path]]:
     from ccbench.plot_suite import PLOTS
 
+    from ccbench.plot_suite import SEED_BOX, seed_box
+
     runs = [(run_label(suite, r.values), stored[r.key]) for r in records if r.key in stored]
     out_dir = root / PLOTS_DIR
     out: list[tuple[str, str, Path]] = []
     if not runs:
         return out
     out_dir.mkdir(exist_ok=True)
-    for name in suite.report.suite_plots:
-        fn, title = PLOTS[name]
-        fig = fn(runs)
+    groups = _seed_groups(suite, records, stored)
+    todo: list[tuple[str, str, Any]] = [(name, PLOTS[name][1], lambda fn=PLOTS[name][0]: fn(runs))
+                                        for name in suite.report.suite_plots]
+    if groups:
+        todo.append((SEED_BOX, "Across seeds (box plot per configuration)", lambda: seed_box(groups)))
+    for name, title, draw in todo:
+        fig = draw()
         path = out_dir / f"{name}.png"
         tmp = out_dir / f".{name}.tmp-{os.getpid()}.png"
         try:
@@ -332,6 +393,21 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
         progress.step(f"plot {name}")
         out.append((name, title, path))
     return out
+
+
+def _seed_groups(suite: Suite, records: Sequence[RunRecord],
+                 stored: Mapping[str, StoredRun]) -> list[tuple[str, list[StoredRun]]]:
+    """(configuration label, its finished runs over the seeds), for a suite with a seed axis of 2+ values."""
+    seeds = next((a for a in suite.axes if a.name == SEED_AXIS), None)
+    if seeds is None or len(seeds.values) < 2:
+        return []
+    groups: dict[str, list[StoredRun]] = {}
+    for r in records:
+        label = run_label(suite, {k: v for k, v in r.values.items() if k != SEED_AXIS})
+        groups.setdefault(label, [])
+        if r.key in stored:
+            groups[label].append(stored[r.key])
+    return list(groups.items())
 
 
 def _meta(data: Mapping[str, Any], manifest: Manifest, stored: Mapping[str, StoredRun]) -> list[tuple[str, str]]:
