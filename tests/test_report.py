@@ -167,7 +167,7 @@ def test_html_report_is_self_contained(swept: Path) -> None:
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "<script" not in page and "http://" not in page and "https://" not in page
     images = re.findall(r'<img [^>]*src="([^"]*)"', page)
-    assert len(images) == len(plot_suite.PLOTS)
+    assert len(images) == len(plot_suite.PLOTS) + 1  # and seed_box: the suite has a seed axis of 2 values
     assert all(src.startswith("data:image/png;base64,") for src in images)
     for href in re.findall(r'href="([^"]*)"', page):
         assert (swept / href.replace("&amp;", "&")).exists(), href  # everything linked is beside it
