@@ -83,6 +83,10 @@ class StoredRun:
         self._tables[key] = df
         return df
 
+    def forget(self) -> None:
+        """Drop the cached tables (between plots, so a report holds one plot's data at a time)."""
+        self._tables.clear()
+
 
 @dataclass
 class Cell:
@@ -382,6 +386,8 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
     if groups:
         todo.append((SEED_BOX, "Across seeds (box plot per configuration)", lambda: seed_box(groups)))
     for name, title, draw in todo:
+        for run in stored.values():
+            run.forget()
         fig = draw()
         path = out_dir / f"{name}.png"
         tmp = out_dir / f".{name}.tmp-{os.getpid()}.png"
