@@ -130,4 +130,7 @@ def test_stored_run_reads_only_the_columns_asked_for(mixed) -> None:
     run, _ = mixed
     df = run.table("sojourn", ["time_s", "sojourn_ms"])
     assert df.columns == ["time_s", "sojourn_ms"]
-    assert run.table("sojourn", ["time_s", "sojourn_ms"]) is df  # cached
+    assert run.table("sojourn", ["time_s", "sojourn_ms"]) is not df  # per-packet tables are not kept
+    series = run.table("flow_series", ["time_s", "flow", "delivered_bytes"])
+    assert series.columns == ["time_s", "flow", "delivered_bytes"]
+    assert run.table("flow_series", ["time_s", "flow", "delivered_bytes"]) is series  # small tables are cached

@@ -111,8 +111,11 @@ def _box_stats(values: pl.Series, label: str) -> dict[str, Any] | None:
             "mean": float(arr.mean()), "fliers": []}
 
 
-def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> list[tuple[str, str, pl.Series]]:
-    """(name, kind, samples) per flow or probe of a run, or per kind when there are many flows."""
+def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> list[tuple[str, str, Any]]:
+    """(name, kind, box statistics or None) per flow or probe of a run, or per kind when there are many flows.
+
+    Reduced to statistics at once, so a report never holds every run's samples.
+    """
     df = _after_warmup(_table(run, table, ["time_s", key, value]), run)
     items = run.summary.get(entries, []) or []
     kinds = [flow_kind(e) if entries == "flows" else "ping" for e in items]
@@ -122,8 +125,9 @@ def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> lis
     if len(items) > _MAX_FLOW_BOXES:
         by_kind = df.with_columns(pl.col(key).cast(pl.Int64).replace_strict(
             list(range(len(kinds))), kinds, default=None, return_dtype=pl.String).alias("_kind"))
-        return [(f"{k} (all)", k, by_kind.filter(pl.col("_kind") == k)[value]) for k in dict.fromkeys(kinds)]
-    return [(names[i], kinds[i], df.filter(pl.col(key) == i)[value]) for i in range(len(items))]
+        return [(f"{k} (all)", k, _box_stats(by_kind.filter(pl.col("_kind") == k)[value], f"{k} (all)"))
+                for k in dict.fromkeys(kinds)]
+    return [(names[i], kinds[i], _box_stats(df.filter(pl.col(key) == i)[value], names[i])) for i in range(len(items))]
 
 
 # --- figures ------------------------------------------------------------------------------------
@@ -142,7 +146,7 @@ def rtt_box(runs: Runs) -> Figure:
     return _boxes(runs, groups, "RTT (ms)", "RTT samples (TCP flows and ping)")
 
 
-def _boxes(runs: Runs, groups: list[list[tuple[str, str, pl.Series]]], ylabel: str, title: str) -> Figure:
+def _boxes(runs: Runs, groups: list[list[tuple[str, str, Any]]], ylabel: str, title: str) -> Figure:
     per_run = max((len(g) for g in groups), default=1) or 1
     fig = Figure(figsize=(_width(len(runs), per_run), 5), layout="constrained")
     ax = fig.subplots()
@@ -151,8 +155,7 @@ def _boxes(runs: Runs, groups: list[list[tuple[str, str, pl.Series]]], ylabel: s
     width = 0.8 / per_run
     drawn = False
     for i, g in enumerate(groups):
-        for j, (name, kind, samples) in enumerate(g):
-            stats = _box_stats(samples, name)
+        for j, (name, kind, stats) in enumerate(g):
             if stats is None:
                 continue
             if (kind, name) not in shades:

@@ -47,12 +47,17 @@ __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
 PLOTS_DIR = "plots"
 
+#: Per-packet tables: read again when needed rather than kept (a long run's are hundreds of MB).
+_UNCACHED = frozenset({"sojourn", "rtt", "capture"})
+
+
 class StoredRun:
     """One finished run read lazily from its result directory (what expressions and plots read).
 
     ``table(name, columns)`` reads only those columns (a Polars lazy scan with
     projection), so a report that needs a table's time and one counter never
-    loads the per-packet columns it does not use; each read is cached.
+    loads the per-packet columns it does not use; reads are cached, except
+    of the per-packet tables (sojourn, rtt, capture).
     """
 
     def __init__(self, directory: Path) -> None:
@@ -80,7 +85,8 @@ class StoredRun:
         else:
             schema = SCHEMA.get(name, {})
             df = pl.DataFrame(schema={c: t for c, t in schema.items() if columns is None or c in columns})
-        self._tables[key] = df
+        if name not in _UNCACHED:
+            self._tables[key] = df
         return df
 
     def forget(self) -> None:
