@@ -306,3 +306,12 @@ def test_sweep_returns_a_tidy_frame_that_load_suite_reads_back(tmp_path) -> None
     assert got["10Mbit"] > got["5Mbit"]
     back = ccbench.load_suite(root)
     assert back.equals(df)
+
+
+def test_load_suite_keeps_a_failed_run_as_a_row_with_its_error(tmp_path) -> None:
+    df = ccbench.sweep(TWO_FLOWS, axes={"links.bottleneck.rate": ["5Mbit", "7MB"]}, jobs=1, out=tmp_path,
+                       set=['duration="0.5s"'], progress=False, report=False)
+    failed = df.filter(df["status"] == "failed")
+    assert failed.height == 1 and failed["rate"][0] == "7MB" and failed["flow"][0] is None
+    assert 'unknown rate unit "mb"' in failed["error"][0]
+    assert df.filter(df["status"] == "ok").height == 2  # f1 and f2 of the 5Mbit run
