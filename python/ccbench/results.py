@@ -309,7 +309,8 @@ def result_html(result: Result, *, plot: bool = True) -> str:
     for title, df in (("flows", result.flows), ("links", result.links), ("probes", result.probes)):
         if df.is_empty():
             continue
-        shown = df.select([c for c in df.columns if df[c].dtype.is_numeric() or df[c].dtype in (pl.String, pl.Boolean)])
+        plain = [c for c in df.columns if df[c].dtype.is_numeric() or df[c].dtype in (pl.String, pl.Boolean)]
+        shown = df.select(plain)
         cells = "".join(f"<th>{html.escape(c)}</th>" for c in shown.columns)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(_html_value(v))}</td>" for v in row) + "</tr>"
                        for row in shown.iter_rows())
