@@ -259,6 +259,7 @@ def test_runs_table_says_what_each_column_is(swept: Path) -> None:
         assert f"- {title}: " in runs  # the legend under the table
         assert f"<li>{title}: " in page
     assert "media" not in header  # no media flow in any run: no media columns
+    assert "TCP goodput" not in header  # every flow is TCP: it would repeat the goodput column
 
 
 def test_show_prints_a_suite_directory_s_tables(swept: Path, run_cli) -> None:

@@ -134,3 +134,23 @@ def test_stored_run_reads_only_the_columns_asked_for(mixed) -> None:
     series = run.table("flow_series", ["time_s", "flow", "delivered_bytes"])
     assert series.columns == ["time_s", "flow", "delivered_bytes"]
     assert run.table("flow_series", ["time_s", "flow", "delivered_bytes"]) is series  # small tables are cached
+
+
+def test_runs_table_shows_per_kind_goodput_when_kinds_mix(mixed, tmp_path: Path) -> None:
+    """With a media flow beside TCP, the Runs table has the total, TCP and media goodput columns."""
+    from ccbench.suite import format_value
+    from ccbench.sweep import run_suite
+
+    (tmp_path / "mixed.toml").write_text(MIXED, encoding="utf-8")
+    (tmp_path / "suite.toml").write_text('name = "m"\nbase = "mixed.toml"\n[[axes]]\nname = "seed"\nvalues = [1]\n'
+                                         'key = "seed"\n[report]\nplots = []\nsuite_plots = []\n', encoding="utf-8")
+    res = run_suite(tmp_path / "suite.toml", tmp_path / "out", jobs=1, progress=False)
+    md = (res.dir / "report.md").read_text()
+    header = next(line for line in md.split("## Runs\n", 1)[1].splitlines() if line.startswith("|"))
+    for title in ("goodput (Mbit/s)", "TCP goodput (Mbit/s)", "media goodput (Mbit/s)", "TCP RTT p99 (ms)",
+                  "media RTT p99 (ms)", "TCP Jain"):
+        assert f"| {title} |" in header, title
+    run = StoredRun(res.dir / res.runs[0].dir)
+    row = next(line for line in md.split("## Runs\n", 1)[1].splitlines() if line.startswith("| 1 |"))
+    for title in ("media RTT p99 (ms)", "media goodput (Mbit/s)", "TCP goodput (Mbit/s)"):
+        assert f"| {format_value(value(run, title), None)} |" in row, title

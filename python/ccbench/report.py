@@ -335,7 +335,8 @@ def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, 
         for c in RUN_COLUMNS:
             values[c.title][rec.key] = _run_value(c, stored.get(rec.key))
         progress.step(f"run {rec.key}")
-    builtin = [c for c in RUN_COLUMNS if any(v is not None for v in values[c.title].values())]
+    builtin = [c for c in RUN_COLUMNS if any(v is not None for v in values[c.title].values())
+               and (c.same_as is None or values[c.title] != values[c.same_as])]
     columns = ([a.label for a in suite.axes] + ["status"] + [c.title for c in builtin]
                + [c.title for c in suite.report.columns] + ["wall (s)"])
     rows, links, notes = [], [], []

@@ -42,6 +42,7 @@ class RunColumn:
     value: Callable[[RunData], float | None]
     format: str | None
     meaning: str
+    same_as: str | None = None  # left out where it equals this column in every run (TCP-only suites)
 
 
 def _window(run: RunData) -> tuple[float, float]:
@@ -127,9 +128,9 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
     RunColumn("goodput (Mbit/s)", window_goodput_mbps, None,
               "payload delivered by all flows from the end of the warm-up to the end of the run, over that window"),
     RunColumn("TCP goodput (Mbit/s)", lambda r: window_goodput_mbps(r, ("tcp",)), None,
-              "the same for the TCP flows only"),
+              "the same for the TCP flows only", same_as="goodput (Mbit/s)"),
     RunColumn("media goodput (Mbit/s)", lambda r: window_goodput_mbps(r, ("media",)), None,
-              "the same for the media (SCReAM) flows only"),
+              "the same for the media (SCReAM) flows only", same_as="goodput (Mbit/s)"),
     RunColumn("TCP Jain", tcp_jain, "{:.3f}",
               "Jain's fairness index of the goodputs (each over its active time) of the TCP flows active "
               "after the warm-up; — with fewer than 2"),
