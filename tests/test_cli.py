@@ -124,3 +124,13 @@ def test_ctrl_c_during_a_run_exits_130_and_writes_nothing(write_scenario, tmp_pa
     assert time.monotonic() - t0 < 5.0
     assert "interrupted" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_show_gives_no_fairness_index_for_a_single_tcp_flow(run_cli, write_scenario) -> None:
+    assert run_cli("run", write_scenario(), "-o", "one", "--no-plot", "--set", "duration=1s").exit_code == 0
+    shown = run_cli("show", "one")
+    assert "Jain's fairness index: - (fewer than 2 TCP flows" in shown.stdout
+    assert run_cli("run", write_scenario(TWO_FLOWS), "-o", "two", "--no-plot").exit_code == 0
+    a, b = (f["goodput_mbps"] for f in ccbench.load("two").summary["flows"])
+    jain = (a + b) ** 2 / (2 * (a * a + b * b))
+    assert f"Jain's fairness index of the TCP flows: {_num(jain, 3)}" in run_cli("show", "two").stdout

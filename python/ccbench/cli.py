@@ -327,7 +327,13 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
     ])
     if "jain" in summary:
-        console.print(f"Jain's fairness index: {_num(summary['jain'], 3)}")
+        from ccbench.run_metrics import tcp_jain_of
+
+        jain = tcp_jain_of(summary)
+        if jain is not None:
+            console.print(f"Jain's fairness index of the TCP flows: {_num(jain, 3)}")
+        else:
+            console.print("Jain's fairness index: - (fewer than 2 TCP flows active after the warm-up)")
     engine = summary.get("engine") or {}
     if engine:
         wall, events = engine.get("wall_s"), engine.get("events")

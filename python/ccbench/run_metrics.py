@@ -26,7 +26,8 @@ from typing import Any, Protocol
 
 import polars as pl
 
-__all__ = ["RUN_COLUMNS", "RunColumn", "counter_after_warmup", "legend", "window_goodput_mbps"]
+__all__ = ["RUN_COLUMNS", "RunColumn", "counter_after_warmup", "legend", "tcp_jain", "tcp_jain_of",
+           "window_goodput_mbps"]
 
 
 class RunData(Protocol):
@@ -93,9 +94,10 @@ def _stat(entries: Sequence[Mapping[str, Any]], field: str, stat: str) -> list[f
     return [float(v) for e in entries if isinstance(v := (e.get(field) or {}).get(stat), (int, float))]
 
 
-def _active(run: RunData, flow: Mapping[str, Any]) -> bool:
+def _active(summary: Mapping[str, Any], flow: Mapping[str, Any]) -> bool:
     """Whether a flow was active for some time after the warm-up (it started before it stopped)."""
-    warmup, duration = _window(run)
+    warmup = float(summary.get("warmup_s") or 0.0)
+    duration = float(summary.get("duration_s") or 0.0)
     start = flow.get("start_s")
     stop = flow.get("stop_s")
     start = float(start) if isinstance(start, (int, float)) else 0.0
@@ -103,17 +105,22 @@ def _active(run: RunData, flow: Mapping[str, Any]) -> bool:
     return max(start, warmup) < min(stop, duration)
 
 
-def tcp_jain(run: RunData) -> float | None:
+def tcp_jain_of(summary: Mapping[str, Any]) -> float | None:
     """Jain's index (Σx)² / (n Σx²) of the goodputs of the TCP flows active after the warm-up.
 
     None with fewer than two such flows: one flow is not "perfectly fair".
     """
-    xs = [float(f["goodput_mbps"]) for f in _of_kind(run, "tcp")
-          if isinstance(f.get("goodput_mbps"), (int, float)) and _active(run, f)]
+    xs = [float(f["goodput_mbps"]) for f in summary.get("flows", []) or []
+          if f.get("kind") == "tcp" and isinstance(f.get("goodput_mbps"), (int, float)) and _active(summary, f)]
     if len(xs) < 2:
         return None
     square = sum(x * x for x in xs)
     return None if square == 0 else sum(xs) ** 2 / (len(xs) * square)
+
+
+def tcp_jain(run: RunData) -> float | None:
+    """:func:`tcp_jain_of` a run's summary."""
+    return tcp_jain_of(run.summary)
 
 
 def _max(values: list[float]) -> float | None:
