@@ -134,3 +134,20 @@ def test_show_gives_no_fairness_index_for_a_single_tcp_flow(run_cli, write_scena
     a, b = (f["goodput_mbps"] for f in ccbench.load("two").summary["flows"])
     jain = (a + b) ** 2 / (2 * (a * a + b * b))
     assert f"Jain's fairness index of the TCP flows: {_num(jain, 3)}" in run_cli("show", "two").stdout
+
+
+def test_a_skipped_test_fails_the_session(tmp_path) -> None:
+    """make test runs nothing conditionally: the conftest hook turns any skip into a failed session."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copy(Path(__file__).with_name("conftest.py"), tmp_path / "conftest.py")
+    (tmp_path / "test_skips.py").write_text("import pytest\n\ndef test_x():\n    pytest.skip('no tool')\n")
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)]
+    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "nothing may skip" in done.stdout, done.stdout
+    allowed = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "CCBENCH_ALLOW_SKIPS": "1"})
+    assert allowed.returncode == 0, allowed.stdout
