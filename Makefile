@@ -3,8 +3,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
+# What the tests need beyond PYDEPS: flent itself, for the flent-compatibility check (tests/flent_check.py).
+TESTDEPS := flent==2.3.0
 
-.PHONY: help setup build run test test-rust test-py bench clean
+.PHONY: help setup build run test test-rust test-py test-tools bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -28,7 +30,22 @@ test: test-rust test-py  ## every Rust and Python test
 test-rust:  ## Rust unit, property and fidelity tests
 	cargo test -p ccbench-core
 
-test-py: build  ## Python tests (CLI, API, errors)
+$(VENV)/.test-deps: $(VENV)/.deps Makefile
+	$(PIP) install -q $(TESTDEPS)
+	touch $@
+
+test-tools:  ## tshark for the pcap tests: installed from Debian's packages when root
+	@command -v tshark >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing tshark (pcap tests)"; \
+	    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; \
+	  else \
+	    echo "the pcap tests need tshark: sudo apt-get install -y tshark (or your system's package)" >&2; exit 1; \
+	  fi; }
+
+test-py: build $(VENV)/.test-deps test-tools  ## Python tests (CLI, API, errors, flent, pcap); none may skip
 	$(PY) -m pytest -q
 
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md

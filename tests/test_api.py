@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 import ccbench
 from ccbench.api import overrides, toml_value
 from ccbench.results import SCHEMA
-from conftest import TINY
+from conftest import TINY, TWO_FLOWS
 
 BASE_RTT_MS = 20.0  # 10 ms out on "bottleneck" + 10 ms back on "ret"
 
@@ -174,11 +174,16 @@ def test_load_refuses_an_unfinished_directory(tmp_path: Path) -> None:
         ccbench.load(tmp_path)
 
 
-def test_plot_has_three_panels_and_writes_png(tiny_result: ccbench.Result, tmp_path: Path) -> None:
+def test_plot_has_four_panels_and_writes_png(tiny_result: ccbench.Result, tmp_path: Path) -> None:
     fig = tiny_result.plot(tmp_path / "p.png")
     assert isinstance(fig, Figure)
-    tput, rtt, queue = fig.axes
+    tput, cwnd, rtt, queue = fig.axes
     assert "Mbit/s" in tput.get_ylabel() and "ms" in rtt.get_ylabel() and "ms" in queue.get_ylabel()
+    assert cwnd.get_ylabel() == "cwnd (packets)"
+    series = tiny_result.tables["flow_series"]
+    for i, line in enumerate(cwnd.get_lines()):  # the recorded window of each flow, as recorded
+        rows = series.filter(pl.col("flow") == i).sort("time_s")
+        assert list(line.get_ydata()) == rows["cwnd_pkts"].to_list()
     assert {"f1", "f2"} <= {t.get_text() for t in tput.get_legend().get_texts()}
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -187,7 +192,7 @@ def test_plot_copes_with_empty_tables(tiny_result: ccbench.Result) -> None:
     empty = ccbench.Result(tiny_result.summary_json, tiny_result.scenario_toml, {})
     fig = empty.plot()
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert texts.count("no samples") == 3
+    assert texts.count("no samples") == 4
 
 
 def test_plot_bins_a_million_sojourn_samples(tiny_result: ccbench.Result) -> None:
@@ -201,8 +206,19 @@ def test_plot_bins_a_million_sojourn_samples(tiny_result: ccbench.Result) -> Non
     })
     tables = {**tiny_result.tables, "sojourn": sojourn}
     big = ccbench.Result(tiny_result.summary_json, tiny_result.scenario_toml, tables)
-    queue = big.plot().axes[2]
+    queue = big.plot().axes[3]
     assert max(len(line.get_xdata()) for line in queue.get_lines()) <= 2.0 / 0.1 + 1
+
+
+def test_plot_legend_stays_readable_with_fifty_flows() -> None:
+    many = TINY.replace('cc = "cubic"', 'cc = "cubic"\ncount = 50').replace('"10Mbit"', '"100Mbit"')
+    fig = ccbench.run(many, set=['duration="1s"']).plot()
+    tput, cwnd = fig.axes[:2]
+    assert len(tput.get_lines()) == 50 and len(cwnd.get_lines()) == 50
+    assert [t.get_text() for t in tput.get_legend().get_texts()] == ["f1 (50 flows)"]
+    assert {line.get_color() for line in tput.get_lines()} == {tput.get_lines()[0].get_color()}  # one group color
+    rtt_legend = [t.get_text() for t in fig.axes[2].get_legend().get_texts()]
+    assert rtt_legend == ["f1 (50 flows)", "ping (probe)"]
 
 
 def test_scenario_error_survives_pickling() -> None:
@@ -246,3 +262,56 @@ def test_media_flow_results(tmp_path: Path) -> None:
     r.save(tmp_path / "run")
     back = ccbench.load(tmp_path / "run")
     assert back.tables["media_series"].equals(r.tables["media_series"])
+
+
+def test_result_shows_inline_in_jupyter(tiny_result) -> None:
+    page = tiny_result._repr_html_()
+    for flow in tiny_result.summary["flows"]:
+        assert f"<td>{flow['id']}</td>" in page and f"<td>{flow['goodput_mbps']:.4g}</td>" in page
+    for link in tiny_result.summary["links"]:
+        assert f"<td>{link['id']}</td>" in page
+    assert "<b>probes</b>" in page and 'src="data:image/png;base64,' in page
+
+
+def test_a_path_with_an_equals_sign_is_a_path(tmp_path) -> None:
+    missing = tmp_path / "runs" / "rate=10Mbit-abc" / "scenario.toml"
+    with pytest.raises(FileNotFoundError):
+        ccbench.validate(str(missing))
+    with pytest.raises(FileNotFoundError):
+        ccbench.validate("rate=10Mbit.toml")
+    missing.parent.mkdir(parents=True)
+    missing.write_text(TINY)
+    assert 'name = "tiny"' in ccbench.validate(str(missing))
+    with pytest.raises(ccbench.ScenarioError):  # one line of TOML is still TOML text
+        ccbench.validate('duration = "1s"')
+
+
+def test_sweep_returns_a_tidy_frame_that_load_suite_reads_back(tmp_path) -> None:
+    import polars as pl
+
+    df = ccbench.sweep(TWO_FLOWS, axes={"links.bottleneck.rate": ["5Mbit", "10Mbit"]}, seeds=2, jobs=1,
+                       out=tmp_path, set=['duration="1s"'], progress=False, report=False)
+    assert df.height == 2 * 2 * 2  # rate x seed x flow
+    assert {"rate", "seed", "run", "status", "flow", "kind", "goodput_mbps", "rtt_p99_ms"} <= set(df.columns)
+    assert sorted(df["status"].unique()) == ["ok"]
+    assert sorted(df["rate"].unique()) == ["10Mbit", "5Mbit"] and sorted(df["seed"].unique()) == [1, 2]
+    root = tmp_path / "tiny-sweep"
+    for row in df.iter_rows(named=True):
+        summary = ccbench.load(root / "runs" / row["run"]).summary
+        flow = next(f for f in summary["flows"] if f["id"] == row["flow"])
+        assert (summary["seed"], flow["goodput_mbps"]) == (row["seed"], row["goodput_mbps"])
+    # the faster link carries more
+    by_rate = df.group_by("rate").agg(pl.col("goodput_mbps").sum())
+    got = dict(by_rate.iter_rows())
+    assert got["10Mbit"] > got["5Mbit"]
+    back = ccbench.load_suite(root)
+    assert back.equals(df)
+
+
+def test_load_suite_keeps_a_failed_run_as_a_row_with_its_error(tmp_path) -> None:
+    df = ccbench.sweep(TWO_FLOWS, axes={"links.bottleneck.rate": ["5Mbit", "7MB"]}, jobs=1, out=tmp_path,
+                       set=['duration="0.5s"'], progress=False, report=False)
+    failed = df.filter(df["status"] == "failed")
+    assert failed.height == 1 and failed["rate"][0] == "7MB" and failed["flow"][0] is None
+    assert 'unknown rate unit "mb"' in failed["error"][0]
+    assert df.filter(df["status"] == "ok").height == 2  # f1 and f2 of the 5Mbit run

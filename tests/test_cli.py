@@ -82,3 +82,72 @@ def test_python_dash_m_runs_the_cli(run_module) -> None:
     assert "Usage: ccbench" in proc.stdout
     for command in ("run", "show", "validate"):
         assert command in proc.stdout
+
+
+def test_run_into_a_parent_directory_with_a_trailing_slash(run_cli, write_scenario) -> None:
+    """`-o out/` (as the README has it after `make run` made out/) writes out/<file stem>, beside what is there."""
+    Path("out/some-suite").mkdir(parents=True)
+    result = run_cli("run", write_scenario(), "-o", "out/", "--no-plot", "--set", "duration=1s")
+    assert result.exit_code == 0, result.stderr
+    assert Path("out/tiny/summary.json").is_file() and Path("out/some-suite").is_dir()
+    assert "wrote out/tiny" in result.stdout
+
+
+def test_run_refuses_a_foreign_directory_before_simulating_and_says_what_works(run_cli, write_scenario) -> None:
+    Path("out/some-suite").mkdir(parents=True)
+    result = run_cli("run", write_scenario(), "-o", "out", "--no-plot")
+    assert result.exit_code == 2
+    assert "out: exists and is not a ccbench result directory" in result.stderr and "-o out/" in result.stderr
+    assert sorted(p.name for p in Path("out").iterdir()) == ["some-suite"]
+
+
+def test_show_of_a_parent_directory_names_what_it_holds(run_cli, write_scenario) -> None:
+    assert run_cli("run", write_scenario(), "-o", "out/", "--no-plot", "--set", "duration=1s").exit_code == 0
+    shown = run_cli("show", "out")
+    assert shown.exit_code == 2 and "it holds: tiny" in shown.stderr and "ccbench show out/tiny" in shown.stderr
+
+
+def test_ctrl_c_during_a_run_exits_130_and_writes_nothing(write_scenario, tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    scenario = write_scenario(TWO_FLOWS.replace('duration = "2s"', 'duration = "100000s"'))
+    proc = subprocess.Popen([sys.executable, "-m", "ccbench", "run", str(scenario), "-o", "out", "--no-plot"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - t0 < 5.0
+    assert "interrupted" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_show_gives_no_fairness_index_for_a_single_tcp_flow(run_cli, write_scenario) -> None:
+    assert run_cli("run", write_scenario(), "-o", "one", "--no-plot", "--set", "duration=1s").exit_code == 0
+    shown = run_cli("show", "one")
+    assert "Jain's fairness index: - (fewer than 2 TCP flows" in shown.stdout
+    assert run_cli("run", write_scenario(TWO_FLOWS), "-o", "two", "--no-plot").exit_code == 0
+    a, b = (f["goodput_mbps"] for f in ccbench.load("two").summary["flows"])
+    jain = (a + b) ** 2 / (2 * (a * a + b * b))
+    assert f"Jain's fairness index of the TCP flows: {_num(jain, 3)}" in run_cli("show", "two").stdout
+
+
+def test_a_skipped_test_fails_the_session(tmp_path) -> None:
+    """make test runs nothing conditionally: the conftest hook turns any skip into a failed session."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copy(Path(__file__).with_name("conftest.py"), tmp_path / "conftest.py")
+    (tmp_path / "test_skips.py").write_text("import pytest\n\ndef test_x():\n    pytest.skip('no tool')\n")
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)]
+    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "nothing may skip" in done.stdout, done.stdout
+    allowed = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "CCBENCH_ALLOW_SKIPS": "1"})
+    assert allowed.returncode == 0, allowed.stdout

@@ -1,8 +1,8 @@
 """flent export: the file's structure, and flent 2.3.0 itself opening and drawing it.
 
-The flent checks run shared/tools/check_flent_file.sh (beside the repository,
-as CI lays it out) with flent 2.3.0 from a virtualenv that the ``flent_venv``
-fixture creates once under ``<repo>/.venv-flent/`` and reuses afterwards.
+The flent checks run the project's own checker, tests/flent_check.py, with
+flent 2.3.0 installed in the test venv (``make test`` installs it): flent's
+command line and its Python API must open the file and draw each plot.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ import ccbench
 from ccbench import flent
 
 REPO = Path(__file__).resolve().parents[1]
-CHECKER = REPO.parent / "shared" / "tools" / "check_flent_file.sh"
-FLENT_VENV = REPO / ".venv-flent"
+CHECKER = REPO / "tests" / "flent_check.py"
 FLENT_PIN = "2.3.0"
 
 LINKS = """\
@@ -91,35 +90,27 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
 
 @pytest.fixture(scope="session")
 def flent_venv() -> Path:
-    """A virtualenv with flent 2.3.0 and matplotlib, created once under <repo>/.venv-flent/."""
-    py = FLENT_VENV / "bin" / "python"
-    probe = [str(py), "-c", "import importlib.metadata as m, matplotlib; print(m.version('flent'))"]
-    if py.exists() and (FLENT_VENV / "bin" / "flent").exists():
-        found = subprocess.run(probe, capture_output=True, text=True)
-        if found.returncode == 0 and found.stdout.strip() == FLENT_PIN:
-            return FLENT_VENV
-    steps = [
-        [sys.executable, "-m", "venv", "--clear", str(FLENT_VENV)],
-        [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         f"flent=={FLENT_PIN}", "matplotlib"],
-    ]
-    for cmd in steps:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            pytest.fail(f"creating the flent venv failed: {' '.join(cmd)}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    return FLENT_VENV
+    """The environment of this interpreter, which must hold flent 2.3.0 (``make test`` installs it)."""
+    import importlib.metadata
+
+    try:
+        found = importlib.metadata.version("flent")
+    except importlib.metadata.PackageNotFoundError:
+        found = None
+    if found != FLENT_PIN:
+        pytest.fail(f"the flent tests need flent {FLENT_PIN} in this venv (found {found}): "
+                    f"{sys.executable} -m pip install flent=={FLENT_PIN}  (make test does it)")
+    return Path(sys.prefix)
 
 
 def check_with_flent(venv: Path, path: Path, *plots: str) -> str:
-    """Run shared/tools/check_flent_file.sh on ``path``; return its output (stdout then stderr)."""
-    if not CHECKER.is_file():
-        pytest.skip(f"flent checker not found at {CHECKER} (shared/ is expected beside the repository)")
-    done = subprocess.run(["bash", str(CHECKER), str(path), *plots], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "FLENT_VENV": str(venv), "MPLBACKEND": "Agg"})
+    """Run the project's flent check (tests/flent_check.py) on ``path``; return its output."""
+    done = subprocess.run([str(venv / "bin" / "python"), str(CHECKER), str(path), *plots], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "MPLBACKEND": "Agg"})
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     for plot in plots:
-        assert f"-p {plot} -> " in out, out
+        assert f"-p {plot}" in out, out
     assert out.count("OK: ") == len(plots), out
     return out
 
@@ -333,3 +324,19 @@ def test_cli_export_flent(run_cli, run_dir) -> None:
     refused = run_cli("export", "flent", run, "--test", "tcp_1up")
     assert refused.exit_code == 2
     assert "needs exactly 1 TCP flow" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_the_flent_check_fails_a_broken_file(run_dir, flent_venv, tmp_path) -> None:
+    """The checker is not a rubber stamp: a short results series and an unknown test name are refused."""
+    written = flent.export(run_dir(ONE_UP), tmp_path / "good.flent.gz")
+    doc = read(written.path)
+    doc["results"]["TCP upload"] = doc["results"]["TCP upload"][:-3]
+    doc["metadata"]["NAME"] = "no_such_test"
+    bad = tmp_path / "bad.flent.gz"
+    with gzip.open(bad, "wt", encoding="utf-8") as f:
+        json.dump(doc, f)
+    done = subprocess.run([str(flent_venv / "bin" / "python"), str(CHECKER), str(bad), "totals"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "results['TCP upload'] has" in done.stdout and "names no flent test" in done.stdout
+    assert "OK: " not in done.stdout

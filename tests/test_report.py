@@ -8,12 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
 import ccbench
 from ccbench import plot_suite, sweep
 from ccbench.report import StoredRun, build, render
+from ccbench.run_metrics import window_goodput_mbps
 from ccbench.sweep import SweepInterrupted, run_suite
 from conftest import TWO_FLOWS
 
@@ -165,7 +167,7 @@ def test_html_report_is_self_contained(swept: Path) -> None:
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "<script" not in page and "http://" not in page and "https://" not in page
     images = re.findall(r'<img [^>]*src="([^"]*)"', page)
-    assert len(images) == len(plot_suite.PLOTS)
+    assert len(images) == len(plot_suite.PLOTS) + 1  # and seed_box: the suite has a seed axis of 2 values
     assert all(src.startswith("data:image/png;base64,") for src in images)
     for href in re.findall(r'href="([^"]*)"', page):
         assert (swept / href.replace("&amp;", "&")).exists(), href  # everything linked is beside it
@@ -245,3 +247,197 @@ def test_explicit_columns_evaluate_each_expression_on_the_same_run(swept: Path) 
         flows = {f["id"]: f for f in runs[(rate, 1)][1]["flows"]}
         assert f"| {label} | {flows['f1']['goodput_mbps']:.3f} | {flows['f2']['goodput_mbps']:.3f} |" in table
     assert "| fair share | 1.500 | — |" in table
+
+
+def test_runs_table_says_what_each_column_is(swept: Path) -> None:
+    md = (swept / "report.md").read_text()
+    page = (swept / "report.html").read_text()
+    runs = _section(md, "Runs")
+    header = next(line for line in runs.splitlines() if line.startswith("|"))
+    for title in ("goodput (Mbit/s)", "TCP Jain", "TCP RTT p99 (ms)", "drops"):
+        assert f"| {title} |" in header
+        assert f"- {title}: " in runs  # the legend under the table
+        assert f"<li>{title}: " in page
+    assert "media" not in header  # no media flow in any run: no media columns
+    assert "TCP goodput" not in header  # every flow is TCP: it would repeat the goodput column
+
+
+def test_show_prints_a_suite_directory_s_tables(swept: Path, run_cli) -> None:
+    shown = run_cli("show", swept)
+    assert shown.exit_code == 0, shown.stderr
+    md = (swept / "report.md").read_text()
+    assert "Goodput of f1" in shown.stdout and "Runs" in shown.stdout
+    row = [line for line in _section(md, "Goodput of f1").splitlines() if line.startswith("|")][2]  # 1st data row
+    for cell in [c.strip() for c in row.strip("|").split("|")][1:]:
+        assert cell in shown.stdout
+    assert "TCP Jain: Jain's fairness index" in shown.stdout
+
+
+def test_goodput_cdf_steps_through_each_run_s_flow_goodputs(swept: Path) -> None:
+    runs = [(key, StoredRun(swept / "runs" / key)) for key, _ in _runs(swept).values()]
+    ax = plot_suite.goodput_cdf(runs).axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("goodput per flow (Mbit/s)", "fraction of flows")
+    assert len(ax.get_lines()) == len(runs)
+    for line, (_, run) in zip(ax.get_lines(), runs):
+        goodputs = sorted(f["goodput_mbps"] for f in run.summary["flows"])
+        assert list(line.get_xdata())[1:] == goodputs
+        assert list(line.get_ydata()) == [i / len(goodputs) for i in range(len(goodputs) + 1)]
+    assert (swept / "plots" / "goodput_cdf.png").is_file()
+
+
+def test_delay_cdf_lines_are_the_samples_quantiles(swept: Path) -> None:
+    """The vectorised CDF equals Polars' linear quantile at each probability (what it replaced)."""
+    runs = [(key, StoredRun(swept / "runs" / key)) for key, _ in _runs(swept).values()]
+    rtt_ax = plot_suite.delay_cdf(runs).axes[1]
+    for line, (_, run) in zip(rtt_ax.get_lines(), runs):
+        probes = run.table("probes")
+        samples = probes.filter(pl.col("time_s") >= float(run.summary.get("warmup_s") or 0))["rtt_ms"]
+        xs, ps = line.get_xdata(), line.get_ydata()
+        assert len(xs) == 201
+        for x, p in list(zip(xs, ps))[::20]:
+            assert x == pytest.approx(samples.quantile(float(p), interpolation="linear"), rel=1e-12)
+
+
+def test_totals_are_delivered_over_one_window(swept: Path) -> None:
+    runs = [(key, StoredRun(swept / "runs" / key)) for key, _ in _runs(swept).values()]
+    tput = plot_suite.totals(runs).axes[0]
+    heights = [p.get_height() for p in tput.patches]  # one kind (cubic): one bar per run
+    for h, (_, run) in zip(heights, runs):
+        assert h == pytest.approx(window_goodput_mbps(run))
+        assert h <= float(run.summary["links"][0]["rate_mbps"])
+
+
+class _Steps:
+    def __init__(self, stop_at: int | None = None) -> None:
+        self.total: int | None = None
+        self.steps: list[str] = []
+        self.stop_at = stop_at
+
+    def start(self, total: int) -> None:
+        self.total = total
+
+    def step(self, what: str) -> None:
+        self.steps.append(what)
+        if self.stop_at is not None and len(self.steps) == self.stop_at:
+            raise KeyboardInterrupt
+
+
+def test_rendering_reports_progress_per_run_and_plot(swept: Path) -> None:
+    steps = _Steps()
+    render(swept, progress=steps)
+    runs = json.loads((swept / "suite.json").read_text())["runs"]
+    plots = sorted(p.stem for p in (swept / "plots").glob("*.png"))
+    assert steps.total == len(steps.steps) == len(runs) + len(plots)
+    assert [s for s in steps.steps if s.startswith("run ")] == [f"run {r['key']}" for r in runs]
+    assert sorted(s.removeprefix("plot ") for s in steps.steps if s.startswith("plot ")) == plots
+
+
+def test_ctrl_c_while_rendering_stops_at_once_and_changes_nothing(swept: Path, run_cli, monkeypatch) -> None:
+    before = {name: (swept / name).read_bytes() for name in ("report.md", "report.html")}
+    plots = {p.name: p.read_bytes() for p in (swept / "plots").iterdir()}
+    steps = _Steps(stop_at=len(json.loads((swept / "suite.json").read_text())["runs"]) + 1)  # after the 1st plot
+    with pytest.raises(KeyboardInterrupt):
+        render(swept, progress=steps)
+    assert len(steps.steps) == steps.stop_at  # nothing after the interrupt
+    assert {name: (swept / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in (swept / "plots").iterdir()) == sorted(plots)  # no temporary files left
+
+    from ccbench import report
+
+    def interrupted(*args: Any, **kw: Any) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "render", interrupted)
+    result = run_cli("report", swept)
+    assert result.exit_code == 130 and "interrupted" in result.stderr
+
+
+# The "seed" axis here also changes the rate (4/6/8 Mbit/s), so the seeds' values differ and the
+# aggregation's arithmetic shows; seeds alone change nothing in this scenario.
+SEEDED = """\
+name = "seeded"
+base = "two.toml"
+set = ['duration="1s"']
+
+[[axes]]
+name = "qdisc"
+values = ["fq_codel", "pfifo"]
+set = ['links.bottleneck.qdisc={ kind = "{value}" }']
+
+[[axes]]
+name = "seed"
+values = [1, 2, 3]
+set = ["seed={value}", 'links.bottleneck.rate="{value}Mbit"']
+format = "seed {value}"
+
+[report]
+plots = []
+suite_plots = []
+
+[[report.tables]]
+title = "Goodput of f1"
+rows = "qdisc"
+cell = 'goodput_mbps(flow="f1")'
+format = "{:.3f}"
+
+[[report.tables]]
+title = "Per seed"
+rows = "qdisc"
+cols = "seed"
+cell = 'goodput_mbps(flow="f1")'
+format = "{:.3f}"
+"""
+
+
+def test_tables_aggregate_over_seeds_with_mean_and_95_percent_interval(write_suite, tmp_path: Path) -> None:
+    from ccbench.report import mean_ci95, t95
+
+    res = run_suite(write_suite(SEEDED), tmp_path / "out", jobs=1, progress=False)
+    md = (res.dir / "report.md").read_text()
+    table = _section(md, "Goodput of f1 (mean ± 95 % interval over 3 seeds)")
+    for qdisc in ("fq_codel", "pfifo"):
+        values = []
+        for rec in res.runs:
+            if rec.values["qdisc"] == qdisc:
+                flows = ccbench.load(res.dir / rec.dir).summary["flows"]
+                values.append(next(f["goodput_mbps"] for f in flows if f["id"] == "f1"))
+        assert len(values) == 3 and len(set(values)) == 3
+        mean = sum(values) / 3
+        sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
+        assert mean_ci95(values) == pytest.approx((mean, 4.303 * sd / 3 ** 0.5))
+        assert f"| {qdisc} | {mean:.3f} ± {4.303 * sd / 3 ** 0.5:.3f} |" in table
+    assert "Per seed" in md and "| qdisc \\ seed | seed 1 | seed 2 | seed 3 |" in md  # shown seeds stay apart
+    assert t95(1) == 12.706 and t95(30) == 2.042 and t95(10_000) == 1.96
+    assert (res.dir / "plots" / "seed_box.png").is_file() and "Across seeds" in md
+
+
+def test_seed_box_has_a_box_per_configuration_over_its_seeds(write_suite, tmp_path: Path) -> None:
+    from ccbench.report import _seed_groups
+    from ccbench.run_metrics import window_goodput_mbps
+    from ccbench.suite import load_suite as read_suite
+
+    res = run_suite(write_suite(SEEDED), tmp_path / "out", jobs=1, progress=False, report=False)
+    suite = read_suite(tmp_path / "suite.toml")
+    stored = {r.key: StoredRun(res.dir / r.dir) for r in res.runs}
+    groups = _seed_groups(suite, res.runs, stored)
+    assert [(label, len(runs)) for label, runs in groups] == [("fq_codel", 3), ("pfifo", 3)]
+    tput = plot_suite.seed_box(groups).axes[0]
+    dots = [line for line in tput.get_lines() if line.get_linestyle() == "None"]
+    for dot, (_, runs) in zip(dots, groups):
+        assert sorted(dot.get_ydata()) == sorted(window_goodput_mbps(r) for r in runs)
+
+
+def test_seeds_key_adds_a_seed_axis(write_suite, tmp_path: Path) -> None:
+    from ccbench.suite import SuiteError, load_suite as read_suite
+
+    text = ('name = "seeded"\nbase = "two.toml"\nseeds = 3\n\n[[axes]]\nname = "qdisc"\n'
+            'values = ["fq_codel", "pfifo"]\nkey = "links.bottleneck.qdisc.kind"\n')
+    suite = read_suite(write_suite(text))
+    plan = suite.plan()
+    assert [p.values for p in plan][:3] == [{"qdisc": "fq_codel", "seed": s} for s in (1, 2, 3)]
+    assert all(f"seed={p.values['seed']}" in [o.text for o in p.overrides] for p in plan)
+    assert "\nseed = 3\n" in plan[2].scenario
+    for bad, message in (("seeds = 0", "0 seeds: allowed 1 to 10000"), ("seeds = true", "expected a number"),
+                         ("seeds = [1, 1]", "duplicate seed")):
+        with pytest.raises(SuiteError, match=message):
+            read_suite(write_suite(text.replace("seeds = 3", bad)))

@@ -251,7 +251,7 @@ def test_cli_reports_suite_errors_without_traceback(run_cli, tmp_path: Path) -> 
     (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
     result = run_cli("suite", "run", "s.toml", "--dry-run")
     assert result.exit_code == 2
-    assert result.stderr.strip() == "s.toml:2:1: foo: unknown key (allowed: name, description, base, set, axes, report)"
+    assert result.stderr.strip() == "s.toml:2:1: foo: unknown key (allowed: name, description, base, set, axes, seeds, report)"
     unknown = run_cli("suite", "run", "no-such-suite")
     assert unknown.exit_code == 2 and "rtt-fairness" in unknown.stderr and "Traceback" not in unknown.stderr
 

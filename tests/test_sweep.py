@@ -262,3 +262,102 @@ def test_cli_dask_local_starts_a_local_cluster(write_suite, run_cli) -> None:
 def test_resume_command_quotes_what_it_must() -> None:
     assert resume_command("my suite.toml", "res", jobs=2, overrides=['duration="5s"']) == (
         "ccbench suite run 'my suite.toml' --resume -o res -j 2 --set 'duration=\"5s\"'")
+
+
+def test_the_progress_bar_counts_every_failed_run(write_suite, tmp_path: Path) -> None:
+    """Runs that fail before running (overrides the scenario rejects) count in the bar as in the summary."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, color_system=None, width=200)
+    suite = write_suite(SWEEP.replace('["5Mbit", "10Mbit"]', '["5Mbit", "7MB"]'))
+    res = run_suite(suite, tmp_path / "out", jobs=1, progress=True, report=False, console=console)
+    assert res.failed == 2
+    counts = [int(n) for n in re.findall(r"(\d+) failed", buf.getvalue())]
+    assert counts and counts[-1] == res.failed and min(counts) == 2  # from the start, not only at the end
+    assert buf.getvalue().count("failed: sweep") == 0 or "rate=7MB" in buf.getvalue()
+
+
+def test_two_sweeps_started_at_once_never_both_get_the_directory(tmp_path: Path) -> None:
+    """The lock is an OS lock (flock): of two takers at the same instant exactly one wins, every time."""
+    import threading
+
+    from ccbench.errors import CcbenchError
+
+    root = tmp_path / "suite"
+    root.mkdir()
+    for _ in range(50):
+        barrier = threading.Barrier(2)
+        got: list[bool] = []
+
+        def take() -> None:
+            barrier.wait()
+            try:
+                with sweep._locked(root):
+                    got.append(True)
+                    time.sleep(0.02)
+            except CcbenchError as e:
+                assert "another sweep" in str(e)
+                got.append(False)
+
+        threads = [threading.Thread(target=take) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(got) == [False, True]
+    with sweep._locked(root):  # released after each sweep: it can be taken again
+        pass
+
+
+def test_a_killed_sweep_leaves_no_lock_behind(tmp_path: Path) -> None:
+    root = tmp_path / "suite"
+    root.mkdir()
+    code = ("import sys, time; from pathlib import Path; from ccbench import sweep\n"
+            f"with sweep._locked(Path({str(root)!r})):\n    print('held', flush=True); time.sleep(60)\n")
+    from ccbench.errors import CcbenchError
+
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        with pytest.raises(CcbenchError, match=f"process {proc.pid}"):
+            with sweep._locked(root):
+                pass
+        proc.kill()
+    with sweep._locked(root):
+        pass
+
+
+def test_dry_run_states_the_size_at_once_and_with_resume_which_runs_are_reused(write_suite, tmp_path: Path,
+                                                                                run_cli) -> None:
+    suite = write_suite()
+    first = run_suite(suite, tmp_path / "out", jobs=1, progress=False, report=False)
+    done = first.runs[0]
+    import shutil
+
+    for rec in first.runs[1:]:
+        shutil.rmtree(first.dir / rec.dir)
+    result = run_cli("suite", "run", suite, "--dry-run", "--resume", "-o", "out")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines()[0] == "sweep: 4 runs (2 rate x 2 seed)"
+    lines = dict(line.split("\t")[:2] for line in result.stdout.splitlines())
+    assert lines == {r.key: ("reused" if r.key == done.key else "to run") for r in first.runs}
+    assert "--resume reuses 1 of 4 runs" in result.stderr
+
+
+def test_dry_run_of_a_huge_suite_prints_its_size_before_resolving_anything(write_suite, tmp_path: Path) -> None:
+    values = ", ".join(str(i) for i in range(1000))
+    suite = write_suite(SWEEP + f'\n[[axes]]\nname = "a"\nvalues = [{values}]\nkey = "seed"\n'
+                                f'\n[[axes]]\nname = "b"\nvalues = [{values}]\nkey = "seed"\n')
+    t0 = time.monotonic()
+    with subprocess.Popen([sys.executable, "-m", "ccbench", "suite", "run", str(suite), "--dry-run"],
+                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stderr is not None and proc.stdout is not None
+        first = proc.stderr.readline()
+        assert first.startswith("sweep: 4,000,000 runs (2 rate x 2 seed x 1000 a x 1000 b)"), first
+        line = proc.stdout.readline()
+        assert line.startswith("rate=5Mbit,seed=1,a=0,b=0-"), line  # streams: no list of 4 million first
+        assert time.monotonic() - t0 < 20
+        proc.kill()

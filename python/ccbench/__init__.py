@@ -7,19 +7,35 @@ Example::
     res.flows.select("id", "goodput_mbps", "rtt_p99_ms")   # Polars DataFrame
     res.save("results/scenario")                           # scenario.toml, summary.json, *.parquet, plot
     ccbench.load("results/scenario").summary["jain"]
+    df = ccbench.sweep("scenario.toml", axes={"links.0.rate": ["10Mbit", "50Mbit"]}, seeds=3)
+    df = ccbench.load_suite("results/scenario-sweep")     # one row per run x flow
 
 The simulator is the native module ``ccbench._core``; this package reads
 scenarios, turns its columns into Polars tables, and writes, plots and shows
 results.
 """
 
-from ccbench import errors
+import types
+from typing import Any
+
+from ccbench import errors, frame as _frame, sweep
 from ccbench._core import version as _native_version
 from ccbench.api import run, validate
 from ccbench.errors import CcbenchError, ScenarioError, SimulationError
+from ccbench.frame import load_suite
 from ccbench.results import Result, load
 
 __version__: str = _native_version()
+
+
+class _CallableModule(types.ModuleType):
+    """``ccbench.sweep`` is both the module of sweeps and, called, :func:`ccbench.frame.sweep`."""
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        return _frame.sweep(*args, **kw)
+
+
+sweep.__class__ = _CallableModule
 
 __all__ = [
     "CcbenchError",
@@ -29,6 +45,8 @@ __all__ = [
     "__version__",
     "errors",
     "load",
+    "load_suite",
     "run",
+    "sweep",
     "validate",
 ]

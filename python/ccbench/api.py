@@ -18,6 +18,7 @@ They are applied in that order, so a later one wins.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -58,9 +59,12 @@ def validate(scenario: Source, *, seed: int | None = None, set: Iterable[str] | 
 def read_source(scenario: Source) -> tuple[str, str | None]:
     """(TOML text, file name for messages) of a path or of TOML text.
 
-    A one-line string without ``=`` is taken as a path even if no such file
-    exists, so a typo in a file name says "no such file" rather than failing
-    to parse as TOML.
+    A string is TOML text only if it has a line break, or is one line that
+    reads as ``key = value`` and names no file (no ``/``, not ending in
+    ``.toml``). Anything else is a path even if no such file exists, so a
+    typo in a file name — also one with ``=`` in it, such as a sweep's
+    ``runs/rate=10Mbit-…/scenario.toml`` — says "no such file" rather than
+    failing to parse as TOML.
     """
     if isinstance(scenario, str) and not _looks_like_path(scenario):
         return scenario, None
@@ -76,7 +80,12 @@ def read_source(scenario: Source) -> tuple[str, str | None]:
 
 
 def _looks_like_path(s: str) -> bool:
-    return os.path.isfile(s) or (bool(s.strip()) and "\n" not in s and "=" not in s)
+    if os.path.isfile(s):
+        return True
+    if "\n" in s or not s.strip():
+        return False
+    one_line_toml = re.match(r'\s*[A-Za-z0-9_."\'-]+\s*=', s) is not None
+    return not one_line_toml or "/" in s or os.sep in s or s.rstrip().endswith(".toml")
 
 
 def overrides(set: Iterable[str] | None, kw: Mapping[str, Any], seed: int | None = None) -> list[str]:

@@ -69,34 +69,76 @@ def cli() -> None:
 
 @cli.command()
 @_scenario_argument
-@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Result directory to write (replaced if it holds a result).  [default: results/SCENARIO-NAME]")
+@click.option("-o", "--out", type=click.Path(),  # str: a trailing "/" means a parent directory
+              help="Result directory to write (replaced if it holds a result); ending in '/' it is a parent: "
+                   "the result goes to OUT/SCENARIO-FILE-STEM.  [default: results/SCENARIO-FILE-STEM]")
 @_set_option
 @click.option("--seed", type=int, help="Random seed (same as --set seed=N).")
 @click.option("--no-plot", is_flag=True, help="Skip timeseries.png.")
 @click.option("--pcap", "pcap_links", multiple=True, metavar="LINK",
               help="Capture LINK's packets into OUT/LINK.pcap (repeatable; sets metrics.capture).")
-def run(scenario: Path, out: Path | None, overrides: Sequence[str], seed: int | None, no_plot: bool,
+def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | None, no_plot: bool,
         pcap_links: Sequence[str]) -> None:
-    """Simulate SCENARIO and write its result directory."""
+    """Simulate SCENARIO and write its result directory.
+
+    Exits 130 if interrupted (Ctrl-C); nothing is written then.
+    """
     from ccbench.api import toml_value
     from ccbench.pcap import write_pcap
 
+    target = run_dir(out, scenario)
     links = list(dict.fromkeys(pcap_links))  # each once, in order
     capture = [f"metrics.capture={toml_value(links)}"] if links else []
-    result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture])
-    out = result.save(out or Path("results") / scenario.stem, plot=not no_plot)
-    for link in links:
-        write_pcap(result, out / f"{link}.pcap", link)
+    try:
+        result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture])
+        target = result.save(target, plot=not no_plot)
+        for link in links:
+            write_pcap(result, target / f"{link}.pcap", link)
+    except KeyboardInterrupt:
+        _fail("interrupted", INTERRUPTED)
     console = _console()
     print_summary(console, result.summary)
-    console.print(f"wrote {out}")
+    console.print(f"wrote {target}")
+
+
+INTERRUPTED = 130
+
+
+def run_dir(out: str | None, scenario: Path) -> Path:
+    """Where ``ccbench run`` writes: OUT, OUT/<stem> for OUT ending in "/", results/<stem> by default.
+
+    Refuses, before anything runs, a target that exists and is not a result
+    directory (no user data is replaced), with the command that would work.
+    """
+    from ccbench.results import _replaceable
+
+    if out is None:
+        target = Path("results") / scenario.stem
+    elif out.endswith(("/", os.sep)):
+        target = Path(out) / scenario.stem
+    else:
+        target = Path(out)
+    if target.exists() and not _replaceable(target):
+        hint = f"; to write a result inside it, end the name with '/': -o {out.rstrip('/' + os.sep)}/" if out else ""
+        raise OSError(errno.EEXIST, f"exists and is not a ccbench result directory{hint}", str(target))
+    return target
 
 
 @cli.command()
 @click.argument("result_dir", type=click.Path(file_okay=False, path_type=Path))
 def show(result_dir: Path) -> None:
-    """Print the summary tables of a result directory."""
+    """Print the summary tables of a result directory, or the tables of a suite directory."""
+    from ccbench.sweep import MANIFEST
+
+    if (result_dir / MANIFEST).is_file() and not (result_dir / "summary.json").is_file():
+        print_suite(_console(), result_dir)
+        return
+    if result_dir.is_dir() and not (result_dir / "summary.json").is_file():
+        inside = sorted(p.name for p in result_dir.iterdir()
+                        if p.is_dir() and ((p / "summary.json").is_file() or (p / MANIFEST).is_file()))
+        if inside:
+            _fail(f"{result_dir}: not a result directory; it holds: {', '.join(inside)} "
+                  f"(ccbench show {result_dir / inside[0]})", USER_ERROR)
     print_summary(_console(), read_summary(result_dir))
 
 
@@ -168,7 +210,8 @@ def suite_list() -> None:
 @click.option("--dask", metavar="ADDRESS|local", help="Run on a Dask cluster: a scheduler address, or "
               "'local' for a LocalCluster of --jobs worker processes.")
 @_set_option
-@click.option("--dry-run", is_flag=True, help="List the runs and their overrides; run nothing.")
+@click.option("--dry-run", is_flag=True, help="List the runs and their overrides (with --resume: which are reused); "
+              "run nothing.")
 def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: str | None,
               overrides: Sequence[str], dry_run: bool) -> None:
     """Run SUITE (a suite file or a built-in name) and write its report.
@@ -182,10 +225,7 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
 
     loaded = load_suite(suite_ref)
     if dry_run:
-        for p in loaded.with_overrides(overrides).plan():
-            click.echo(f"{p.key}\t{'  '.join(o.text for o in p.overrides)}")
-            if p.error:
-                click.echo(f"  invalid: {p.error}")
+        _dry_run(loaded.with_overrides(overrides), out, resume)
         return
     again = resume_command(suite_ref, out, jobs=jobs, dask=dask, overrides=overrides)
     try:
@@ -207,13 +247,45 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
         raise click.exceptions.Exit(1)
 
 
+def _dry_run(loaded: Any, out: Path, resume: bool) -> None:
+    """Print the suite's size at once (on stderr), then one line per run as it is resolved.
+
+    Lines are ``key<TAB>overrides``; with ``resume``, ``key<TAB>reused|to run<TAB>overrides``,
+    where reused means a finished result with that key is in OUT/SUITE-NAME/runs.
+    """
+    from ccbench.results import SUMMARY_FILE
+    from ccbench.sweep import RUNS_DIR
+
+    sizes = " x ".join(f"{len(a.values)} {a.name}" for a in loaded.axes) or "no axes"
+    click.echo(f"{loaded.name}: {loaded.size:,} runs ({sizes})", err=True)
+    runs_dir = out / loaded.name / RUNS_DIR
+    reused = 0
+    for p in loaded.iter_plan():
+        text = "  ".join(o.text for o in p.overrides)
+        if resume:
+            done = p.scenario is not None and (runs_dir / p.key / SUMMARY_FILE).is_file()
+            reused += done
+            click.echo(f"{p.key}\t{'reused' if done else 'to run'}\t{text}")
+        else:
+            click.echo(f"{p.key}\t{text}")
+        if p.error:
+            click.echo(f"  invalid: {p.error}")
+    if resume:
+        click.echo(f"--resume reuses {reused} of {loaded.size:,} runs from {runs_dir}", err=True)
+
+
 @cli.command()
 @click.argument("suite_dir", type=click.Path(file_okay=False, path_type=Path))
 def report(suite_dir: Path) -> None:
     """Render SUITE_DIR's report (report.md, report.html) again from its stored results."""
-    from ccbench.report import render
+    from ccbench.report import ConsoleProgress, render
 
-    click.echo(f"report: {render(suite_dir)}")
+    try:
+        with ConsoleProgress() as progress:
+            path = render(suite_dir, progress=progress)
+    except KeyboardInterrupt:
+        _fail("interrupted: the report was not changed", INTERRUPTED)
+    click.echo(f"report: {path}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -255,7 +327,13 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
     ])
     if "jain" in summary:
-        console.print(f"Jain's fairness index: {_num(summary['jain'], 3)}")
+        from ccbench.run_metrics import tcp_jain_of
+
+        jain = tcp_jain_of(summary)
+        if jain is not None:
+            console.print(f"Jain's fairness index of the TCP flows: {_num(jain, 3)}")
+        else:
+            console.print("Jain's fairness index: - (fewer than 2 TCP flows active after the warm-up)")
     engine = summary.get("engine") or {}
     if engine:
         wall, events = engine.get("wall_s"), engine.get("events")
@@ -323,3 +401,33 @@ def _num(x: Any, digits: int | None = None) -> str:
 
 def _plain_int(x: Any) -> str:
     return f"{x:,}" if isinstance(x, int) else _MISSING
+
+
+def print_suite(console: Console, suite_dir: Path) -> None:
+    """A suite directory's report tables and its Runs table (as report.md has them), with the legend."""
+    from ccbench.report import build
+
+    report = build(suite_dir, plots=False)
+    console.print(f"suite {report.title}" + (f": {report.description}" if report.description else ""))
+    for key, value in report.meta:
+        if key in ("runs", "seeds", "wall time"):
+            console.print(f"{key}: {value}")
+    for g in [*report.tables, report.runs]:
+        title = g.title + (f" ({g.subtitle})" if g.subtitle else "")
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+        for i, header in enumerate([g.corner, *g.columns]):
+            table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
+        for label, cells in g.rows:
+            table.add_row(label, *(c.text for c in cells))
+        natural = Measurement.get(console, console.options.update(max_width=1_000), table).maximum
+        width = console.width
+        console.width = max(width, natural)
+        try:
+            console.print(table, crop=False)
+        finally:
+            console.width = width
+        for note in g.notes:
+            console.print(f"  {note}")
+        for line in g.legend:
+            console.print(f"  {line}")
+    console.print(f"report: {suite_dir / 'report.html'}")

@@ -552,7 +552,10 @@ class _Eval:
             kind, table, key, value = self._want(n, kind, "links", ("links",)), "sojourn", "link", "sojourn_ms"
         ids = [str(e.get("id")) for e in self.entries(kind)]
         chosen = range(len(ids)) if sel is None else _indices(ids, sel, kind, n.col)
-        df = self.run.table(table)
+        try:  # only the three columns needed, from a run that reads projections (report.StoredRun)
+            df = self.run.table(table, ["time_s", key, value])  # type: ignore[call-arg]
+        except TypeError:
+            df = self.run.table(table)
         if table == "flow_series":
             df = df.filter((pl.col("time_s") > start) & (pl.col("time_s") <= end))
         else:

@@ -1,5 +1,11 @@
-"""Flent-like time-series figure of one run: throughput, RTT, queue delay
-(per queue for DualPI2) and, when anything was CE-marked, CE fraction and α.
+"""Flent-like time-series figure of one run: throughput, congestion window,
+RTT, queue delay (per queue for DualPI2) and, when anything was CE-marked, CE
+fraction and α.
+
+Up to 16 flows each get their own color and legend entry. Beyond that (50
+CUBIC flows, say) flows are colored by group — the id before the copy
+number, ``cubic`` for ``cubic.1`` … ``cubic.50`` — and the legend has one
+entry per group with its flow count, so it stays readable.
 
 Figures are built on matplotlib's object API with no pyplot, so nothing ever
 opens a window or touches global figure state; PNGs render through Agg.
@@ -36,26 +42,34 @@ def timeseries(result: Result) -> Figure:
 
     series = result.tables["flow_series"]
     marked = "ce_fraction" in series.columns and bool(series["ce_fraction"].fill_nan(None).drop_nulls().max() or 0)
-    fig = Figure(figsize=(10, 11 if marked else 8.5), layout="constrained")
-    axes = fig.subplots(4 if marked else 3, 1, sharex=True)
-    tput, rtt, queue = axes[:3]
+    fig = Figure(figsize=(10, 13.5 if marked else 11), layout="constrained")
+    axes = fig.subplots(5 if marked else 4, 1, sharex=True)
+    tput, cwnd, rtt, queue = axes[:4]
     fig.suptitle(f"{s.get('scenario', '')} (seed {s.get('seed')}, {duration:g} s)")
+    style = _FlowStyle(flows + probes)
 
     for i, part in _parts(series, "flow"):
-        tput.plot(part["time_s"], part["goodput_mbps"], color=_color(i), label=_name(flows, i))
+        tput.plot(part["time_s"], part["goodput_mbps"], color=style.color(i), label=style.label(i))
     _finish(tput, "goodput (Mbit/s)", series.is_empty(), "flows")
 
+    style.new_panel()
+    for i, part in _parts(series.filter(pl.col("cwnd_pkts").is_not_nan()) if "cwnd_pkts" in series.columns
+                          else series.clear(), "flow"):
+        cwnd.plot(part["time_s"], part["cwnd_pkts"], color=style.color(i), label=style.label(i))
+    _finish(cwnd, "cwnd (packets)", series.is_empty() or "cwnd_pkts" not in series.columns, "flows")
+
     samples = _binned(result.tables["rtt"], "flow", "rtt_ms", width)
+    style.new_panel()
     for i, part in _parts(samples, "flow"):
-        rtt.plot(part["time_s"], part["mean"], color=_color(i), label=_name(flows, i))
+        rtt.plot(part["time_s"], part["mean"], color=style.color(i), label=style.label(i))
     # Media flows have no per-ACK RTT samples: draw SCReAM's sRTT instead.
     media = {i for i, f in enumerate(s.get("flows", [])) if f.get("kind") == "media"}
     for i, part in _parts(series.filter(pl.col("flow").is_in(list(media))), "flow"):
-        rtt.plot(part["time_s"], part["srtt_ms"], color=_color(i), ls="--", label=f"{_name(flows, i)} (sRTT)")
+        rtt.plot(part["time_s"], part["srtt_ms"], color=style.color(i), ls="--", label=style.label(i, " (sRTT)"))
     pings = result.tables["probes"]
     for j, part in _parts(pings, "probe"):
-        rtt.plot(part["time_s"], part["rtt_ms"], color=_color(len(flows) + j), lw=0.8,
-                 marker=".", ms=3, label=f"{_name(probes, j)} (probe)")
+        rtt.plot(part["time_s"], part["rtt_ms"], color=style.color(len(flows) + j), lw=0.8,
+                 marker=".", ms=3, label=style.label(len(flows) + j, " (probe)"))
     _finish(rtt, "RTT (ms)", samples.is_empty() and pings.is_empty(), f"flow RTT: {_ms(width)} means")
 
     # Two-queue qdiscs (DualPI2) get one line per queue: C solid, L dashed.
@@ -73,14 +87,17 @@ def timeseries(result: Result) -> Figure:
     _finish(queue, "queue delay (ms)", sojourn.is_empty(), f"links: {_ms(width)} mean,\nmax shaded")
 
     if marked:
-        ce = axes[3]
+        ce = axes[4]
+        style.new_panel()
         for i, part in _parts(series, "flow"):
-            ce.plot(part["time_s"], part["ce_fraction"], color=_color(i), label=_name(flows, i))
+            ce.plot(part["time_s"], part["ce_fraction"], color=style.color(i), label=style.label(i))
             if part["alpha"].fill_nan(None).drop_nulls().len():
-                ce.plot(part["time_s"], part["alpha"], color=_color(i), ls=":", label=f"{_name(flows, i)} α")
+                ce.plot(part["time_s"], part["alpha"], color=style.color(i), ls=":", label=style.label(i, " α"))
         _finish(ce, "CE fraction / α", False, "flows (α dotted)")
 
     warmup = float(s.get("warmup_s") or 0.0)
+    if duration > 0:
+        warmup = min(warmup, duration)  # a label outside the axes would collapse the layout
     if warmup > 0:  # the summary's statistics leave this span out
         for ax in axes:
             ax.axvspan(0, warmup, color="grey", alpha=0.08, lw=0)
@@ -130,6 +147,43 @@ def _finish(ax: Axes, ylabel: str, empty: bool, legend_title: str) -> None:
 
 def _color(i: int) -> str:
     return _COLORS[i % len(_COLORS)]
+
+
+def flow_group(name: str) -> str:
+    """A flow's group: its id without the copy number ``count`` adds (``cubic.7`` -> ``cubic``)."""
+    base, dot, tail = name.rpartition(".")
+    return base if dot and tail.isdigit() else name
+
+
+class _FlowStyle:
+    """Color and legend label per flow (then probe) index: one each up to _MAX_LEGEND, else per group."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.grouped = len(names) > _MAX_LEGEND
+        groups = [flow_group(n) for n in names]
+        order = list(dict.fromkeys(groups))
+        self.group = {i: order.index(g) for i, g in enumerate(groups)}
+        self.size = {g: groups.count(g) for g in order}
+        self.groups = groups
+        self.labelled: set[tuple[int, str]] = set()
+
+    def new_panel(self) -> None:
+        """Legend entries start again: each panel labels each group once."""
+        self.labelled.clear()
+
+    def color(self, i: int) -> str:
+        return _color(self.group.get(i, i) if self.grouped else i)
+
+    def label(self, i: int, suffix: str = "") -> str:
+        if not self.grouped:
+            return _name(self.names, i) + suffix
+        g = self.groups[i] if i < len(self.groups) else f"#{i}"
+        if (self.group.get(i, i), suffix) in self.labelled:
+            return "_nolegend_"  # one legend entry per group
+        self.labelled.add((self.group.get(i, i), suffix))
+        n = self.size.get(g, 1)
+        return f"{g} ({n} flows){suffix}" if n > 1 else g + suffix
 
 
 def _name(names: list[str], i: int) -> str:

@@ -11,8 +11,17 @@ has ``summary`` (summary.json) and ``table(name)`` (a Polars DataFrame, see
   ping probe.
 - ``delay_cdf``: CDFs, one line per run, of the queue delay at each run's
   busiest link and of the ping RTT (flow RTT if a run has no ping).
-- ``totals``: per run, total goodput stacked by flow kind, and mean and 99th
-  percentile latency (ping, else flow RTT).
+- ``goodput_cdf``: CDFs, one line per run, of the flows' goodputs (each
+  flow's mean over its active time after the warm-up): how evenly a run
+  shares, also with 50 flows.
+- ``totals``: per run, goodput delivered over the window from the warm-up's
+  end to the run's end, stacked by flow kind, and mean and 99th percentile
+  latency (ping, else flow RTT).
+
+- ``seed_box`` (drawn by a report whenever its suite has a ``seed`` axis
+  with 2+ values): per configuration (the other axes' values), one box over
+  its seeds of the delivered goodput (one window, all flows) and one of the
+  99th percentile latency (ping, else the TCP flows' highest).
 
 Boxes show the quartiles and the median, whiskers the 5th and 95th
 percentiles, no outliers. Samples before the run's warm-up are left out, as
@@ -35,7 +44,10 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-__all__ = ["PLOTS", "delay_cdf", "goodput_box", "kind_color", "rtt_box", "totals"]
+__all__ = ["PLOTS", "SEED_BOX", "delay_cdf", "goodput_box", "goodput_cdf", "kind_color", "rtt_box", "seed_box",
+           "totals"]
+
+SEED_BOX = "seed_box"
 
 
 class RunData(Protocol):
@@ -76,6 +88,14 @@ def flow_kind(flow: Mapping[str, Any]) -> str:
 # --- samples ------------------------------------------------------------------------------------
 
 
+def _table(run: RunData, name: str, columns: Sequence[str]) -> pl.DataFrame:
+    """Only ``columns`` of a run's table when the run can read a projection (StoredRun), else all."""
+    try:
+        return run.table(name, columns)  # type: ignore[call-arg]
+    except TypeError:
+        return run.table(name)
+
+
 def _after_warmup(df: pl.DataFrame, run: RunData) -> pl.DataFrame:
     warmup = float(run.summary.get("warmup_s") or 0.0)
     return df.filter(pl.col("time_s") >= warmup) if warmup > 0 and not df.is_empty() else df
@@ -85,14 +105,18 @@ def _box_stats(values: pl.Series, label: str) -> dict[str, Any] | None:
     values = values.drop_nulls().drop_nans() if values.dtype.is_float() else values.drop_nulls()
     if values.len() == 0:
         return None
-    q = {p: values.quantile(p, interpolation="linear") for p in (0.05, 0.25, 0.5, 0.75, 0.95)}
-    return {"label": label, "whislo": q[0.05], "q1": q[0.25], "med": q[0.5], "q3": q[0.75], "whishi": q[0.95],
-            "mean": values.mean(), "fliers": []}
+    arr = values.cast(pl.Float64).to_numpy()
+    q05, q1, med, q3, q95 = np.quantile(arr, [0.05, 0.25, 0.5, 0.75, 0.95])  # linear, as Polars' "linear"
+    return {"label": label, "whislo": q05, "q1": q1, "med": med, "q3": q3, "whishi": q95,
+            "mean": float(arr.mean()), "fliers": []}
 
 
-def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> list[tuple[str, str, pl.Series]]:
-    """(name, kind, samples) per flow or probe of a run, or per kind when there are many flows."""
-    df = _after_warmup(run.table(table), run)
+def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> list[tuple[str, str, Any]]:
+    """(name, kind, box statistics or None) per flow or probe of a run, or per kind when there are many flows.
+
+    Reduced to statistics at once, so a report never holds every run's samples.
+    """
+    df = _after_warmup(_table(run, table, ["time_s", key, value]), run)
     items = run.summary.get(entries, []) or []
     kinds = [flow_kind(e) if entries == "flows" else "ping" for e in items]
     names = [str(e.get("id")) for e in items]
@@ -101,8 +125,9 @@ def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> lis
     if len(items) > _MAX_FLOW_BOXES:
         by_kind = df.with_columns(pl.col(key).cast(pl.Int64).replace_strict(
             list(range(len(kinds))), kinds, default=None, return_dtype=pl.String).alias("_kind"))
-        return [(f"{k} (all)", k, by_kind.filter(pl.col("_kind") == k)[value]) for k in dict.fromkeys(kinds)]
-    return [(names[i], kinds[i], df.filter(pl.col(key) == i)[value]) for i in range(len(items))]
+        return [(f"{k} (all)", k, _box_stats(by_kind.filter(pl.col("_kind") == k)[value], f"{k} (all)"))
+                for k in dict.fromkeys(kinds)]
+    return [(names[i], kinds[i], _box_stats(df.filter(pl.col(key) == i)[value], names[i])) for i in range(len(items))]
 
 
 # --- figures ------------------------------------------------------------------------------------
@@ -121,7 +146,7 @@ def rtt_box(runs: Runs) -> Figure:
     return _boxes(runs, groups, "RTT (ms)", "RTT samples (TCP flows and ping)")
 
 
-def _boxes(runs: Runs, groups: list[list[tuple[str, str, pl.Series]]], ylabel: str, title: str) -> Figure:
+def _boxes(runs: Runs, groups: list[list[tuple[str, str, Any]]], ylabel: str, title: str) -> Figure:
     per_run = max((len(g) for g in groups), default=1) or 1
     fig = Figure(figsize=(_width(len(runs), per_run), 5), layout="constrained")
     ax = fig.subplots()
@@ -130,8 +155,7 @@ def _boxes(runs: Runs, groups: list[list[tuple[str, str, pl.Series]]], ylabel: s
     width = 0.8 / per_run
     drawn = False
     for i, g in enumerate(groups):
-        for j, (name, kind, samples) in enumerate(g):
-            stats = _box_stats(samples, name)
+        for j, (name, kind, stats) in enumerate(g):
             if stats is None:
                 continue
             if (kind, name) not in shades:
@@ -160,14 +184,16 @@ def delay_cdf(runs: Runs) -> Figure:
     """CDF of queue delay at each run's busiest link, and of ping RTT (else flow RTT)."""
     fig = Figure(figsize=(12, 5), layout="constrained")
     queue_ax, rtt_ax = fig.subplots(1, 2)
-    probes_everywhere = all(not run.table("probes").is_empty() for _, run in runs)
+    probes_everywhere = all(bool(run.summary.get("probes")) for _, run in runs)
     for n, (label, run) in enumerate(runs):
         color, style = f"C{n % 10}", _RUN_STYLES[(n // 10) % len(_RUN_STYLES)]
         link = _busiest_link(run)
         if link is not None:
-            sojourn = _after_warmup(run.table("sojourn"), run).filter(pl.col("link") == link)["sojourn_ms"]
-            _cdf(queue_ax, sojourn, label, color, style)
-        rtts = run.table("probes") if probes_everywhere else run.table("rtt")
+            sojourn = _table(run, "sojourn", ["time_s", "link", "sojourn_ms"])
+            _cdf(queue_ax, _after_warmup(sojourn, run).filter(pl.col("link") == link)["sojourn_ms"], label, color,
+                 style)
+        rtts = (_table(run, "probes", ["time_s", "rtt_ms"]) if probes_everywhere
+                else _table(run, "rtt", ["time_s", "rtt_ms"]))
         _cdf(rtt_ax, _after_warmup(rtts, run)["rtt_ms"] if "rtt_ms" in rtts.columns else pl.Series([]),
              label, color, style)
     queue_ax.set_xlabel("queue delay at the busiest link (ms)")
@@ -205,13 +231,43 @@ def _busiest_link(run: RunData) -> int | None:
     return max(range(len(links)), key=lambda i: float(links[i].get("utilization") or 0.0))
 
 
+_CDF_PROBS = np.linspace(0.0, 1.0, 201)
+
+
 def _cdf(ax: Axes, values: pl.Series, label: str, color: str, style: str) -> None:
+    """The empirical CDF at 201 probabilities: one vectorised quantile call, not 201."""
     values = values.drop_nulls()
+    if values.dtype.is_float():
+        values = values.drop_nans()
     if values.len() == 0:
         return
-    probs = [i / 200 for i in range(201)]
-    xs = [float(values.quantile(p, interpolation="linear") or 0.0) for p in probs]
-    ax.plot(xs, probs, color=color, linestyle=style, label=label, lw=1.4)
+    xs = np.quantile(values.cast(pl.Float64).to_numpy(), _CDF_PROBS)  # linear interpolation
+    ax.plot(xs, _CDF_PROBS, color=color, linestyle=style, label=label, lw=1.4)
+
+
+def goodput_cdf(runs: Runs) -> Figure:
+    """Per run, the CDF of its flows' goodputs (TCP and media flows; each over its active time)."""
+    fig = Figure(figsize=(8, 5), layout="constrained")
+    ax = fig.subplots()
+    for n, (label, run) in enumerate(runs):
+        flows = [f for f in run.summary.get("flows", []) or [] if f.get("kind") != "ping"]
+        values = pl.Series([float(f["goodput_mbps"]) for f in flows if isinstance(f.get("goodput_mbps"), (int, float))],
+                           dtype=pl.Float64)
+        xs = np.sort(values.to_numpy())
+        if xs.size == 0:
+            continue
+        # A step per flow: the fraction of flows with at most this goodput.
+        ax.step(np.concatenate(([xs[0]], xs)), np.arange(xs.size + 1) / xs.size, where="post",
+                color=f"C{n % 10}", linestyle=_RUN_STYLES[(n // 10) % len(_RUN_STYLES)], label=label, lw=1.4)
+    ax.set_xlabel("goodput per flow (Mbit/s)")
+    ax.set_ylabel("fraction of flows")
+    ax.set_ylim(0, 1)
+    ax.grid(True, alpha=0.3)
+    if not ax.lines:
+        ax.text(0.5, 0.5, "no flows", transform=ax.transAxes, ha="center", va="center", color="grey")
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", ncol=1 + len(runs) // 20)
+    return fig
 
 
 def totals(runs: Runs) -> Figure:
@@ -222,10 +278,11 @@ def totals(runs: Runs) -> Figure:
     sums: list[dict[str, float]] = []
     for _, run in runs:
         by_kind: dict[str, float] = {}
-        for f in run.summary.get("flows", []) or []:
-            k = flow_kind(f)
+        flows = run.summary.get("flows", []) or []
+        for k in dict.fromkeys(flow_kind(f) for f in flows):
             kinds.setdefault(k)
-            by_kind[k] = by_kind.get(k, 0.0) + float(f.get("goodput_mbps") or 0.0)
+            ids = {i for i, f in enumerate(flows) if flow_kind(f) == k}
+            by_kind[k] = _window_goodput(run, ids)
         sums.append(by_kind)
     xs = list(range(len(runs)))
     bottom = [0.0] * len(runs)
@@ -234,6 +291,7 @@ def totals(runs: Runs) -> Figure:
         tput.bar(xs, heights, bottom=bottom, color=kind_color(k), label=k, width=0.6)
         bottom = [b + h for b, h in zip(bottom, heights)]
     tput.set_ylabel("total goodput (Mbit/s)")
+    tput.set_xlabel("delivered from the warm-up's end to the run's end", fontsize="small")
     tput.set_title("Totals per run", fontsize="medium")
     if kinds:
         tput.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", title="flow kind")
@@ -253,6 +311,71 @@ def totals(runs: Runs) -> Figure:
         ax.grid(True, axis="y", alpha=0.3)
     _run_axis(lat, runs)
     return fig
+
+
+def _window_goodput(run: RunData, ids: set[int]) -> float:
+    """Mbit/s of payload the flows ``ids`` delivered from the warm-up's end to the run's end."""
+    from ccbench.run_metrics import counter_after_warmup
+
+    warmup = float(run.summary.get("warmup_s") or 0.0)
+    duration = float(run.summary.get("duration_s") or 0.0)
+    if duration <= warmup:
+        return 0.0
+    delivered = counter_after_warmup(_ProjectedRun(run), "flow_series", "flow", "delivered_bytes", ids)
+    return (delivered or 0.0) * 8 / (duration - warmup) / 1e6
+
+
+class _ProjectedRun:
+    """A run whose ``table(name, columns)`` reads a projection when the run can, all columns otherwise."""
+
+    def __init__(self, run: RunData) -> None:
+        self.run = run
+
+    @property
+    def summary(self) -> Mapping[str, Any]:
+        return self.run.summary
+
+    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        df = _table(self.run, name, columns) if columns is not None else self.run.table(name)
+        return df.select([c for c in (columns or df.columns) if c in df.columns])
+
+
+def seed_box(groups: Sequence[tuple[str, Sequence[RunData]]]) -> Figure:
+    """Per configuration, boxes over its seeds: delivered goodput, and p99 latency (ping, else TCP RTT)."""
+    from ccbench.run_metrics import window_goodput_mbps
+
+    fig = Figure(figsize=(_width(len(groups), 1.0), 7.5), layout="constrained")
+    tput, lat = fig.subplots(2, 1, sharex=True)
+    for i, (_, runs) in enumerate(groups):
+        goodputs = [v for run in runs if (v := window_goodput_mbps(_ProjectedRun(run))) is not None]
+        p99s = [v for run in runs if (v := _p99_latency(run)) is not None]
+        for ax, values, color in ((tput, goodputs, kind_color("cubic")), (lat, p99s, kind_color("ping"))):
+            stats = _box_stats(pl.Series(values, dtype=pl.Float64), str(i))
+            if stats is None:
+                continue
+            art = ax.bxp([stats], positions=[i], widths=0.5, patch_artist=True, showfliers=False,
+                         manage_ticks=False, medianprops={"color": "black"})
+            for box in art["boxes"]:
+                box.set_facecolor(_shade(color, 1))
+            ax.plot([i] * len(values), values, ".", color="black", ms=3)  # each seed's value
+    n = max((len(runs) for _, runs in groups), default=0)
+    tput.set_ylabel("goodput (Mbit/s)")
+    tput.set_title(f"Across {n} seeds per configuration; box: quartiles, whiskers: 5th–95th percentile, "
+                   "dots: seeds", fontsize="medium")
+    lat.set_ylabel("99th percentile latency (ms)")
+    for ax in (tput, lat):
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.set_ylim(bottom=0)
+    _run_axis(lat, [(label, None) for label, _ in groups])  # type: ignore[misc]
+    lat.set_xlabel("configuration")
+    return fig
+
+
+def _p99_latency(run: RunData) -> float | None:
+    probes = run.summary.get("probes", []) or []
+    entries = probes or [f for f in run.summary.get("flows", []) or [] if f.get("kind") == "tcp"]
+    values = [v for e in entries if isinstance(v := (e.get("rtt_ms") or {}).get("p99"), (int, float))]
+    return max(values) if values else None
 
 
 def _mean(values: list[Any]) -> float:
@@ -278,5 +401,6 @@ PLOTS: dict[str, tuple[Callable[[Runs], Figure], str]] = {
     "goodput_box": (goodput_box, "Goodput per flow (box plot)"),
     "rtt_box": (rtt_box, "RTT per flow and ping (box plot)"),
     "delay_cdf": (delay_cdf, "Queue delay and ping RTT (CDF)"),
+    "goodput_cdf": (goodput_cdf, "Goodput per flow (CDF over flows)"),
     "totals": (totals, "Totals per run"),
 }

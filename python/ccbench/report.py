@@ -33,48 +33,65 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
-from ccbench.expr import ExprError, evaluate, parse as parse_expr
+from ccbench.expr import ExprError, evaluate
 from ccbench.results import PLOT_FILE, SCHEMA, SUMMARY_FILE, read_summary
-from ccbench.suite import ColumnSpec, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
+from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
+from ccbench.suite import SEED_AXIS, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
 from ccbench.sweep import Manifest, RunRecord, read_manifest, write_atomic
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
 PLOTS_DIR = "plots"
 
-#: The per-run table's metric columns (before the suite's own [[report.columns]]).
-DEFAULT_COLUMNS = (
-    ColumnSpec("goodput (Mbit/s)", parse_expr("sum(goodput_mbps, flows=\"*\")"), None),
-    ColumnSpec("Jain", parse_expr("jain"), "{:.3f}"),
-    ColumnSpec("TCP RTT p99 (ms)", parse_expr("max(rtt_p99_ms, flows=\"*\")"), None),
-    ColumnSpec("ping p99 (ms)", parse_expr("max(rtt_p99_ms, probes=\"*\")"), None),
-    ColumnSpec("queue p99 (ms)", parse_expr("max(sojourn_p99_ms, links=\"*\")"), None),
-    ColumnSpec("util", parse_expr("max(utilization, links=\"*\")"), "{:.0%}"),
-    ColumnSpec("drops", parse_expr("sum(drops, links=\"*\")"), "{:.0f}"),
-)
+#: Per-packet tables: read again when needed rather than kept (a long run's are hundreds of MB).
+_UNCACHED = frozenset({"sojourn", "rtt", "capture"})
 
 
 class StoredRun:
-    """One finished run read lazily from its result directory (what expressions and plots read)."""
+    """One finished run read lazily from its result directory (what expressions and plots read).
+
+    ``table(name, columns)`` reads only those columns (a Polars lazy scan with
+    projection), so a report that needs a table's time and one counter never
+    loads the per-packet columns it does not use; reads are cached, except
+    of the per-packet tables (sojourn, rtt, capture).
+    """
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
-        self._tables: dict[str, pl.DataFrame] = {}
+        self._tables: dict[tuple[str, tuple[str, ...] | None], pl.DataFrame] = {}
 
     @cached_property
     def summary(self) -> dict[str, Any]:
         return read_summary(self.dir)
 
-    def table(self, name: str) -> pl.DataFrame:
-        if name not in self._tables:
-            path = self.dir / f"{name}.parquet"
-            self._tables[name] = (pl.read_parquet(path) if path.is_file()
-                                  else pl.DataFrame(schema=SCHEMA.get(name, {})))
-        return self._tables[name]
+    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        key = (name, tuple(columns) if columns is not None else None)
+        if key in self._tables:
+            return self._tables[key]
+        whole = self._tables.get((name, None))
+        path = self.dir / f"{name}.parquet"
+        if whole is not None:
+            df = whole if columns is None else whole.select([c for c in columns if c in whole.columns])
+        elif path.is_file():
+            scan = pl.scan_parquet(path)
+            if columns is not None:
+                have = scan.collect_schema().names()
+                scan = scan.select([c for c in columns if c in have])
+            df = scan.collect()
+        else:
+            schema = SCHEMA.get(name, {})
+            df = pl.DataFrame(schema={c: t for c, t in schema.items() if columns is None or c in columns})
+        if name not in _UNCACHED:
+            self._tables[key] = df
+        return df
+
+    def forget(self) -> None:
+        """Drop the cached tables (between plots, so a report holds one plot's data at a time)."""
+        self._tables.clear()
 
 
 @dataclass
@@ -95,6 +112,7 @@ class Grid:
     columns: list[str]
     rows: list[tuple[str, list[Cell]]]
     notes: list[str] = field(default_factory=list)
+    legend: list[str] = field(default_factory=list)  # what each column is, shown under the table
 
 
 @dataclass
@@ -111,8 +129,55 @@ class Report:
     description: str
 
 
-def build(suite_dir: str | os.PathLike[str], *, plots: bool = True) -> Report:
-    """Compute a report from a sweep's directory; with ``plots`` also draw plots/*.png."""
+class Progress(Protocol):
+    """What :func:`build` reports while it works: ``start(total)``, then ``step(what)`` per unit done."""
+
+    def start(self, total: int) -> None: ...
+
+    def step(self, what: str) -> None: ...
+
+
+class _Quiet:
+    def start(self, total: int) -> None:
+        pass
+
+    def step(self, what: str) -> None:
+        pass
+
+
+class ConsoleProgress:
+    """A rich progress bar on stderr ("report ━━━━ 7/17 plot delay_cdf"), shown only on a terminal."""
+
+    def __init__(self, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+
+        self.bar = Bar(TextColumn("report"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                       TimeElapsedColumn(), console=console or Console(stderr=True, highlight=False), transient=True)
+        self.task = self.bar.add_task("", total=None)
+
+    def __enter__(self) -> ConsoleProgress:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+    def start(self, total: int) -> None:
+        self.bar.update(self.task, total=total, completed=0)
+
+    def step(self, what: str) -> None:
+        self.bar.update(self.task, advance=1, description=what)
+
+
+def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None) -> Report:
+    """Compute a report from a sweep's directory; with ``plots`` also draw plots/*.png.
+
+    ``progress`` hears of each run read and each plot drawn. Ctrl-C
+    (KeyboardInterrupt) stops between steps, which are small: a run's
+    columns (only those needed) or one plot.
+    """
+    progress = progress or _Quiet()
     root = Path(suite_dir)
     manifest = read_manifest(root)
     data = manifest.data
@@ -125,18 +190,23 @@ def build(suite_dir: str | os.PathLike[str], *, plots: bool = True) -> Report:
             stored[r.key] = StoredRun(root / r.dir)
         elif r.status == "ok":
             r.status = "pending"
+    n_plots = len(suite.report.suite_plots) + (1 if _seed_groups(suite, manifest.runs, stored) else 0)
+    progress.start(len(manifest.runs) + (n_plots if plots and stored else 0))
     tables = [g for spec in suite.report.tables for g in _grids(suite, spec, manifest.runs, stored)]
-    runs_grid, links = _runs_grid(suite, manifest.runs, stored, root)
-    figures = _plots(suite, manifest.runs, stored, root) if plots else []
+    runs_grid, links = _runs_grid(suite, manifest.runs, stored, root, progress)
+    figures = _plots(suite, manifest.runs, stored, root, progress) if plots else []
     errors = [(r.key, r.error or "") for r in manifest.runs if r.status == "failed"]
     return Report(_meta(data, manifest, stored), tables, runs_grid, links, errors, figures,
                   data.get("suite", suite.name), data.get("description", suite.description))
 
 
-def render(suite_dir: str | os.PathLike[str]) -> Path:
-    """Write report.md, report.html and plots/ into a sweep's directory; return report.html's path."""
+def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None) -> Path:
+    """Write report.md, report.html and (with ``plots``) plots/ into a sweep's directory; return report.html's path.
+
+    Without ``plots`` the plots already in plots/ are kept but not shown.
+    """
     root = Path(suite_dir)
-    report = build(root)
+    report = build(root, plots=plots, progress=progress)
     write_atomic(root / "report.md", markdown(report))
     write_atomic(root / "report.html", to_html(report, root))
     return root / "report.html"
@@ -163,15 +233,63 @@ def _cell(record: RunRecord | None, stored: Mapping[str, StoredRun], expr: Any, 
     return Cell(format_value(value, fmt), value)
 
 
+#: Two-sided 95 % quantiles of Student's t by degrees of freedom (1..30, then 40, 60, 120; 1.96 beyond).
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t95(dof: int) -> float:
+    """Student's t quantile for a two-sided 95 % interval (the table's next lower tabulated dof beyond 30)."""
+    if dof < 1:
+        raise ValueError("a t interval needs at least 2 samples")
+    if dof <= 30:
+        return _T95[dof - 1]
+    return 2.042 if dof < 40 else 2.021 if dof < 60 else 2.000 if dof < 120 else 1.980 if dof < 1000 else 1.960
+
+
+def mean_ci95(values: Sequence[float]) -> tuple[float, float | None]:
+    """Mean and the half-width of its 95 % confidence interval, t · s / √n (None for one value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None
+    var = sum((x - mean) ** 2 for x in values) / (n - 1)
+    return mean, t95(n - 1) * (var / n) ** 0.5
+
+
+def _seed_cell(cells: Sequence[Cell], fmt: str | None) -> Cell:
+    """The cells of one configuration's seeds as one: mean ± 95 % interval over the seeds with a value."""
+    nums = [c.value for c in cells if c.status == "ok" and c.value is not None and c.value == c.value]
+    if not nums:
+        for status in ("failed", "error", "pending", "missing"):
+            for c in cells:
+                if c.status == status:
+                    return c
+        return cells[0]
+    mean, half = mean_ci95(nums)
+    text = format_value(mean, fmt) + (f" ± {format_value(half, fmt)}" if half is not None else "")
+    if len(nums) < len(cells):
+        text += f" ({len(nums)} of {len(cells)} seeds)"
+    notes = "; ".join(c.note for c in cells if c.note)
+    return Cell(text, mean, note=notes)
+
+
 def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: Mapping[str, StoredRun]) -> list[Grid]:
     index = {tuple(sorted((k, value_key(v)) for k, v in r.values.items())): r for r in records}
     rows_axis = suite.axis(spec.rows)
     cols_axis = suite.axis(spec.cols) if spec.cols else None
-    free = [a for a in suite.axes if a.name not in (spec.rows, spec.cols) and a.name not in spec.where]
+    seeds = next((a for a in suite.axes if a.name == SEED_AXIS), None)
+    # A seed axis the table does not show is aggregated over (mean ± 95 % interval), not split into tables.
+    if seeds is None or len(seeds.values) < 2 or SEED_AXIS in (spec.rows, spec.cols) or SEED_AXIS in spec.where:
+        seeds = None
+    free = [a for a in suite.axes if a.name not in (spec.rows, spec.cols) and a.name not in spec.where
+            and (seeds is None or a.name != SEED_AXIS)]
     out = []
     for combo in itertools.product(*(a.values for a in free)):
         fixed = {**spec.where, **{a.name: v for a, v in zip(free, combo)}}
         subtitle = ", ".join(f"{suite.axis(k).label} = {suite.axis(k).label_of(v)}" for k, v in fixed.items())
+        if seeds is not None:
+            subtitle = ", ".join(x for x in (subtitle, f"mean ± 95 % interval over {len(seeds.values)} seeds") if x)
         columns = [cols_axis.label_of(v) for v in cols_axis.values] if cols_axis else [spec.title]
         if spec.columns:
             columns = [label for label, _, _ in spec.columns]
@@ -185,9 +303,15 @@ def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: 
                 values: dict[str, Scalar] = {**fixed, spec.rows: rv}
                 if spec.cols and cv is not None:
                     values[spec.cols] = cv
-                rec = index.get(tuple(sorted((k, value_key(v)) for k, v in values.items())))
                 assert expr is not None
-                cell = _cell(rec, stored, expr, spec.format)
+                if seeds is not None:
+                    per_seed = [_cell(index.get(tuple(sorted((k, value_key(v)) for k, v in {**values, SEED_AXIS: s}
+                                                             .items()))), stored, expr, spec.format)
+                                for s in seeds.values]
+                    cell = _seed_cell(per_seed, spec.format)
+                else:
+                    rec = index.get(tuple(sorted((k, value_key(v)) for k, v in values.items())))
+                    cell = _cell(rec, stored, expr, spec.format)
                 if cell.status in ("error", "failed") and cell.note:
                     where = ", ".join(f"{k}={value_key(v)}" for k, v in values.items())
                     notes.append(f"{where}: {cell.text}: {cell.note}")
@@ -204,9 +328,17 @@ def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: 
 
 
 def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
-               root: Path) -> tuple[Grid, list[dict[str, str]]]:
-    columns_spec = DEFAULT_COLUMNS + suite.report.columns
-    columns = [a.label for a in suite.axes] + ["status"] + [c.title for c in columns_spec] + ["wall (s)"]
+               root: Path, progress: Progress) -> tuple[Grid, list[dict[str, str]]]:
+    """One row per run: axis values, status, the RUN_COLUMNS that have a value in some run, the suite's columns."""
+    values: dict[str, dict[str, float | None]] = {c.title: {} for c in RUN_COLUMNS}
+    for rec in records:
+        for c in RUN_COLUMNS:
+            values[c.title][rec.key] = _run_value(c, stored.get(rec.key))
+        progress.step(f"run {rec.key}")
+    builtin = [c for c in RUN_COLUMNS if any(v is not None for v in values[c.title].values())
+               and (c.same_as is None or values[c.title] != values[c.same_as])]
+    columns = ([a.label for a in suite.axes] + ["status"] + [c.title for c in builtin]
+               + [c.title for c in suite.report.columns] + ["wall (s)"])
     rows, links, notes = [], [], []
     for n, rec in enumerate(records, 1):
         cells = [Cell(suite.axis(k).label_of(v) if any(a.name == k for a in suite.axes) else value_key(v),
@@ -215,23 +347,39 @@ def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, 
         if rec.status == "pending":
             status = "not run"
         cells.append(Cell(status, status=rec.status if rec.status != "ok" else "label"))
-        for c in columns_spec:
+        for b in builtin:
+            if rec.key not in stored:
+                cells.append(_cell(rec, stored, None, None))
+                continue
+            v = values[b.title][rec.key]
+            cells.append(Cell("—", status="missing") if v is None else Cell(format_value(v, b.format), v))
+        for c in suite.report.columns:
             cell = _cell(rec, stored, c.cell, c.format)
-            if cell.status == "error" and c not in DEFAULT_COLUMNS:
+            if cell.status == "error":
                 notes.append(f"run {n} ({rec.key}), {c.title}: {cell.note}")
-            if cell.status == "error" and c in DEFAULT_COLUMNS:
-                cell = Cell("—", status="missing")
             cells.append(cell)
         cells.append(Cell(format_value(rec.wall_s, "{:.2f}") if rec.wall_s is not None else "—", rec.wall_s))
         rows.append((str(n), cells))
         plot = root / rec.dir / PLOT_FILE
         links.append({"run": rec.dir, **({"timeseries": f"{rec.dir}/{PLOT_FILE}"} if plot.is_file() else {})})
-    return Grid("Runs", "", "#", columns, rows, notes), links
+    legend = legend_of(builtin) + [f"{c.title}: the suite's expression {c.cell}" for c in suite.report.columns]
+    return Grid("Runs", "", "#", columns, rows, notes, legend), links
+
+
+def _run_value(column: RunColumn, run: StoredRun | None) -> float | None:
+    if run is None:
+        return None
+    try:
+        return column.value(run)
+    except (OSError, pl.exceptions.PolarsError, KeyError, TypeError, ValueError):
+        return None  # a damaged run directory shows "—" rather than breaking the report
 
 
 def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
-           root: Path) -> list[tuple[str, str, Path]]:
+           root: Path, progress: Progress) -> list[tuple[str, str, Path]]:
     from ccbench.plot_suite import PLOTS
+
+    from ccbench.plot_suite import SEED_BOX, seed_box
 
     runs = [(run_label(suite, r.values), stored[r.key]) for r in records if r.key in stored]
     out_dir = root / PLOTS_DIR
@@ -239,15 +387,40 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
     if not runs:
         return out
     out_dir.mkdir(exist_ok=True)
-    for name in suite.report.suite_plots:
-        fn, title = PLOTS[name]
-        fig = fn(runs)
+    groups = _seed_groups(suite, records, stored)
+    todo: list[tuple[str, str, Any]] = [(name, PLOTS[name][1], lambda fn=PLOTS[name][0]: fn(runs))
+                                        for name in suite.report.suite_plots]
+    if groups:
+        todo.append((SEED_BOX, "Across seeds (box plot per configuration)", lambda: seed_box(groups)))
+    for name, title, draw in todo:
+        for run in stored.values():
+            run.forget()
+        fig = draw()
         path = out_dir / f"{name}.png"
         tmp = out_dir / f".{name}.tmp-{os.getpid()}.png"
-        fig.savefig(tmp, dpi=100)
-        os.replace(tmp, path)
+        try:
+            fig.savefig(tmp, dpi=100)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        progress.step(f"plot {name}")
         out.append((name, title, path))
     return out
+
+
+def _seed_groups(suite: Suite, records: Sequence[RunRecord],
+                 stored: Mapping[str, StoredRun]) -> list[tuple[str, list[StoredRun]]]:
+    """(configuration label, its finished runs over the seeds), for a suite with a seed axis of 2+ values."""
+    seeds = next((a for a in suite.axes if a.name == SEED_AXIS), None)
+    if seeds is None or len(seeds.values) < 2:
+        return []
+    groups: dict[str, list[StoredRun]] = {}
+    for r in records:
+        label = run_label(suite, {k: v for k, v in r.values.items() if k != SEED_AXIS})
+        groups.setdefault(label, [])
+        if r.key in stored:
+            groups[label].append(stored[r.key])
+    return list(groups.items())
 
 
 def _meta(data: Mapping[str, Any], manifest: Manifest, stored: Mapping[str, StoredRun]) -> list[tuple[str, str]]:
@@ -322,6 +495,8 @@ def markdown(report: Report) -> str:
         rows.append([label, *(c.text for c in cells), link_text])
     lines += [_md_table([g.corner, *g.columns, "files"], rows), ""]
     lines += [f"- {n}" for n in g.notes] + ([""] if g.notes else [])
+    if g.legend:
+        lines += ["Columns:", ""] + [f"- {x}" for x in g.legend] + [""]
     if report.errors:
         lines += ["## Failed runs", ""]
         for key, err in report.errors:
@@ -344,6 +519,7 @@ td.failed, td.error { color: #b00020; font-weight: 600; } td.pending, td.missing
 td.label { text-align: left; } .scroll { overflow-x: auto; }
 .sub { color: #555; font-weight: normal; font-size: 0.8em; }
 ul.notes { color: #b00020; font-size: 0.9em; }
+p.legend, ul.legend { color: #444; font-size: 0.9em; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; }
 """
@@ -392,6 +568,9 @@ def to_html(report: Report, root: Path) -> str:
                          f'<img alt="{_e(title)}" src="data:image/png;base64,{data}"></figure>')
     links = [" ".join(f'<a href="{_e(v)}">{_e(k)}</a>' for k, v in row.items()) for row in report.run_links]
     parts += ["<h2>Runs</h2>", _html_grid(report.runs, links)]
+    if report.runs.legend:
+        items = "".join(f"<li>{_e(x)}</li>" for x in report.runs.legend)
+        parts.append(f'<p class="legend">Columns:</p><ul class="legend">{items}</ul>')
     if report.errors:
         parts.append("<h2>Failed runs</h2>")
         for key, err in report.errors:

@@ -254,6 +254,10 @@ class Result:
             df = df.insert_column(df.columns.index(col) + 1, names.gather(idx))
         return df
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the run's headline, its flows, links and probes tables, and its plot."""
+        return result_html(self)
+
     def plot(self, path: str | os.PathLike[str] | None = None) -> Figure:
         """Throughput, RTT and queue-delay time series; also saved as PNG if ``path`` is given."""
         from ccbench.plot import timeseries
@@ -288,6 +292,45 @@ class Result:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return target
+
+
+def result_html(result: Result, *, plot: bool = True) -> str:
+    """A run as HTML: headline, summary tables and (with ``plot``) timeseries.png inline."""
+    import base64
+    import html
+    import io
+
+    s = result.summary
+    head = (f"<b>{html.escape(str(s.get('scenario')))}</b> seed {s.get('seed')}, "
+            f"{s.get('duration_s')} s simulated")
+    if s.get("warmup_s"):
+        head += f", first {s['warmup_s']} s warm-up (left out of the statistics)"
+    parts = [f"<div class=\"ccbench-result\"><p>{head}</p>"]
+    for title, df in (("flows", result.flows), ("links", result.links), ("probes", result.probes)):
+        if df.is_empty():
+            continue
+        plain = [c for c in df.columns if df[c].dtype.is_numeric() or df[c].dtype in (pl.String, pl.Boolean)]
+        shown = df.select(plain)
+        cells = "".join(f"<th>{html.escape(c)}</th>" for c in shown.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_html_value(v))}</td>" for v in row) + "</tr>"
+                       for row in shown.iter_rows())
+        parts.append(f"<p><b>{title}</b></p><table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>")
+    if plot:
+        buf = io.BytesIO()
+        result.plot().savefig(buf, format="png", dpi=80)
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        parts.append(f'<img alt="time series of {html.escape(str(s.get("scenario")))}" '
+                     f'src="data:image/png;base64,{data}">')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _html_value(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
 
 
 def read_summary(directory: str | os.PathLike[str]) -> dict[str, Any]:

@@ -33,9 +33,11 @@ falling back to a string). Example::
     key = "flows.cubic.count"              # short for set = ["flows.cubic.count={value}"]
     format = "{value} TCP"
 
+    seeds = 5                              # optional: a last axis "seed" = 1..5 (or seeds = [1, 7, 9])
+
     [report]
     plots = ["timeseries"]                 # per run (default); [] for none
-    suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "totals"]   # across runs (default: all)
+    suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals"]   # across runs (default: all)
 
     [[report.tables]]
     title = "Goodput ratio, short-RTT / long-RTT flow"
@@ -48,6 +50,12 @@ falling back to a string). Example::
     [[report.columns]]                     # extra columns of the per-run table (optional)
     title = "ping p99 (ms)"
     cell = 'rtt_p99_ms(probe="ping")'
+
+An axis named ``seed`` (``seeds = N`` makes one) is aggregated over by every
+table that does not show it as ``rows``, ``cols`` or in ``where``: a cell is
+the mean over the seeds ± the half-width of its 95 % confidence interval
+(Student's t, t·s/√n), and the report adds a box plot per configuration
+across the seeds (``plots/seed_box.png``).
 
 Instead of ``base = "file"``, a ``[base]`` table holds the scenario inline
 (``[[base.links]]``, ``[[base.flows]]``, ...); errors in it point into the
@@ -70,10 +78,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -111,9 +120,11 @@ Scalar = str | int | float | bool
 Key = tuple[str | int, ...]
 
 RUN_PLOTS = ("timeseries",)
-SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "totals")
+#: The axis whose runs a report's tables aggregate (mean and 95 % interval) instead of splitting by it.
+SEED_AXIS = "seed"
+SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals")
 
-_SUITE_KEYS = ("name", "description", "base", "set", "axes", "report")
+_SUITE_KEYS = ("name", "description", "base", "set", "axes", "seeds", "report")
 _AXIS_KEYS = ("name", "label", "values", "key", "set", "labels", "format")
 _REPORT_KEYS = ("tables", "columns", "plots", "suite_plots")
 _TABLE_KEYS = ("title", "rows", "cols", "cell", "format", "where", "columns", "reference")
@@ -234,15 +245,22 @@ class Suite:
         extra = tuple(Override(o) for o in ([overrides] if isinstance(overrides, str) else overrides))
         return replace(self, fixed=self.fixed + extra)
 
+    @property
+    def size(self) -> int:
+        """How many runs the suite has: the product of its axes' lengths (computed, not enumerated)."""
+        return math.prod(len(a.values) for a in self.axes)
+
     def points(self) -> list[Point]:
         """Every combination of axis values, the first axis varying slowest (no core calls)."""
-        out = []
+        return list(self.iter_points())
+
+    def iter_points(self) -> Iterator[Point]:
+        """:meth:`points` one at a time."""
         for combo in itertools.product(*(a.values for a in self.axes)):
             values = {a.name: v for a, v in zip(self.axes, combo)}
             overrides = self.fixed + tuple(o for a, v in zip(self.axes, combo) for o in a.overrides[value_key(v)])
             slug = ",".join(f"{a.name}={_slug(value_key(v))}" for a, v in zip(self.axes, combo)) or "run"
-            out.append(Point(values, overrides, slug))
-        return out
+            yield Point(values, overrides, slug)
 
     def plan(self) -> list[PlannedRun]:
         """Resolve every point with the core; key each run by a hash of its resolved scenario.
@@ -250,24 +268,26 @@ class Suite:
         Raises SuiteError if the base scenario (with the fixed overrides) is
         itself invalid; a point whose own overrides fail is planned with its error.
         """
+        return list(self.iter_plan())
+
+    def iter_plan(self) -> Iterator[PlannedRun]:
+        """:meth:`plan` one run at a time (a dry run of a huge suite starts printing at once)."""
         if self.base_text is None:
             raise ValueError(f"suite {self.name!r} was read without its base scenario")
         try:
             _resolve(self.base_text, self.base_file, self.fixed)
         except ScenarioError as e:
             raise SuiteError(str(e), e.problems) from None
-        out = []
-        for p in self.points():
+        for p in self.iter_points():
             try:
                 resolved = _resolve(self.base_text, self.base_file, p.overrides)
             except ScenarioError as e:
                 lines = "\n".join(o.text for o in p.overrides)
                 digest = _hash(f"invalid\n{self.base_text}\n{lines}")
-                out.append(PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, None, str(e)))
+                yield PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, None, str(e))
                 continue
             digest = _hash(resolved)
-            out.append(PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, resolved))
-        return out
+            yield PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, resolved)
 
 
 def value_key(value: Scalar) -> str:
@@ -518,6 +538,9 @@ class _Reader:
         fixed = self.overrides(self.strings(d["set"], ("set",)), ("set",)) if "set" in d else ()
         base_text, base_file = self.base(read_base)
         axes = self.axes()
+        seeds = self.seeds(axes)
+        if seeds is not None:
+            axes.append(seeds)
         report = self.report(axes)
         if self.problems:
             raise SuiteError("\n".join(_problem_line(p) for p in self.problems), self.problems)
@@ -580,6 +603,31 @@ class _Reader:
             if name is not None:
                 out.append(Axis(name, label, tuple(values), overrides, labels))
         return out
+
+    def seeds(self, axes: list[Axis]) -> Axis | None:
+        """``seeds = N`` (seeds 1..N) or ``seeds = [..]``: a last axis named ``seed`` that sets ``seed``."""
+        if "seeds" not in self.data:
+            return None
+        raw = self.data["seeds"]
+        if isinstance(raw, bool) or not isinstance(raw, (int, list)):
+            self.problem(("seeds",), f"expected a number of seeds or a list of seeds, got {_show(raw)}")
+            return None
+        values = list(range(1, raw + 1)) if isinstance(raw, int) else raw
+        if isinstance(raw, int) and not 1 <= raw <= 10_000:
+            self.problem(("seeds",), f"{raw} seeds: allowed 1 to 10000")
+            return None
+        if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+            self.problem(("seeds",), "expected a non-empty list of seeds (integers >= 0)")
+            return None
+        if len(set(values)) != len(values):
+            self.problem(("seeds",), "duplicate seed")
+            return None
+        if any(a.name == SEED_AXIS for a in axes):
+            self.problem(("seeds",), "the suite already has an axis named \"seed\"; give seeds one way")
+            return None
+        line, _ = self.locator.find(("seeds",))
+        overrides = {value_key(v): (Override(f"seed={v}", "seeds", self.file, line),) for v in values}
+        return Axis(SEED_AXIS, "seed", tuple(values), overrides, {value_key(v): f"seed {v}" for v in values})
 
     def axis_overrides(self, a: Mapping[str, Any], at: Key, values: list[Scalar]) -> dict[str, tuple[Override, ...]]:
         key = self.string(a, "key", at)

@@ -252,7 +252,8 @@ def _sweep(suite: Suite, plan: Sequence[PlannedRun], root: Path, jobs: int, resu
     manifest = _Manifest(root, suite, records, overrides, executor, started)
     manifest.save()
 
-    bar = _Progress(suite.name, len(tasks), sum(r.reused for r in records), console, enabled=progress)
+    bar = _Progress(suite.name, len(tasks), sum(r.reused for r in records), console, enabled=progress,
+                    failed=[r for r in records if r.status == "failed"])
 
     def on_done(task: Task, outcome: Outcome) -> None:
         rec = manifest.records[task["key"]]
@@ -284,10 +285,15 @@ def _sweep(suite: Suite, plan: Sequence[PlannedRun], root: Path, jobs: int, resu
             manifest.finish(time.perf_counter() - t0, interrupted)
     result = SweepResult(root, list(manifest.records.values()), interrupted, None, manifest.wall_s)
     if report:
-        from ccbench.report import render
+        from ccbench.report import ConsoleProgress, render
 
         try:
-            result.report = render(root)
+            # After Ctrl-C only the tables (fast); `ccbench report DIR` draws the plots later.
+            if progress:
+                with ConsoleProgress(console) as bar:
+                    result.report = render(root, plots=not interrupted, progress=bar)
+            else:
+                result.report = render(root, plots=not interrupted)
         except KeyboardInterrupt:  # the runs are safe; `ccbench report` renders it later
             raise SweepInterrupted(result) from None
     if interrupted:
@@ -300,28 +306,33 @@ LOCK = ".lock"
 
 @contextmanager
 def _locked(root: Path) -> Iterator[None]:
-    """One sweep at a time per suite directory (another would delete this one's temporary runs)."""
+    """One sweep at a time per suite directory (another would delete this one's temporary runs).
+
+    An OS lock (``fcntl.flock`` on ``root/.lock``): exactly one of two sweeps
+    started at the same instant gets it, and it goes away with its process,
+    however that ends, so a killed sweep leaves nothing to clean up. The file
+    holds the holder's process id, for the message.
+    """
+    import fcntl
+
     path = root / LOCK
-    while True:
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            try:
-                holder = int(path.read_text(encoding="utf-8").strip() or 0)
-            except (OSError, ValueError):
-                holder = 0
-            if holder and holder != os.getpid() and _alive(holder):
-                raise CcbenchError(f"{root}: another sweep (process {holder}) is writing here; "
-                                   f"wait for it, or remove {path} if there is none") from None
-            path.unlink(missing_ok=True)  # left by a sweep that was killed
-            continue
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(f"{os.getpid()}\n")
-        break
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
     try:
-        yield
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            who = f"process {holder}" if holder.isdigit() else "another process"
+            raise CcbenchError(f"{root}: another sweep ({who}) is writing here; wait for it to finish") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
-        path.unlink(missing_ok=True)
+        os.close(fd)
 
 
 def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous: Mapping[str, RunRecord],
@@ -493,24 +504,30 @@ def _git_commit() -> str | None:
 class _Progress:
     """A rich progress bar: runs done of those to do, failures, elapsed time and ETA."""
 
-    def __init__(self, name: str, total: int, reused: int, console: Any, *, enabled: bool) -> None:
+    def __init__(self, name: str, total: int, reused: int, console: Any, *, enabled: bool,
+                 failed: Sequence[RunRecord] = ()) -> None:
         from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                    TimeRemainingColumn)
 
         self.console = console or Console(stderr=True, highlight=False)
         self.enabled = enabled
-        self.failed = 0
+        self.failed = len(failed)  # runs that failed before running (invalid overrides) count too
+        self.early = list(failed)
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[failed]} failed", style="red"), TimeElapsedColumn(),
             TextColumn("ETA"), TimeRemainingColumn(), console=self.console, disable=not enabled,
         )
         label = name + (f" ({reused} done before)" if reused else "")
-        self.task = self.progress.add_task(label, total=total, failed=0)
+        self.task = self.progress.add_task(label, total=total, failed=self.failed)
 
     def __enter__(self) -> _Progress:
         self.progress.start()
+        if self.enabled:
+            for rec in self.early:
+                first = (rec.error or "").splitlines()[0] if rec.error else ""
+                self.progress.console.print(f"failed: {rec.key}: {first}", style="red", markup=False)
         return self
 
     def __exit__(self, *exc: object) -> None:
