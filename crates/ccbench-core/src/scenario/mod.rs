@@ -518,6 +518,13 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                     if m.min_rate > m.max_rate {
                         out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("min_rate")], "must not exceed max_rate".into()));
                     }
+                    if m.l4s_alpha_gain.is_some_and(|g| !(g > 0.0 && g <= 1.0)) {
+                        let g = m.l4s_alpha_gain.unwrap_or_default();
+                        out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("l4s_alpha_gain")], format!("must be in (0, 1], got {g}")));
+                    }
+                    if m.feedback_interval.is_some_and(|d| d == crate::units::Dur::ZERO || d > crate::units::Dur::from_secs(1)) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("feedback_interval")], "must be in (0, 1s]".into()));
+                    }
                 }
             }
             FlowKind::Ping => {
