@@ -12,6 +12,7 @@ pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
+pub mod grant;
 
 use serde::{Deserialize, Serialize};
 
@@ -183,6 +184,8 @@ pub enum AnyQdisc {
     Codel(codel::Codel),
     FqCodel(Box<fq_codel::FqCodel>),
     DualPi2(Box<dualpi2::DualPi2>),
+    /// A qdisc behind a request-grant gate (`links[].grant`).
+    Granted(Box<grant::Granted>),
 }
 
 macro_rules! dispatch {
@@ -192,6 +195,7 @@ macro_rules! dispatch {
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::DualPi2($q) => $e,
+            AnyQdisc::Granted($q) => $e,
         }
     };
 }

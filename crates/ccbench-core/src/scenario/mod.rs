@@ -63,6 +63,10 @@ pub struct LinkSpec {
     /// Rate changes over time (a capacity drop, a varying link).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<RateStep>,
+    /// A request-grant MAC in front of the link (a DOCSIS upstream): the
+    /// qdisc's packets leave only with a grant (`qdisc/grant.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<crate::qdisc::grant::GrantConfig>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -412,6 +416,9 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
         }
         if let Err(m) = l.qdisc.validate() {
             out.push(at(&p("qdisc"), m));
+        }
+        if let Some(Err(m)) = l.grant.as_ref().map(|g| g.validate()) {
+            out.push(at(&p("grant"), m));
         }
         if l.rate.is_none() && !l.schedule.is_empty() {
             out.push(at(&p("schedule"), "a rate schedule needs a starting `rate`".into()));
