@@ -650,7 +650,7 @@ impl Sim {
                 continue;
             }
             let cap_bits = capacity_bits(&self.rate_history[i], warm, end);
-            let two_queues = matches!(l.qdisc, crate::qdisc::AnyQdisc::DualPi2(_));
+            let two_queues = l.qdisc.is_dual_queue();
             let sent_bits = (l.tx_bytes - self.tx_at_warmup[i]) as f64 * 8.0;
             links.push(LinkSummary {
                 id: l.name.clone(),

@@ -156,6 +156,11 @@ impl Granted {
     pub fn credit(&self) -> i64 {
         self.credit
     }
+
+    /// The wrapped qdisc.
+    pub fn inner(&self) -> &AnyQdisc {
+        &self.inner
+    }
 }
 
 impl Qdisc for Granted {

@@ -200,6 +200,17 @@ macro_rules! dispatch {
     };
 }
 
+impl AnyQdisc {
+    /// DualPI2, possibly behind a grant gate: the summary splits L and C.
+    pub fn is_dual_queue(&self) -> bool {
+        match self {
+            AnyQdisc::DualPi2(_) => true,
+            AnyQdisc::Granted(g) => g.inner().is_dual_queue(),
+            _ => false,
+        }
+    }
+}
+
 impl Qdisc for AnyQdisc {
     #[inline]
     fn enqueue(&mut self, pkt: Packet, cx: &mut Cx) {
