@@ -129,7 +129,7 @@ impl Granted {
             if self.inner.is_empty() && self.outstanding == 0 {
                 // Idle: nothing to request or grant; jump to the boundary after now.
                 self.k = now.0 / self.interval.0 + 1;
-                self.credit = self.credit.min(0).max(0);
+                self.credit = self.credit.min(0); // unused credit expires, debt stays
                 return;
             }
             let k = self.k;

@@ -1049,11 +1049,10 @@ impl ScreamTx {
     fn virtual_ce_2024(&mut self, now: SimTime, backoff_iv: Dur) {
         let target_s = self.delay_target.as_secs_f64();
         let alpha_lim = 2.0 / self.target * f64::from(self.mss()) * 8.0 / self.srtt.as_secs_f64();
-        if self.alpha < 0.1 * alpha_lim || !self.l4s_active {
-            if self.qdelay_avg_s > target_s * self.v.virtual_ce_threshold && now.since(self.last_event) > backoff_iv {
-                self.virtual_ce_event = true;
-                self.alpha_v = (alpha_lim + ((self.qdelay_avg_s - target_s / 4.0) / (0.75 * target_s)).max(0.0)).min(1.0);
-            }
+        let allowed = self.alpha < 0.1 * alpha_lim || !self.l4s_active;
+        if allowed && self.qdelay_avg_s > target_s * self.v.virtual_ce_threshold && now.since(self.last_event) > backoff_iv {
+            self.virtual_ce_event = true;
+            self.alpha_v = (alpha_lim + ((self.qdelay_avg_s - target_s / 4.0) / (0.75 * target_s)).max(0.0)).min(1.0);
         }
     }
 
