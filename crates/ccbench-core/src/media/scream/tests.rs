@@ -426,7 +426,11 @@ fn rtp_queue_discard_requests_one_refresh() {
 }
 
 fn scripted_trace(l4s: bool) -> Vec<(u64, u64, u64, u64, u64, u64)> {
-    let mut h = Harness::new(&cfg(), l4s, 15, 15);
+    scripted_trace_of(&cfg(), l4s)
+}
+
+fn scripted_trace_of(c: &MediaConfig, l4s: bool) -> Vec<(u64, u64, u64, u64, u64, u64)> {
+    let mut h = Harness::new(c, l4s, 15, 15);
     let mut out = Vec::new();
     for r in 0..40u32 {
         let fate = move |k: u32| match (r + k) % 17 {
@@ -449,6 +453,11 @@ fn same_inputs_give_the_same_trajectory() {
         let a = scripted_trace(l4s);
         assert_eq!(a, scripted_trace(l4s));
         assert!(a.iter().any(|x| x.0 != a[0].0), "the script moves cwnd");
+        for v in [ScreamVersion::V2024_10, ScreamVersion::V2024_10_28] {
+            let b = scripted_trace_of(&cfg_v(v), l4s);
+            assert_eq!(b, scripted_trace_of(&cfg_v(v), l4s));
+            assert_ne!(a, b, "{v:?} follows its own law");
+        }
     }
 }
 
@@ -735,4 +744,22 @@ fn v2024_10_28_increase_is_not_scaled_while_l4s_is_active() {
     assert!(a.scl_i < 0.25 && b.scl_i < 0.25, "{} {}", a.scl_i, b.scl_i);
     // Both phase-in terms are ≈ 1 (t since congestion ≈ one round ≪ 4 s).
     assert_close(a.increment / b.increment, 0.25, 0.02);
+}
+
+#[test]
+fn v2024_base_delay_reset_also_runs_while_l4s_is_inactive() {
+    // getTargetBitrate at 76a298a (:1097): `!isL4sActive || queueDelayMinAvg
+    // > T/8` halves the target for max(100 ms, 5 sRTT) once per 60 s.
+    let t = SimTime::from_secs_f64(61.0);
+    let target = |v, active| {
+        let mut tx = ScreamTx::new(&cfg_v(v), true, SimTime::ZERO);
+        tx.l4s_active = active;
+        (tx.target_bitrate(t).unwrap(), tx.target_h)
+    };
+    let (r, th) = target(V24, false);
+    assert_eq!(r, th / 2.0, "2024, L4S inactive: halved");
+    let (r, th) = target(V24, true);
+    assert_eq!(r, th, "2024, L4S active and no standing queue: not halved");
+    let (r, th) = target(ScreamVersion::Head, false);
+    assert_eq!(r, th, "HEAD: only a standing queue above T/8 triggers it");
 }

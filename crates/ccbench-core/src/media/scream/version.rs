@@ -52,6 +52,14 @@
 //!   (scream_sender.cpp:32-33); ccbench's `microburst_interval` is not
 //!   version-selected, set it explicitly.
 //!
+//! Not modelled in the 2024 rows (stated, not hidden): the 2024 filter of
+//! `queueDelayMinAvg` (min per 50 ms, else EWMA 0.005, :1408-1414) — the
+//! base-delay reset condition uses HEAD's per-100-sRTT minimum instead; the
+//! 2024 base-delay refresh while L4S is inactive (:317, 939); the virtual-CE
+//! αv formula of :777 (dead code: overwritten on the next line); the
+//! pacing headroom floor of 1.5 before the first congestion (:1359-1365;
+//! the BW tool's headroom is 1.5 anyway).
+//!
 //! Overrides: `media.l4s_alpha_gain` and `media.feedback_interval`, when
 //! set, win over the row.
 
