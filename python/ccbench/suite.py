@@ -44,6 +44,11 @@ falling back to a string). Example::
     cell = 'ratio(goodput_mbps, "short", "long")'   # a metric expression: see ccbench.expr
     format = "{:.2f}"                      # one {} or {:spec} field, text around it allowed
     where = { tcp = 1 }                    # fix other axes (optional); axes left free get one table each
+    # Instead of cols/cell: columns = [{ label = "1 TCP", cell = '...', reference = 50 }, ...]
+    # (one expression each, all over the same run; reference = a fair-share row).
+    # published = { source = "where from", rows = { "1" = [0.8, 0.7, 0.6, 0.5] } }   # optional: per
+    #   row value, one number per column; the report adds "<title>: ccbench vs published" with each
+    #   cell's error, the RMS error per column and over all cells, and each column's window.
 
     [[report.columns]]                     # extra columns of the per-run table (optional)
     title = "ping p99 (ms)"
