@@ -70,6 +70,17 @@ columns = [
     { label = "f2", cell = 'goodput_mbps(flow="f2")' },
 ]
 
+[[report.tables]]
+title = "Compared"
+rows = "rate"
+where = { seed = 1 }
+format = "{:.3f}"
+columns = [
+    { label = "f1", cell = 'goodput_mbps(flow="f1")' },
+    { label = "f2 late", cell = 'mean_goodput(flow="f2", from="0.5s", to="1.5s")' },
+]
+published = { source = "a made-up table", rows = { "5Mbit" = [2.0, 2.5], "10Mbit" = [5.0, 0.25] } }
+
 [[report.columns]]
 title = "f1 share"
 cell = 'share(goodput_mbps, "f1")'
@@ -441,3 +452,30 @@ def test_seeds_key_adds_a_seed_axis(write_suite, tmp_path: Path) -> None:
                          ("seeds = [1, 1]", "duplicate seed")):
         with pytest.raises(SuiteError, match=message):
             read_suite(write_suite(text.replace("seeds = 3", bad)))
+
+
+def test_published_table_sits_beside_ccbench_cell_by_cell_with_errors_and_rms(swept: Path) -> None:
+    runs = _runs(swept)
+    published = {"5Mbit": (2.0, 2.5), "10Mbit": (5.0, 0.25)}
+    ours = {}
+    for rate in published:
+        key, summary = runs[(rate, 1)]
+        flows = {f["id"]: f for f in summary["flows"]}
+        series = ccbench.load(swept / "runs" / key).series
+        part = series.filter((series["flow_id"] == "f2") & (series["time_s"] > 0.5) & (series["time_s"] <= 1.5))
+        ours[rate] = (flows["f1"]["goodput_mbps"], part["goodput_mbps"].mean())
+    errs = [o - p for rate in published for o, p in zip(ours[rate], published[rate])]
+    report = build(swept, plots=False)
+    [grid] = [g for g in report.tables if g.title == "Compared: ccbench vs published"]
+    assert grid.rms == pytest.approx((sum(e * e for e in errs) / 4) ** 0.5)
+    cells = {label: c for label, c in grid.rows}
+    assert cells["5 Mbit/s"][0].value == pytest.approx(ours["5Mbit"][0] - 2.0)
+    assert cells["10 Mbit/s"][1].value == pytest.approx(ours["10Mbit"][1] - 0.25)
+    rms_f1 = ((errs[0] ** 2 + errs[2] ** 2) / 2) ** 0.5
+    assert cells["RMS error"][0].value == pytest.approx(rms_f1)
+    md = _section((swept / "report.md").read_text(), "Compared: ccbench vs published (seed = seed 1)")
+    err = ours["5Mbit"][0] - 2.0
+    assert f"| 5 Mbit/s | {ours['5Mbit'][0]:.3f} vs 2.000 ({'+' if err >= 0 else ''}{err:.3f}) |" in md
+    assert "Published: a made-up table." in md
+    assert "Window of f2 late: mean_goodput(flow=\"f2\", from=\"0.5s\", to=\"1.5s\")" in md
+    assert f"Overall RMS error over 4 cells: {grid.rms:.3f}" in md

@@ -341,3 +341,67 @@ def test_format_value() -> None:
     assert [format_value(x, None) for x in (123.4, 12.34, 1.234, 0.1234)] == ["123", "12.3", "1.23", "0.123"]
     with pytest.raises(ValueError):
         format_value(1.0, "{0.__class__}")
+
+
+@pytest.mark.parametrize("name, version", [
+    ("scream-test-record", "2024-10"), ("scream-test-record-1", "2024-10-28"),
+    ("scream-test-record-3", "2024-10"), ("scream-interop", "2024-10"),
+])
+def test_scream_suites_resolve_to_the_code_and_network_the_experiments_ran(name: str, version: str) -> None:
+    import tomllib
+
+    suite = load_suite(name)
+    assert f"SCReAM {version} (" in suite.description and "5 ms receiver" in suite.description
+    assert "min_qlen_step 2" in suite.description
+    for run in suite.plan():
+        assert not run.error, run.error
+        doc = tomllib.loads(run.scenario)
+        [scream] = [f for f in doc["flows"] if f["id"] == "scream"]
+        media = scream["media"]
+        assert media["version"] == version
+        # The version picks the receiver (5 ms) and the α filter: no override.
+        assert "feedback_interval" not in media and "l4s_alpha_gain" not in media
+        dualpi2 = [link["qdisc"] for link in doc["links"] if link.get("qdisc", {}).get("kind") == "dualpi2"]
+        assert dualpi2 and all(q["min_qlen_step"] == 2 for q in dualpi2)
+        pragues = [f for f in doc["flows"] if f.get("cc") == "prague"]
+        assert pragues and all(f["cc_params"]["version"] == "v0.6" for f in pragues)
+    assert "TCP Prague v0.6" in suite.description
+    # head stays one override away.
+    head = suite.with_overrides(['flows.scream.media.version="head"']).plan()[0]
+    assert tomllib.loads(head.scenario)["flows"][0]["media"]["version"] == "head"
+
+
+def test_test_record_suites_carry_the_published_tables() -> None:
+    tables = {t.title: t for t in load_suite("scream-test-record").report.tables}
+    main = tables["SCReAM mean bitrate (Mbit/s) while N TCP Prague flows compete"]
+    end = tables["SCReAM mean bitrate (Mbit/s), last 5 s of each phase"]
+    assert dict(main.published)["25"] == (78.0, 60.0, 48.0, 38.0, 29.0)
+    assert main.published == end.published and "2024-10-31" in (main.published_source or "")
+    assert [e.text for _, e, _ in end.columns][1] == 'mean_goodput(flow="scream", from="35s", to="40s")'
+    t1 = load_suite("scream-test-record-1").report.tables[0]
+    assert dict(t1.published)["2.0"] == (41.0, 31.0, 29.0, 29.0, 26.0) and "994f9a4" in (t1.published_source or "")
+
+
+def test_published_rows_must_name_axis_values_and_fit_the_columns(tmp_path: Path) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    text = """\
+base = "tiny.toml"
+
+[[axes]]
+name = "rate"
+values = ["5Mbit", "10Mbit"]
+key = "links.0.rate"
+
+[[report.tables]]
+title = "t"
+rows = "rate"
+columns = [{ label = "a", cell = "jain" }, { label = "b", cell = "jain" }]
+published = { source = "x", rows = { "7Mbit" = [1, 2], "5Mbit" = [1] } }
+"""
+    path = tmp_path / "p.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SuiteError) as err:
+        load_suite(path)
+    message = str(err.value)
+    assert "report.tables[0].published.rows.7Mbit: '7Mbit' is not a value of axis 'rate'" in message
+    assert "report.tables[0].published.rows.5Mbit: expected a list of 2 numbers" in message

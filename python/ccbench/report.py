@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import html
 import itertools
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,6 +114,10 @@ class Grid:
     rows: list[tuple[str, list[Cell]]]
     notes: list[str] = field(default_factory=list)
     legend: list[str] = field(default_factory=list)  # what each column is, shown under the table
+    #: Explanations shown under the table (not errors).
+    captions: list[str] = field(default_factory=list)
+    #: Root-mean-square error over the cells with both values (comparison grids).
+    rms: float | None = None
 
 
 @dataclass
@@ -324,7 +329,52 @@ def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: 
             ]))
         corner = rows_axis.label + (f" \\ {cols_axis.label}" if cols_axis else "")
         out.append(Grid(spec.title, subtitle, corner, columns, rows, notes))
+        if spec.published:
+            out.append(_comparison(spec, rows_axis, out[-1], fixed))
     return out
+
+
+def _comparison(spec: TableSpec, rows_axis: Any, grid: Grid, fixed: Mapping[str, Scalar]) -> Grid:
+    """The published table beside ccbench's, cell by cell: "ccbench vs published (error)", the RMS
+    error of each column and of all cells, and the window (expression) each ccbench cell covers."""
+    ours = {value_key(rv): cells for rv, (_, cells) in zip(rows_axis.values, grid.rows)}
+    ncols = len(grid.columns)
+    rows: list[tuple[str, list[Cell]]] = []
+    errs: list[list[float]] = [[] for _ in range(ncols)]
+    for key, pub in spec.published:
+        cells = []
+        for j, (mine, theirs) in enumerate(zip(ours.get(key, []), pub)):
+            if theirs is None:
+                cells.append(Cell("—", status="missing"))
+            elif mine.value is None:
+                cells.append(Cell(f"{mine.text} vs {format_value(theirs, spec.format)}", status=mine.status))
+            else:
+                err = mine.value - theirs
+                errs[j].append(err)
+                sign = "+" if err >= 0 else ""
+                text = f"{mine.text} vs {format_value(theirs, spec.format)} ({sign}{format_value(err, spec.format)})"
+                cells.append(Cell(text, err))
+        rows.append((rows_axis.label_of(rows_axis.find(key)), cells))
+
+    def rms(xs: Sequence[float]) -> float | None:
+        return math.sqrt(sum(x * x for x in xs) / len(xs)) if xs else None
+
+    col_rms = [rms(e) for e in errs]
+    rows.append(("RMS error", [Cell("—", status="missing") if r is None else Cell(format_value(r, spec.format), r)
+                               for r in col_rms]))
+    every = [x for e in errs for x in e]
+    total = rms(every)
+    captions = [f"Published: {spec.published_source}." if spec.published_source else "Published values from the suite file."]
+    captions.append("Overall RMS error over " + (f"{len(every)} cells: {format_value(total, spec.format)}"
+                                                  if total is not None else "no cells (no finished runs)"))
+    if spec.columns:
+        captions += [f"Window of {label}: {expr.text}" for label, expr, _ in spec.columns]
+    elif spec.cell is not None:
+        captions.append(f"Each cell: {spec.cell.text}")
+    if fixed:
+        captions.append("For " + ", ".join(f"{k} = {value_key(v)}" for k, v in fixed.items()))
+    return Grid(f"{spec.title}: ccbench vs published", grid.subtitle, grid.corner, list(grid.columns), rows,
+                captions=captions, rms=total)
 
 
 def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
@@ -482,6 +532,7 @@ def markdown(report: Report) -> str:
     for g in report.tables:
         lines += [f"## {g.title}" + (f" ({g.subtitle})" if g.subtitle else ""), ""]
         lines += [_md_table([g.corner, *g.columns], [[label, *(c.text for c in cells)] for label, cells in g.rows]), ""]
+        lines += [f"{c}  " for c in g.captions] + ([""] if g.captions else [])
         lines += [f"- {n}" for n in g.notes] + ([""] if g.notes else [])
     if report.plots:
         lines += ["## Plots", ""]
@@ -541,8 +592,9 @@ def _html_grid(g: Grid, extra: list[str] | None = None) -> str:
         tail = f"<td>{extra[i]}</td>" if extra else ""
         body.append(f"<tr><th>{_e(label)}</th>{''.join(_html_cell(c) for c in cells)}{tail}</tr>")
     notes = "".join(f"<li>{_e(n)}</li>" for n in g.notes)
+    captions = "".join(f'<p class="sub">{_e(c)}</p>' for c in g.captions)
     return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
-            + (f'<ul class="notes">{notes}</ul>' if notes else ""))
+            + captions + (f'<ul class="notes">{notes}</ul>' if notes else ""))
 
 
 def to_html(report: Report, root: Path) -> str:

@@ -46,6 +46,11 @@ falling back to a string). Example::
     cell = 'ratio(goodput_mbps, "short", "long")'   # a metric expression: see ccbench.expr
     format = "{:.2f}"                      # one {} or {:spec} field, text around it allowed
     where = { tcp = 1 }                    # fix other axes (optional); axes left free get one table each
+    # Instead of cols/cell: columns = [{ label = "1 TCP", cell = '...', reference = 50 }, ...]
+    # (one expression each, all over the same run; reference = a fair-share row).
+    # published = { source = "where from", rows = { "1" = [0.8, 0.7, 0.6, 0.5] } }   # optional: per
+    #   row value, one number per column; the report adds "<title>: ccbench vs published" with each
+    #   cell's error, the RMS error per column and over all cells, and each column's window.
 
     [[report.columns]]                     # extra columns of the per-run table (optional)
     title = "ping p99 (ms)"
@@ -127,7 +132,8 @@ SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals")
 _SUITE_KEYS = ("name", "description", "base", "set", "axes", "seeds", "report")
 _AXIS_KEYS = ("name", "label", "values", "key", "set", "labels", "format")
 _REPORT_KEYS = ("tables", "columns", "plots", "suite_plots")
-_TABLE_KEYS = ("title", "rows", "cols", "cell", "format", "where", "columns", "reference")
+_TABLE_KEYS = ("title", "rows", "cols", "cell", "format", "where", "columns", "reference", "published")
+_PUBLISHED_KEYS = ("source", "rows")
 _TABLE_COLUMN_KEYS = ("label", "cell", "reference")
 _COLUMN_KEYS = ("title", "cell", "format")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -187,6 +193,10 @@ class TableSpec:
     #: axis; with the values of an optional reference row (a fair share).
     columns: tuple[tuple[str, Expr, float | None], ...] = ()
     reference: str | None = None
+    #: Published values to compare with, cell by cell: per row value (its
+    #: text), one number per column (or None); and where they come from.
+    published: tuple[tuple[str, tuple[float | None, ...]], ...] = ()
+    published_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -760,7 +770,41 @@ class _Reader:
             return None
         if cols is not None and cols not in names:
             return None
-        return TableSpec(title, rows, cols, cell, fmt, where, columns, reference)
+        ncols = len(columns) if columns else len(next(a for a in axes if a.name == cols).values) if cols else 1
+        rows_axis = next(a for a in axes if a.name == rows)
+        published, source = self.published(t, at, rows_axis, ncols)
+        return TableSpec(title, rows, cols, cell, fmt, where, columns, reference, published, source)
+
+    def published(self, t: Mapping[str, Any], at: Key, rows_axis: Axis,
+                  ncols: int) -> tuple[tuple[tuple[str, tuple[float | None, ...]], ...], str | None]:
+        """`published = { source = "...", rows = { "<row value>" = [numbers per column] } }`."""
+        if "published" not in t:
+            return (), None
+        p = t["published"]
+        pat: Key = (*at, "published")
+        if not isinstance(p, dict):
+            self.problem(pat, 'expected { source = "...", rows = { "<row value>" = [numbers] } }')
+            return (), None
+        self.unknown(p, _PUBLISHED_KEYS, pat)
+        source = self.string(p, "source", pat, required=True)
+        raw = p.get("rows", {})
+        if not isinstance(raw, dict) or not raw:
+            self.problem((*pat, "rows"), 'expected a table: "<row value>" = [one number per column]')
+            return (), source
+        out = []
+        for k, v in raw.items():
+            found = rows_axis.find(k)
+            if found is None:
+                shown = ", ".join(value_key(x) for x in rows_axis.values)
+                self.problem((*pat, "rows", k), f"{k!r} is not a value of axis {rows_axis.name!r} ({shown})")
+                continue
+            ok = isinstance(v, list) and all(x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))
+                                             for x in v)
+            if not ok or len(v) != ncols:
+                self.problem((*pat, "rows", k), f"expected a list of {ncols} numbers (one per column), got {_show(v)}")
+                continue
+            out.append((value_key(found), tuple(None if x is None else float(x) for x in v)))
+        return tuple(out), source
 
     def table_columns(self, t: Mapping[str, Any], at: Key) -> tuple[tuple[str, Expr, float | None], ...]:
         raw = t.get("columns", [])

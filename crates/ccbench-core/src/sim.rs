@@ -10,7 +10,7 @@ use crate::link::{Link, LinkStep};
 use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
-use crate::qdisc::Qdisc;
+use crate::qdisc::{AnyQdisc, Qdisc};
 use crate::units::{Dur, Rate, SimTime};
 
 pub struct Sim {
@@ -293,7 +293,12 @@ impl Sim {
                     // tc qdisc replace: the old qdisc's packets are discarded.
                     link.stats.drops_loss += link.qdisc.len() as u64;
                     link.stats.drop_bytes += link.qdisc.bytes();
-                    link.qdisc = cfg.build(&mut link.rng);
+                    let fresh = cfg.build(&mut link.rng);
+                    match &mut link.qdisc {
+                        // The grant gate is the link's MAC, not part of the qdisc.
+                        AnyQdisc::Granted(g) => g.replace_inner(fresh),
+                        q => *q = fresh,
+                    }
                 }
                 LinkStep::Change(cfg) => {
                     let (q, mut cx) = link.cx(now);

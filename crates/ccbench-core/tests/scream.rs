@@ -89,3 +89,28 @@ fn scream_classic_mode_reacts_to_marks_delay_and_loss() {
     assert!(m.packets_lost > 0, "the 8-packet FIFO dropped media");
     assert!(link(&out.summary, "bottleneck").drops < m.packets_sent / 20, "loss reaction keeps drops rare");
 }
+
+/// A request-grant upstream (`links[].grant`, DOCSIS-like): a 50 Mbit/s
+/// channel granted 10 Mbit/s in 2 ms MAPs with a 4 ms request-grant delay.
+/// A queue-filling CUBIC flow gets the granted rate, not the channel's; an
+/// L4S flow's packets wait in the modem's DualPI2 for their grant, so the L
+/// sojourn grows by about the request-grant loop (4–6 ms) over a plain
+/// 10 Mbit/s link.
+#[test]
+fn request_grant_upstream_caps_at_the_granted_rate_and_adds_the_grant_wait() {
+    let q = r#"{ kind = "dualpi2", min_qlen_step = 2 }"#;
+    let with_grant = |text: String| {
+        text.replace("rate = \"10Mbit\"", "rate = \"50Mbit\"").replace(
+            "qdisc = { kind = \"dualpi2\", min_qlen_step = 2 }",
+            "qdisc = { kind = \"dualpi2\", min_qlen_step = 2 }\ngrant = { interval = \"2ms\", request_delay = \"4ms\", rate = \"10Mbit\" }",
+        )
+    };
+    let cubic = dumbbell("10Mbit", 20.0, q, "20s", &tcp("c", "cubic", ""));
+    let g = flow(&run(&with_grant(cubic), &["metrics.warmup=\"5s\""]).summary, "c").goodput_mbps;
+    assert!((8.0..=10.0).contains(&g), "granted {g}: the grant rate, not the 50 Mbit/s channel");
+    let prague = dumbbell("10Mbit", 20.0, q, "20s", &tcp("p", "prague", "ecn = true\n"));
+    let p50 = |o: &ccbench_core::RunOutput| link(&o.summary, "bottleneck").sojourn_l_ms.as_ref().unwrap().p50.unwrap();
+    let plain = p50(&run(&prague, &["metrics.warmup=\"5s\""]));
+    let granted = p50(&run(&with_grant(prague), &["metrics.warmup=\"5s\""]));
+    assert!(plain < 1.0 && (4.0..=6.5).contains(&granted), "L sojourn p50 {granted} ms vs {plain} ms on a plain link");
+}

@@ -12,6 +12,7 @@ pub mod sender;
 use serde::{Deserialize, Serialize};
 
 use crate::units::{Dur, Rate};
+pub use scream::version::{ScreamVersion, VersionParams};
 
 /// A media flow's parameters, named after the SCReAM BW test tool's options
 /// (`scream_bw_test_tx`), with its defaults.
@@ -54,11 +55,15 @@ pub struct MediaConfig {
     pub reorder_time: Dur,
     /// `-relaxedpacing`.
     pub relaxed_pacing: bool,
-    /// How the L4S α follows the marked fraction f. Absent: the current
-    /// filter, fast attack α ← f/8 + 7α/8 when f ≥ α and slow decay
-    /// α ← α·127/128 otherwise. A number g: the earlier symmetric EWMA
-    /// α ← g·f + (1 − g)·α (ScreamV2Tx.cpp with ScreamTx.h `kL4sG`; 1/32 in
-    /// the 2024–2025 code).
+    /// Which SCReAM code to run: `"head"` (today's, the default),
+    /// `"2024-10"` (commits 76a298a/e0af5ef, the interop and test-record
+    /// activity of 2024-10-31) or `"2024-10-28"` (994f9a4). The version
+    /// table is in `scream/version.rs`; the receiver follows it too.
+    pub version: ScreamVersion,
+    /// Override of the version's L4S α filter. Absent: the version's (HEAD:
+    /// fast attack α ← f/8 + 7α/8 when f ≥ α, slow decay α ← α·127/128;
+    /// 2024: symmetric with g = 1/32). A number g: the symmetric EWMA
+    /// α ← g·f + (1 − g)·α (ScreamV2Tx.cpp with ScreamTx.h `kL4sG`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l4s_alpha_gain: Option<f64>,
     /// Max RTP queue delay before the queue is flushed (BW tool 0.2 s).
@@ -66,8 +71,24 @@ pub struct MediaConfig {
     /// Receiver `-nreported` and `-ackdiff` (default nreported/2).
     pub nreported: u32,
     pub ackdiff: Option<u32>,
-    /// Receiver feedback interval once running (the tool: 40 ms).
-    pub feedback_interval: Dur,
+    /// Override of the receiver's feedback interval once running. Absent:
+    /// the version's (HEAD 40 ms, 2024 5 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_interval: Option<Dur>,
+}
+
+impl MediaConfig {
+    /// The version row with this config's overrides applied.
+    pub fn version_params(&self) -> VersionParams {
+        let mut p = self.version.params();
+        if let Some(g) = self.l4s_alpha_gain {
+            p.alpha_filter = scream::version::AlphaFilter::Symmetric(g);
+        }
+        if let Some(fb) = self.feedback_interval {
+            p.feedback_interval = fb;
+        }
+        p
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,11 +120,12 @@ impl Default for MediaConfig {
             hysteresis: 0.0,
             reorder_time: Dur::from_millis(30),
             relaxed_pacing: false,
+            version: ScreamVersion::Head,
             l4s_alpha_gain: None,
             max_rtp_queue_delay: Dur::from_millis(200),
             nreported: 64,
             ackdiff: None,
-            feedback_interval: Dur::from_millis(40),
+            feedback_interval: None,
         }
     }
 }

@@ -19,7 +19,11 @@
 //! - a poll: whenever packets arrived since the last report and at least
 //!   `rtcpFbInterval` passed since the last report (of any trigger). The
 //!   interval is 0.2 s (the tool's initial 13107 in Q16) until 100 ms after
-//!   the first RTP packet, then `feedback_interval` (40 ms).
+//!   the first RTP packet, then the version's feedback interval: 40 ms
+//!   today (ScreamRx.cpp `kMaxRtcpInterval`), 5 ms in the 2024 code
+//!   (`media.version = "2024-10"`: ScreamRx.cpp:426-430 at 76a298a sets
+//!   min(5 ms, 1/rate) with rate ≤ 100 Hz, i.e. always 5 ms), unless
+//!   `media.feedback_interval` overrides it.
 //!
 //! Units: time in ns; ATO in 1/1024 s; sizes in bytes.
 //! Modelling choices and deviations:
@@ -147,7 +151,7 @@ impl MediaReceiver {
         MediaReceiver {
             nreported,
             ackdiff: cfg.ackdiff.unwrap_or(nreported / 2).max(1),
-            feedback_interval: cfg.feedback_interval,
+            feedback_interval: cfg.version_params().feedback_interval,
             slots: [EMPTY; MAX_REPORTED],
             highest: None,
             last_reported: 0,
@@ -354,6 +358,42 @@ mod tests {
         assert!(r.on_rtp(&rtp(0, false), Ecn::NotEct, ms(250)).is_some());
         assert_eq!(r.feedback_interval(ms(300)), Dur::from_millis(200));
         assert_eq!(r.feedback_interval(ms(350)), Dur::from_millis(40));
+    }
+
+    #[test]
+    fn receiver_of_2024_polls_every_5ms_and_the_key_overrides_it() {
+        use crate::media::ScreamVersion;
+        // ScreamRx.cpp:426-430 at 76a298a: min(5 ms, 1/rate) once running.
+        let cfg = MediaConfig { version: ScreamVersion::V2024_10, ..Default::default() };
+        let mut r = MediaReceiver::new(&cfg);
+        r.on_rtp(&rtp(0, false), Ecn::NotEct, ms(10));
+        assert_eq!(r.on_timer(ms(110)).map(|id| r.report(id).num), Some(1));
+        // A packet every ms, no marker, ackdiff 32: a poll report every 5 ms.
+        let mut sent = Vec::new();
+        for k in 1..=40u32 {
+            let t = ms(110 + u64::from(k));
+            if r.on_rtp(&rtp(k, false), Ecn::NotEct, t).is_some() {
+                sent.push(t);
+            }
+            while r.next_timer() <= t {
+                let at = r.next_timer();
+                if r.on_timer(at).is_some() {
+                    sent.push(at);
+                }
+            }
+        }
+        let gaps: Vec<Dur> = sent.windows(2).map(|w| w[1].since(w[0])).collect();
+        assert_eq!(sent.len(), 8, "{sent:?}");
+        assert!(gaps.iter().all(|&g| g == Dur::from_millis(5)), "{gaps:?}");
+        assert_eq!(r.feedback_interval(ms(200)), Dur::from_millis(5));
+        // HEAD: 40 ms; an explicit key wins over either version.
+        let mut head = rx();
+        head.on_rtp(&rtp(0, false), Ecn::NotEct, ms(10));
+        assert_eq!(head.feedback_interval(ms(200)), Dur::from_millis(40));
+        let cfg = MediaConfig { feedback_interval: Some(Dur::from_millis(10)), ..cfg };
+        let mut r = MediaReceiver::new(&cfg);
+        r.on_rtp(&rtp(0, false), Ecn::NotEct, ms(10));
+        assert_eq!(r.feedback_interval(ms(200)), Dur::from_millis(10));
     }
 
     #[test]

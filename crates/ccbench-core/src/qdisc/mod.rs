@@ -18,6 +18,7 @@ pub mod red;
 pub mod htb;
 pub mod netem;
 pub mod tbf;
+pub mod grant;
 
 use serde::{Deserialize, Serialize};
 
@@ -270,6 +271,8 @@ pub enum AnyQdisc {
     Tbf(Box<tbf::Tbf>),
     Htb(Box<htb::Htb>),
     Netem(Box<netem::Netem>),
+    /// A qdisc behind a request-grant gate (`links[].grant`).
+    Granted(Box<grant::Granted>),
 }
 
 impl AnyQdisc {
@@ -280,6 +283,7 @@ impl AnyQdisc {
             AnyQdisc::Tbf(q) => q.child().qdisc().leaf(),
             AnyQdisc::Htb(q) => q.child().qdisc().leaf(),
             AnyQdisc::Netem(q) => q.child().map_or(self, |c| c.qdisc().leaf()),
+            AnyQdisc::Granted(g) => g.inner().leaf(),
             _ => self,
         }
     }
@@ -303,9 +307,11 @@ macro_rules! dispatch {
             AnyQdisc::Tbf($q) => $e,
             AnyQdisc::Htb($q) => $e,
             AnyQdisc::Netem($q) => $e,
+            AnyQdisc::Granted($q) => $e,
         }
     };
 }
+
 
 impl Qdisc for AnyQdisc {
     #[inline]

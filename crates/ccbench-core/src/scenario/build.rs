@@ -13,7 +13,7 @@ use crate::cc::CcConfig;
 use crate::flow::{Endpoints, Flow, Ping};
 use crate::link::Link;
 use crate::packet::{Dir, FlowId, LinkId, Packet};
-use crate::qdisc::{fifo::PfifoConfig, QdiscConfig, QdiscStats};
+use crate::qdisc::{fifo::PfifoConfig, AnyQdisc, QdiscConfig, QdiscStats};
 use crate::rng::SimRng;
 use crate::sim::Sim;
 use crate::tcp::receiver::TcpReceiver;
@@ -75,6 +75,10 @@ pub fn build(s: &Scenario) -> Sim {
     let mut by_id: BTreeMap<&str, LinkId> = BTreeMap::new();
     for l in &s.links {
         let mut link = new_link(s.seed, &l.id, l.rate, l.delay, l.loss, &l.qdisc, false);
+        if let Some(g) = &l.grant {
+            let inner = std::mem::replace(&mut link.qdisc, AnyQdisc::Fifo(PfifoConfig::default().build()));
+            link.qdisc = AnyQdisc::Granted(Box::new(g.wrap(inner)));
+        }
         let steps = super::timeline::resolve(&l.qdisc, &l.schedule).expect("validated");
         link.schedule = steps.into_iter().map(|(at, st)| (SimTime::ZERO + at, st)).collect();
         if let Some(r) = &l.rewrite {

@@ -69,6 +69,10 @@ pub struct LinkSpec {
     /// Header rewriting on arrival: `{ ecn = "ect1", dscp = 0 }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewrite: Option<RewriteSpec>,
+    /// A request-grant MAC in front of the link (a DOCSIS upstream): the
+    /// qdisc's packets leave only with a grant (`qdisc/grant.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<crate::qdisc::grant::GrantConfig>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -468,6 +472,9 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
         if let Err(m) = l.qdisc.validate() {
             out.push(at(&p("qdisc"), m));
         }
+        if let Some(Err(m)) = l.grant.as_ref().map(|g| g.validate()) {
+            out.push(at(&p("grant"), m));
+        }
         if l.rate.is_none() && l.schedule.iter().any(|st| st.rate.is_some()) {
             out.push(at(&p("schedule"), "a rate schedule needs a starting `rate`".into()));
         }
@@ -572,6 +579,13 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                     }
                     if m.min_rate > m.max_rate {
                         out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("min_rate")], "must not exceed max_rate".into()));
+                    }
+                    if m.l4s_alpha_gain.is_some_and(|g| !(g > 0.0 && g <= 1.0)) {
+                        let g = m.l4s_alpha_gain.unwrap_or_default();
+                        out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("l4s_alpha_gain")], format!("must be in (0, 1], got {g}")));
+                    }
+                    if m.feedback_interval.is_some_and(|d| d == crate::units::Dur::ZERO || d > crate::units::Dur::from_secs(1)) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("media"), k("feedback_interval")], "must be in (0, 1s]".into()));
                     }
                 }
             }

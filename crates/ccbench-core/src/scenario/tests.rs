@@ -127,3 +127,21 @@ fn tcp_nup_shape_uses_streams_and_checks_links() {
     assert_eq!(p.scenario.flows[0].count, 4);
     assert_eq!(p.scenario.duration, Dur::from_secs(70));
 }
+
+#[test]
+fn media_version_parses_round_trips_and_bad_values_are_located() {
+    let media = |m: &str| BASE.replace("cc = \"cubic\"", &format!("kind = \"media\"\nmedia = {{ {m} }}"));
+    let p = parse(&media("version = \"2024-10\""), "t.toml", &[]).unwrap();
+    let m = p.scenario.flows[0].media.as_ref().unwrap();
+    assert_eq!(m.version, crate::media::ScreamVersion::V2024_10);
+    assert_eq!(m.version_params().feedback_interval, Dur::from_millis(5));
+    let again = parse(&p.scenario.to_toml(), "r.toml", &[]).unwrap();
+    assert_eq!(again.scenario, p.scenario);
+    let e = err(&media("version = \"2023\""));
+    assert_eq!(e.problems[0].key, "flows[0].media.version", "{e}");
+    assert!(e.to_string().contains("2024-10-28"), "names the allowed values: {e}");
+    let e = err(&media("l4s_alpha_gain = 2.0"));
+    assert!(e.to_string().contains("flows[0].media.l4s_alpha_gain: must be in (0, 1]"), "{e}");
+    let e = err(&media("feedback_interval = \"0ms\""));
+    assert!(e.to_string().contains("flows[0].media.feedback_interval"), "{e}");
+}

@@ -9,6 +9,16 @@
 //! reference/scream.md §1–§7 (code HEAD c8f84c3); BW-tool defaults come from
 //! [`MediaConfig`].
 //!
+//! Versions: `media.version` selects a row of [`version`]'s table. `head`
+//! (the default) is the law described here; `2024-10` (76a298a/e0af5ef) and
+//! `2024-10-28` (994f9a4) are the code the published experiments ran; their
+//! differences (L4S backoff and re-anchor, increase law and phase-in, rate
+//! from cwnd, send gate, sRTT filter, sclI and cwndI, virtual CE, α filter,
+//! receiver cadence) are listed with file:line in `version.rs` and
+//! implemented in the hooks `backoff_2024`, `virtual_ce_2024` and the
+//! `v.*_2024` branches of `update_cwnd`, `ok_to_transmit`, `on_rtt` and
+//! `update_target_bitrate`.
+//!
 //! Units: time is `SimTime`/`Dur` in integer nanoseconds (the code's Q16 NTP
 //! time and its 18 h wrap do not exist here); sRTT filters run in integer ns
 //! like the code's Q16 filters. Windows and flight are in bytes (RTP header +
@@ -18,9 +28,9 @@
 //! Deviations and omissions (stated, not hidden):
 //! - One media stream: no priority split, no credit scheduler; the rate
 //!   share is `R` itself.
-//! - `cwndI` is the window just before the last reduction (the code keeps a
-//!   small median history, `updateCwndI`); same time gates (0.5 s for loss,
-//!   sRTT for CE).
+//! - `cwndI` is the window just before the last reduction in `head`; the
+//!   2024 versions keep the code's median of 9 (`updateCwndI`); same time
+//!   gates (0.5 s for loss, sRTT for CE).
 //! - The experimental `maxPolicedCwnd` guard, SBD (off in the code),
 //!   clock-drift compensation, MSS adaptation (`-mtu a,b,c`), the adaptive
 //!   target-rate scale (off in the BW tool), the long-congestion RTP-queue
@@ -44,11 +54,13 @@ use std::collections::VecDeque;
 
 use super::rfc8888::Report;
 use super::MediaConfig;
+use version::{AlphaFilter, PhaseIn, VersionParams};
 use crate::packet::Ecn;
 use crate::units::{Dur, SimTime};
 
 #[cfg(test)]
 mod tests;
+pub mod version;
 
 /// `kInitMss`: MSS after each 1 s reset, bytes.
 const INIT_MSS: u32 = 100;
@@ -60,11 +72,17 @@ const BACKOFF_INTERVAL: Dur = Dur::from_millis(30);
 const ALPHA_INTERVAL: Dur = Dur::from_millis(10);
 /// `kSrttVirtual`: 25 ms.
 const VIRTUAL_RTT: Dur = Dur::from_millis(25);
-const L4S_G_UP: f64 = 1.0 / 8.0;
-const L4S_G_DOWN: f64 = 1.0 / 128.0;
 const L4S_ALPHA_INIT: f64 = 0.1;
-/// `kPostCongestionDelayRtts`.
-const POST_CONGESTION_RTTS: u64 = 200;
+/// 2024: "L4S active" = a CE event within this long (ScreamV2Tx.cpp:821 at
+/// 76a298a, 5·65535 in Q16).
+const L4S_ACTIVE_WINDOW: Dur = Dur::from_secs(5);
+/// 2024: re-anchor after this long without congestion (:1585).
+const REANCHOR_2024: Dur = Dur::from_secs(5);
+/// 2024: `kBytesInFlightLimit` and `kMaxBytesInFlightLimitCompensation`.
+const BIF_LIMIT: f64 = 0.9;
+const BIF_LIMIT_MAX_COMP: f64 = 1.5;
+/// `kCwndIHistSize` of the 2024 code.
+const CWND_I_HIST: usize = 9;
 /// `kMinWindowHeadroom`.
 const MIN_WINDOW_HEADROOM: f64 = 1.5;
 /// Rate estimators (tx, ACKed, RTP-in) window.
@@ -168,7 +186,8 @@ pub struct ScreamTx {
     mul_increase: f64,
     reorder_time: Dur,
     relaxed_pacing: bool,
-    l4s_alpha_gain: Option<f64>,
+    /// The version row (with overrides): every version difference.
+    v: VersionParams,
     pacing: bool,
     min_rate: f64,
     max_rate: f64,
@@ -182,6 +201,9 @@ pub struct ScreamTx {
     cwnd_min: u64,
     /// `cwndI`: window before the last congestion reduction (initially 1).
     cwnd_i: u64,
+    /// 2024 inflexion-point history (median of `v.cwnd_i_hist`).
+    cwnd_i_hist: [u64; CWND_I_HIST],
+    cwnd_i_ix: usize,
     last_cwnd_i_update: SimTime,
     mss: u32,
     prev_mss: u32,
@@ -248,6 +270,12 @@ pub struct ScreamTx {
     pkts_marked: u64,
     fraction_marked: f64,
     ce_fraction: f64,
+    /// 2024 `isL4sActive`: L4S on and a CE event within 5 s.
+    l4s_active: bool,
+    last_ce_event: Option<SimTime>,
+    /// Bytes in flight when the last feedback arrived, and its ratio to
+    /// cwnd before the update (2024 rate law).
+    prev_bif: u64,
 
     // ---- rate estimators
     last_rate_update: SimTime,
@@ -296,7 +324,7 @@ impl ScreamTx {
             mul_increase: cfg.mul_increase,
             reorder_time: cfg.reorder_time,
             relaxed_pacing: cfg.relaxed_pacing,
-            l4s_alpha_gain: cfg.l4s_alpha_gain,
+            v: cfg.version_params(),
             pacing: cfg.pacing,
             min_rate,
             max_rate,
@@ -306,6 +334,8 @@ impl ScreamTx {
             cwnd: cwnd.max(cwnd_min_low),
             cwnd_min: cwnd_min_low.max(2 * u64::from(INIT_MSS)),
             cwnd_i: 1,
+            cwnd_i_hist: [0; CWND_I_HIST],
+            cwnd_i_ix: 0,
             last_cwnd_i_update: now,
             mss: INIT_MSS,
             prev_mss: INIT_MSS,
@@ -363,6 +393,9 @@ impl ScreamTx {
             pkts_marked: 0,
             fraction_marked: 0.0,
             ce_fraction: 0.0,
+            l4s_active: false,
+            last_ce_event: None,
+            prev_bif: 0,
             last_rate_update: now,
             bytes_tx_win: 0,
             bytes_acked_win: 0,
@@ -408,6 +441,7 @@ impl ScreamTx {
             return;
         }
         self.max_bif = self.max_bif.max(self.bytes_in_flight);
+        self.prev_bif = self.bytes_in_flight;
         let end = report.begin_seq + num as u32 - 1;
         if self.hi_seq_ack.is_some_and(|hi| end + LOSS_SEQ_WINDOW < hi) {
             return; // stale, far out-of-order feedback (code: > 512 behind)
@@ -451,11 +485,19 @@ impl ScreamTx {
         self.detect_loss(now, end);
         self.hi_seq_ack = Some(self.hi_seq_ack.map_or(end, |h| h.max(end)));
         self.after_feedback(now);
+        // 2024 `isL4sActive`, set after the update as the code does (:821).
+        self.l4s_active = self.l4s && self.last_ce_event.is_some_and(|t| now.since(t) < L4S_ACTIVE_WINDOW);
     }
 
     /// The send gate (§4): bytesInFlight + size ≤ cwnd·H + MSS, with
     /// H = 1.5 + (maxWindowHeadroom − 1.5)·latencyDiffCwndScale.
+    /// 2024 (`v.send_gate_fixed`): H = 1.5 (`kCwndOverhead` ·
+    /// relFrameSizeHigh, the latter 1 here).
     pub fn ok_to_transmit(&self, size: u32) -> bool {
+        if self.v.send_gate_fixed {
+            let gate = self.cwnd as f64 * MIN_WINDOW_HEADROOM + f64::from(self.mss());
+            return (self.bytes_in_flight + u64::from(size)) as f64 <= gate;
+        }
         let h = MIN_WINDOW_HEADROOM + (self.max_window_headroom - MIN_WINDOW_HEADROOM) * self.lat_diff_scale;
         (self.bytes_in_flight + u64::from(size)) as f64 <= self.cwnd as f64 * h + f64::from(self.mss())
     }
@@ -516,7 +558,8 @@ impl ScreamTx {
         let mut rate = self.target_h;
         // §6 base-delay reset: a standing qdelay floor above T/8 halves the
         // target briefly (once per 60 s), then the base-OWD history is reset.
-        if self.qdelay_min_slow_avg_s > self.delay_target.as_secs_f64() / 8.0 {
+        let inactive = self.v.base_delay_reset_when_inactive && !self.l4s_active;
+        if inactive || self.qdelay_min_slow_avg_s > self.delay_target.as_secs_f64() / 8.0 {
             if now.since(self.last_rate_limit) > BASE_DELAY_RESET_INTERVAL {
                 self.last_rate_limit = now;
             }
@@ -610,7 +653,8 @@ impl ScreamTx {
         self.srtt_sh_prev = self.srtt_sh;
         self.srtt_sh = (self.srtt_sh * 7 + rtt) / 8;
         if now.since(self.last_srtt_update) > self.srtt_sh {
-            let app_limited = self.cwnd > u64::from(self.mss()) + 2 * self.max_bif.max(self.max_bif_prev);
+            let app_limited = self.v.srtt_app_limited_slow
+                && self.cwnd > u64::from(self.mss()) + 2 * self.max_bif.max(self.max_bif_prev);
             self.srtt = if app_limited && self.srtt_sh < self.srtt {
                 Dur(((u128::from(self.srtt.0) * 1023 + u128::from(self.srtt_sh.0)) / 1024) as u64)
             } else {
@@ -700,6 +744,7 @@ impl ScreamTx {
         if now.since(self.last_event) > backoff_iv && self.ce_this_fb {
             self.ce_event = true;
             self.last_event = now;
+            self.last_ce_event = Some(now);
         }
         self.ce_this_fb = false;
         if self.l4s {
@@ -707,11 +752,12 @@ impl ScreamTx {
                 self.last_alpha_update = now;
                 if self.pkts_delivered > 0 {
                     let f = self.pkts_marked as f64 / self.pkts_delivered as f64;
-                    // Fast attack f/8 + 7α/8, slow decay ×127/128.
-                    self.alpha = match self.l4s_alpha_gain {
-                        Some(g) => (g * f + (1.0 - g) * self.alpha).min(1.0),
-                        None if f >= self.alpha => (L4S_G_UP * f + (1.0 - L4S_G_UP) * self.alpha).min(1.0),
-                        None => self.alpha * (1.0 - L4S_G_DOWN),
+                    self.alpha = match self.v.alpha_filter {
+                        AlphaFilter::Symmetric(g) => (g * f + (1.0 - g) * self.alpha).min(1.0),
+                        AlphaFilter::FastAttack { up, .. } if f >= self.alpha => {
+                            (up * f + (1.0 - up) * self.alpha).min(1.0)
+                        }
+                        AlphaFilter::FastAttack { down, .. } => self.alpha * (1.0 - down),
                     };
                     (self.pkts_delivered, self.pkts_marked) = (0, 0);
                     self.fraction_marked = f;
@@ -721,7 +767,9 @@ impl ScreamTx {
             self.alpha = 0.0;
         }
         if now.since(self.last_qdelay_avg_update) > backoff_iv {
-            let x = (self.qdelay.as_secs_f64() - self.qdelay_min_slow_avg_s).max(0.0);
+            // 2024: the plain qdelay (:747-755); HEAD: above the slow minimum.
+            let floor = if self.v.virtual_ce_2024 { 0.0 } else { self.qdelay_min_slow_avg_s };
+            let x = (self.qdelay.as_secs_f64() - floor).max(0.0);
             self.qdelay_avg_s = if x < self.qdelay_avg_s { x } else { 0.75 * self.qdelay_avg_s + 0.25 * x };
             // Jitter scale: EWMA 1/32 of clamp(maxAvg − minAvg, 0, 20 ms).
             let spread = (self.lat_max_avg_s - self.lat_min_avg_s).clamp(0.0, 0.020);
@@ -741,8 +789,10 @@ impl ScreamTx {
             self.qdelay_min_win_s = f64::INFINITY;
             self.qdelay_min_win_start = now;
         }
-        // Virtual CE: qdelayAvg > T/2, backoff ramps to 50 % at T.
-        if self.qdelay_avg_s > target_s / 2.0 && now.since(self.last_event) > backoff_iv {
+        if self.v.virtual_ce_2024 {
+            self.virtual_ce_2024(now, backoff_iv);
+        } else if self.qdelay_avg_s > target_s / 2.0 && now.since(self.last_event) > backoff_iv {
+            // Virtual CE: qdelayAvg > T/2, backoff ramps to 50 % at T.
             self.virtual_ce_event = true;
             self.alpha_v = ((self.qdelay_avg_s - target_s / 2.0) / (target_s / 2.0)).clamp(0.0, 1.0) / self.rtt_scale();
         }
@@ -768,27 +818,32 @@ impl ScreamTx {
         (self.srtt.as_secs_f64() / BACKOFF_INTERVAL.as_secs_f64()).max(1.0)
     }
 
-    /// `updateCwnd` (§3): reductions, then the increase law, then the rate share.
+    /// `updateCwnd` (§3): reductions, then the increase law, then the rate
+    /// share. The version row picks HEAD's or the 2024 form of each step.
     fn update_cwnd(&mut self, now: SimTime) {
         let srtt_s = self.srtt.as_secs_f64();
-        let mut post_cong =
-            (now.since(self.last_congestion).as_secs_f64() / (POST_CONGESTION_RTTS as f64 * srtt_s)).clamp(0.0, 1.0);
+        // Flight ratio before the update (2024 rate law; the code computes it
+        // just before calling updateCwnd, :807).
+        let bif_ratio = (self.prev_bif as f64 / self.cwnd.max(1) as f64).min(1.0);
+        let since_cong = now.since(self.last_congestion).as_secs_f64();
+        let mut post_cong = match self.v.phase_in {
+            PhaseIn::Rtts(n) => since_cong / (f64::from(n) * srtt_s),
+            PhaseIn::Fixed(d) => since_cong / d.as_secs_f64(),
+        }
+        .clamp(0.0, 1.0);
         self.slow_update(now);
         let mss = f64::from(self.mss());
-        let target_s = self.delay_target.as_secs_f64();
         let cwnd_before = self.cwnd;
-        // sclI = clamp((8·(cwnd − cwndI)/cwndI)², 0.1, 1).
-        let rel = 8.0 * (self.cwnd as f64 - self.cwnd_i as f64) / self.cwnd_i as f64;
-        let scl_i = (rel * rel).clamp(0.1, 1.0);
+        let mut scl_i = self.scl_i();
         let rtt_scale = self.rtt_scale();
-        let undershoot = self.target < 0.8 * self.rate_acked;
+        let undershoot = !self.v.backoff_2024 && self.target < 0.8 * self.rate_acked;
         let mut signal = None;
         let mut alpha_used = 0.0;
         let scale = |c: u64, f: f64| (c as f64 * f) as u64;
         if self.loss_event {
             if now.since(self.last_cwnd_i_update) > Dur::from_millis(500) {
                 self.last_cwnd_i_update = now;
-                self.cwnd_i = self.cwnd;
+                self.update_cwnd_i();
             }
             self.cwnd = self.cwnd_min.max(scale(self.cwnd, self.loss_beta));
             self.loss_event = false;
@@ -798,41 +853,12 @@ impl ScreamTx {
         } else if self.ce_event || self.virtual_ce_event {
             if now.since(self.last_cwnd_i_update) > self.srtt {
                 self.last_cwnd_i_update = now;
-                self.cwnd_i = self.cwnd;
+                self.update_cwnd_i();
             }
-            if self.ce_event {
-                if self.l4s {
-                    let mut b = self.alpha / 2.0;
-                    if undershoot {
-                        b *= 0.25;
-                    }
-                    b /= rtt_scale;
-                    if self.qdelay.as_secs_f64() < target_s / 4.0 {
-                        b *= scl_i.max(0.25) * self.lat_diff_scale.clamp(0.25, 1.0);
-                    }
-                    // Re-anchor after a long rate-limited period.
-                    let long = VIRTUAL_RTT.max(self.srtt) * 100;
-                    if now.since(self.last_congestion) > long && self.max_bif_prev > 0 {
-                        self.cwnd = self.cwnd.min(self.max_bif_prev);
-                    }
-                    self.cwnd = self.cwnd_min.max(scale(self.cwnd, 1.0 - b));
-                    alpha_used = self.alpha;
-                    signal = Some(Signal::L4sCe);
-                } else {
-                    self.cwnd = self.cwnd_min.max(scale(self.cwnd, self.ecn_beta));
-                    signal = Some(Signal::ClassicCe);
-                }
-                self.virtual_ce_event = false;
-            }
-            if self.virtual_ce_event {
-                let mut b = self.alpha_v / 2.0;
-                if undershoot {
-                    b *= 0.25;
-                }
-                b /= rtt_scale; // the code divides by rttScale a second time
-                self.cwnd = self.cwnd_min.max(scale(self.cwnd, 1.0 - b));
-                alpha_used = self.alpha_v;
-                signal = Some(Signal::VirtualCe);
+            if self.v.backoff_2024 {
+                (signal, alpha_used) = self.backoff_2024(now, scl_i);
+            } else {
+                (signal, alpha_used) = self.backoff_head(now, scl_i, undershoot, rtt_scale);
             }
             self.ce_event = false;
             self.virtual_ce_event = false;
@@ -840,30 +866,70 @@ impl ScreamTx {
             post_cong = 0.0;
         }
         let cwnd_reduced = self.cwnd;
+        // 994f9a4 computes sclI and the multiplicative term after the cut.
+        let cwnd_ext = if self.v.scl_i_after_reduction {
+            scl_i = self.scl_i();
+            self.cwnd
+        } else {
+            cwnd_before
+        };
         let cwnd_f = self.cwnd as f64;
         let cwnd_ratio = mss / cwnd_f;
 
-        // Increase: ≈ 1 MSS per RTT plus a multiplicative term phased in over
-        // 200 RTTs after congestion and damped near cwndI.
         let acked = self.bytes_newly_acked.saturating_sub(self.bytes_newly_acked_ce) as f64;
         let mut inc = acked * cwnd_ratio;
-        inc *= scl_i.max(0.25) * (srtt_s / VIRTUAL_RTT.as_secs_f64()).min(1.0) * self.lat_diff_scale.clamp(0.1, 1.0);
-        inc *= 1.0 + (self.mul_increase * cwnd_f / mss) * post_cong * scl_i;
         let max_allowed = mss + self.max_bif.max(self.max_bif_prev) as f64 * self.inflight_headroom;
-        let candidate = self.cwnd + (inc + 0.5) as u64;
-        let inc_applied = candidate as f64 <= max_allowed && self.target < self.max_rate;
-        if inc_applied {
-            self.cwnd = candidate;
+        let inc_applied;
+        if self.v.increase_2024 {
+            // 2024 (:1651-1702): sclI floor only while L4S is active, the
+            // small-window damping, a fixed-time phase-in, one gate.
+            inc *= match (self.l4s_active, self.v.increase_scl_i_floor_active) {
+                (true, true) => scl_i.max(0.25),
+                (true, false) => 1.0,
+                (false, _) => scl_i,
+            };
+            inc *= (srtt_s / VIRTUAL_RTT.as_secs_f64()).min(1.0);
+            inc *= (1.0 - cwnd_ratio).max(0.5);
+            let ext = self.mul_increase * cwnd_ext as f64 / mss;
+            let phase_in_on = match self.v.phase_in {
+                PhaseIn::Fixed(d) => d > Dur::from_millis(200),
+                PhaseIn::Rtts(_) => true,
+            };
+            inc *= if ext > 0.0 && phase_in_on { 1.0 + ext * post_cong * scl_i } else { 1.0 + ext };
+            let candidate = self.cwnd + (inc + 0.5) as u64;
+            inc_applied = candidate as f64 <= max_allowed;
+            if inc_applied {
+                self.cwnd = candidate;
+            }
+        } else {
+            // Increase: ≈ 1 MSS per RTT plus a multiplicative term phased in
+            // over 200 RTTs after congestion and damped near cwndI.
+            inc *= scl_i.max(0.25)
+                * (srtt_s / VIRTUAL_RTT.as_secs_f64()).min(1.0)
+                * self.lat_diff_scale.clamp(0.1, 1.0);
+            inc *= 1.0 + (self.mul_increase * cwnd_f / mss) * post_cong * scl_i;
+            let candidate = self.cwnd + (inc + 0.5) as u64;
+            inc_applied = candidate as f64 <= max_allowed && self.target < self.max_rate;
+            if inc_applied {
+                self.cwnd = candidate;
+            }
         }
         self.cwnd = self.cwnd.max(self.cwnd_min);
         (self.bytes_newly_acked, self.bytes_newly_acked_ce) = (0, 0);
 
         // §5: R = 8·cwnd/clamp(sRTT + 1 ms, 1 ms, 200 ms) × small-window
-        // penalty / 1.1 × MSS/(MSS + 20).
+        // penalty / 1.1 × MSS/(MSS + 20). 2024 (:1720-1747): no ÷1.1, but
+        // ÷ min(1.5, flight ratio/0.9) while L4S is inactive.
         let rtt = (srtt_s + 0.001).clamp(0.001, 0.2);
         let mut r = 8.0 * self.cwnd as f64 / rtt;
+        if self.v.rate_2024 {
+            if !self.l4s_active && bif_ratio > BIF_LIMIT {
+                r /= BIF_LIMIT_MAX_COMP.min(bif_ratio / BIF_LIMIT);
+            }
+        } else {
+            r /= RATE_HEADROOM;
+        }
         r *= 1.0 - (cwnd_ratio - 0.1).clamp(0.0, 0.2);
-        r /= RATE_HEADROOM;
         r *= mss / (mss + PACKET_OVERHEAD);
         self.rate_share = r;
 
@@ -882,6 +948,112 @@ impl ScreamTx {
             post_cong,
             scl_i,
         });
+    }
+
+    /// sclI = clamp((g·(cwnd − cwndI)/cwndI)², 0.1, 1), g = 8 (HEAD) or 4.
+    fn scl_i(&self) -> f64 {
+        let rel = self.v.scl_i_gain * (self.cwnd as f64 - self.cwnd_i as f64) / self.cwnd_i as f64;
+        (rel * rel).clamp(0.1, 1.0)
+    }
+
+    /// The inflexion point: the current window (HEAD) or the median of the
+    /// last 9 (2024 `updateCwndI`: the first call fills the history).
+    fn update_cwnd_i(&mut self) {
+        let n = self.v.cwnd_i_hist.clamp(1, CWND_I_HIST);
+        if n == 1 {
+            self.cwnd_i = self.cwnd;
+            return;
+        }
+        if self.cwnd_i_hist[0] == 0 {
+            self.cwnd_i_hist[..n].fill(self.cwnd);
+        }
+        self.cwnd_i_hist[self.cwnd_i_ix % n] = self.cwnd;
+        self.cwnd_i_ix = (self.cwnd_i_ix + 1) % n;
+        self.cwnd_i = version::median(&self.cwnd_i_hist, n);
+    }
+
+    /// HEAD's CE / virtual-CE reduction: α/2 ÷ rttScale with the undershoot
+    /// guard, sclI and jitter scaling, and the re-anchor after 100 sRTT.
+    fn backoff_head(&mut self, now: SimTime, scl_i: f64, undershoot: bool, rtt_scale: f64) -> (Option<Signal>, f64) {
+        let scale = |c: u64, f: f64| (c as f64 * f) as u64;
+        let target_s = self.delay_target.as_secs_f64();
+        let (mut signal, mut alpha_used) = (None, 0.0);
+        if self.ce_event {
+            if self.l4s {
+                let mut b = self.alpha / 2.0;
+                if undershoot {
+                    b *= 0.25;
+                }
+                b /= rtt_scale;
+                if self.qdelay.as_secs_f64() < target_s / 4.0 {
+                    b *= scl_i.max(0.25) * self.lat_diff_scale.clamp(0.25, 1.0);
+                }
+                // Re-anchor after a long rate-limited period.
+                let long = VIRTUAL_RTT.max(self.srtt) * 100;
+                if now.since(self.last_congestion) > long && self.max_bif_prev > 0 {
+                    self.cwnd = self.cwnd.min(self.max_bif_prev);
+                }
+                self.cwnd = self.cwnd_min.max(scale(self.cwnd, 1.0 - b));
+                alpha_used = self.alpha;
+                signal = Some(Signal::L4sCe);
+            } else {
+                self.cwnd = self.cwnd_min.max(scale(self.cwnd, self.ecn_beta));
+                signal = Some(Signal::ClassicCe);
+            }
+            self.virtual_ce_event = false;
+        }
+        if self.virtual_ce_event {
+            let mut b = self.alpha_v / 2.0;
+            if undershoot {
+                b *= 0.25;
+            }
+            b /= rtt_scale; // the code divides by rttScale a second time
+            self.cwnd = self.cwnd_min.max(scale(self.cwnd, 1.0 - b));
+            alpha_used = self.alpha_v;
+            signal = Some(Signal::VirtualCe);
+        }
+        (signal, alpha_used)
+    }
+
+    /// The 2024 reduction (76a298a ScreamV2Tx.cpp:1560-1630): L4S CE backs
+    /// off α/2 · max(0.5, 1 − MSS/cwnd) [· max(0.25, sclI) below T/4 of
+    /// queue delay], re-anchoring after 5 s without congestion (backoff and
+    /// α ≥ 0.25); a virtual CE wins over a real one and backs off αv/2; a
+    /// classic CE cuts by beta.
+    fn backoff_2024(&mut self, now: SimTime, scl_i: f64) -> (Option<Signal>, f64) {
+        let scale = |c: u64, f: f64| (c as f64 * f) as u64;
+        if self.l4s && !self.virtual_ce_event {
+            let mut b = self.alpha / 2.0 * (1.0 - f64::from(self.mss()) / self.cwnd as f64).max(0.5);
+            if self.v.backoff_scl_i && self.qdelay < self.delay_target / 4 {
+                b *= scl_i.max(0.25);
+            }
+            if now.since(self.last_congestion) > REANCHOR_2024 {
+                self.cwnd = self.cwnd.min(self.max_bif_prev);
+                b = b.max(0.25);
+                self.alpha = self.alpha.max(0.25);
+            }
+            self.cwnd = self.cwnd_min.max(scale(self.cwnd, 1.0 - b));
+            (Some(Signal::L4sCe), self.alpha)
+        } else if self.virtual_ce_event {
+            self.cwnd = self.cwnd_min.max(scale(self.cwnd, 1.0 - self.alpha_v / 2.0));
+            (Some(Signal::VirtualCe), self.alpha_v)
+        } else {
+            self.cwnd = self.cwnd_min.max(scale(self.cwnd, self.ecn_beta));
+            (Some(Signal::ClassicCe), 0.0)
+        }
+    }
+
+    /// 2024 virtual CE (:757-781): only while L4S is inactive or α is below
+    /// a tenth of αlim = 2·MSS·8/(target·sRTT); above qdelayAvg > T·thr,
+    /// αv = min(1, αlim + max(0, (qdelayAvg − T/4)/(3T/4))).
+    fn virtual_ce_2024(&mut self, now: SimTime, backoff_iv: Dur) {
+        let target_s = self.delay_target.as_secs_f64();
+        let alpha_lim = 2.0 / self.target * f64::from(self.mss()) * 8.0 / self.srtt.as_secs_f64();
+        let allowed = self.alpha < 0.1 * alpha_lim || !self.l4s_active;
+        if allowed && self.qdelay_avg_s > target_s * self.v.virtual_ce_threshold && now.since(self.last_event) > backoff_iv {
+            self.virtual_ce_event = true;
+            self.alpha_v = (alpha_lim + ((self.qdelay_avg_s - target_s / 4.0) / (0.75 * target_s)).max(0.0)).min(1.0);
+        }
     }
 
     /// Every 50 ms: max bytes in flight history, the near-max cwnd cap, and
@@ -906,8 +1078,10 @@ impl ScreamTx {
 
     /// Per-stream target = clamp(share/(1 + raf), min, max); the
     /// encoder-facing value follows with hysteresis (+h / −h/4).
+    /// 2024: clamp(rateShare) only (ScreamV2TxStream.cpp:300 at 76a298a).
     fn update_target_bitrate(&mut self) {
-        self.target = (self.rate_share / (1.0 + self.raf)).clamp(self.min_rate, self.max_rate.max(self.min_rate));
+        let raf = if self.v.rate_2024 { 0.0 } else { self.raf };
+        self.target = (self.rate_share / (1.0 + raf)).clamp(self.min_rate, self.max_rate.max(self.min_rate));
         let diff = (self.target - self.target_h) / self.target_h;
         if self.target_h <= 0.0 || diff > self.hysteresis || diff < -self.hysteresis / 4.0 {
             self.target_h = self.target;

@@ -426,7 +426,11 @@ fn rtp_queue_discard_requests_one_refresh() {
 }
 
 fn scripted_trace(l4s: bool) -> Vec<(u64, u64, u64, u64, u64, u64)> {
-    let mut h = Harness::new(&cfg(), l4s, 15, 15);
+    scripted_trace_of(&cfg(), l4s)
+}
+
+fn scripted_trace_of(c: &MediaConfig, l4s: bool) -> Vec<(u64, u64, u64, u64, u64, u64)> {
+    let mut h = Harness::new(c, l4s, 15, 15);
     let mut out = Vec::new();
     for r in 0..40u32 {
         let fate = move |k: u32| match (r + k) % 17 {
@@ -449,5 +453,313 @@ fn same_inputs_give_the_same_trajectory() {
         let a = scripted_trace(l4s);
         assert_eq!(a, scripted_trace(l4s));
         assert!(a.iter().any(|x| x.0 != a[0].0), "the script moves cwnd");
+        for v in [ScreamVersion::V2024_10, ScreamVersion::V2024_10_28] {
+            let b = scripted_trace_of(&cfg_v(v), l4s);
+            assert_eq!(b, scripted_trace_of(&cfg_v(v), l4s));
+            assert_ne!(a, b, "{v:?} follows its own law");
+        }
     }
+}
+
+// ---- media.version = "2024-10" / "2024-10-28" (version.rs): each law that
+// differs from HEAD, checked against the 2024 code's formula and against
+// HEAD's where the two must differ.
+
+fn cfg_v(v: ScreamVersion) -> MediaConfig {
+    MediaConfig { version: v, ..cfg() }
+}
+use crate::media::ScreamVersion;
+const V24: ScreamVersion = ScreamVersion::V2024_10;
+const V28: ScreamVersion = ScreamVersion::V2024_10_28;
+
+#[test]
+fn v2024_send_gate_is_one_and_a_half_cwnd_plus_mss() {
+    let count = |v| {
+        let mut tx = ScreamTx::new(&cfg_v(v), false, SimTime::ZERO);
+        let mut n = 0;
+        while tx.ok_to_transmit(SIZE) {
+            tx.on_transmit(SimTime::ZERO, n, SIZE, 0, false);
+            n += 1;
+        }
+        n
+    };
+    // kCwndOverhead = 1.5 (ScreamV2Tx.cpp:66, 426): 12500·1.5 + 1212.
+    assert_eq!(count(V24), (12_500 * 3 / 2 + SIZE) / SIZE);
+    assert_eq!(count(ScreamVersion::Head), (12_500 * 5 + SIZE) / SIZE);
+}
+
+/// First L4S cut on an 80 ms path after 30 clean rounds.
+fn first_l4s_cut(v: ScreamVersion) -> (CwndUpdate, ScreamState) {
+    let mut h = Harness::new(&cfg_v(v), true, 40, 40);
+    for _ in 0..30 {
+        h.round(10);
+    }
+    let mut cut = None;
+    h.run(24, TICK * 3, 8, |k| if k % 2 == 0 { CE } else { OK }, |t, tx| {
+        let u = tx.last_update().unwrap();
+        if u.at == t && u.signal == Some(Signal::L4sCe) && cut.is_none() {
+            cut = Some((u, tx.state()));
+        }
+    });
+    cut.expect("an L4S backoff")
+}
+
+#[test]
+fn v2024_l4s_backoff_is_half_alpha_times_small_window_factor_without_rtt_scale() {
+    let (u, s) = first_l4s_cut(V24);
+    assert!(s.srtt > Dur::from_millis(60), "long path: HEAD would divide by rttScale");
+    assert!(h_time_below_reanchor(u.at));
+    let mss = f64::from(SIZE);
+    // α/2 · max(0.5, 1 − MSS/cwnd), · max(0.25, sclI) as qdelay = 0 < T/4.
+    let b = u.alpha / 2.0 * (1.0 - mss / u.cwnd_before as f64).max(0.5) * u.scl_i.max(0.25);
+    assert_eq!(u.cwnd_reduced, (u.cwnd_before as f64 * (1.0 - b)) as u64);
+    // HEAD's law (÷ rttScale ≈ 2.5, no small-window factor) would cut less.
+    assert!(u.rtt_scale > 2.0);
+    let head_law = (u.cwnd_before as f64 * (1.0 - u.alpha / 2.0 / u.rtt_scale)) as u64;
+    assert!(u.cwnd_reduced + 100 < head_law, "{} vs {head_law}", u.cwnd_reduced);
+    // And HEAD itself follows its own law on the same path.
+    let (uh, _) = first_l4s_cut(ScreamVersion::Head);
+    let bh = uh.alpha / 2.0 * if uh.undershoot { 0.25 } else { 1.0 } / uh.rtt_scale;
+    assert_eq!(uh.cwnd_reduced, (uh.cwnd_before as f64 * (1.0 - bh)) as u64);
+}
+
+fn h_time_below_reanchor(t: SimTime) -> bool {
+    t < SimTime::from_secs_f64(5.0)
+}
+
+#[test]
+fn v2024_reanchors_after_5s_without_congestion_with_quarter_floors() {
+    let mut h = Harness::new(&cfg_v(V24), true, 10, 10);
+    while h.now < SimTime::from_secs_f64(5.5) {
+        h.round(10);
+    }
+    let max_bif_prev = h.tx.max_bif_prev;
+    assert!(max_bif_prev > 0);
+    let mut cut = None;
+    h.run(8, TICK * 3, 8, |k| if k % 2 == 0 { CE } else { OK }, |t, tx| {
+        let u = tx.last_update().unwrap();
+        if u.at == t && u.signal == Some(Signal::L4sCe) && cut.is_none() {
+            cut = Some(u);
+        }
+    });
+    let u = cut.expect("an L4S backoff");
+    // α (≈ 0.11 after one update) is raised to 0.25 and the backoff to ≥ 0.25,
+    // applied to min(cwnd, maxBytesInFlightPrev) (ScreamV2Tx.cpp:1585-1609).
+    assert_eq!(u.alpha, 0.25);
+    let anchored = u.cwnd_before.min(max_bif_prev);
+    assert_eq!(u.cwnd_reduced, h.tx.cwnd_min.max((anchored as f64 * 0.75) as u64));
+}
+
+#[test]
+fn v2024_multiplicative_increase_phases_in_over_4s_not_200_rtts() {
+    for v in [V24, ScreamVersion::Head] {
+        let mut h = Harness::new(&cfg_v(v), false, 10, 10);
+        while h.now < SimTime::from_secs_f64(1.0) {
+            h.round(10);
+        }
+        let u = h.tx.last_update().unwrap();
+        let t = u.at.as_secs_f64();
+        let want = if v == V24 { t / 4.0 } else { (t / (200.0 * h.tx.state().srtt.as_secs_f64())).min(1.0) };
+        assert_close(u.post_cong, want, 1e-9);
+    }
+}
+
+#[test]
+fn v2024_increase_damps_small_windows_and_has_no_max_rate_gate() {
+    let mut c = cfg_v(V24);
+    c.max_rate = Rate(1_200_000); // target sits at max
+    let mut h = Harness::new(&c, false, 10, 10);
+    let mss = f64::from(SIZE);
+    for _ in 0..5 {
+        h.round(10);
+    }
+    h.round(10);
+    let u = h.tx.last_update().unwrap();
+    // cwnd after the 50 ms slow update (near-max cap), as the code reads it.
+    let c0 = u.cwnd_before;
+    assert!(u.signal.is_none() && u.scl_i == 1.0 && !h.tx.l4s_active);
+    let srtt = h.tx.state().srtt.as_secs_f64();
+    let ratio = mss / c0 as f64;
+    // acked·MSS/cwnd · sclI · min(1, sRTT/25 ms) · max(0.5, 1 − MSS/cwnd)
+    // · (1 + 0.05·cwnd/MSS · t/4 s · sclI) (ScreamV2Tx.cpp:1651-1691).
+    let want = 10.0 * mss * ratio * (srtt / 0.025).min(1.0) * (1.0 - ratio).max(0.5)
+        * (1.0 + 0.05 * c0 as f64 / mss * (u.at.as_secs_f64() / 4.0) * u.scl_i);
+    assert_close(u.increment, want, 1e-9);
+    assert!(h.tx.target >= h.tx.max_rate);
+    assert!(u.inc_applied, "2024: the only gate is the max-allowed window");
+    // HEAD: target at max rate stops growth.
+    let mut c = cfg();
+    c.max_rate = Rate(1_200_000);
+    let mut h = Harness::new(&c, false, 10, 10);
+    for _ in 0..6 {
+        h.round(10);
+    }
+    assert!(!h.tx.last_update().unwrap().inc_applied);
+}
+
+#[test]
+fn v2024_target_is_cwnd_rate_without_headroom_or_raf_but_with_flight_ratio() {
+    let mut h = Harness::new(&cfg_v(V24), false, 10, 10);
+    for _ in 0..20 {
+        h.round(10);
+    }
+    let u = h.tx.last_update().unwrap();
+    let s = h.tx.state();
+    let mss = f64::from(SIZE);
+    // All 10 packets were in flight when the report came.
+    let bif_ratio = (10.0 * mss / u.cwnd_before as f64).min(1.0);
+    let rtt = (s.srtt.as_secs_f64() + 0.001).clamp(0.001, 0.2);
+    let mut r = 8.0 * u.cwnd_after as f64 / rtt;
+    if bif_ratio > 0.9 {
+        r /= (bif_ratio / 0.9).min(1.5);
+    }
+    r *= 1.0 - (mss / u.cwnd_reduced as f64 - 0.1).clamp(0.0, 0.2);
+    r *= mss / (mss + 20.0);
+    assert_close(h.tx.target, r, 1e-9);
+    // A 60 ms RTP queue raises raf in HEAD; the 2024 target ignores it.
+    let before = h.tx.target;
+    for k in 1..=4u64 {
+        h.tx.on_new_frame(h.now + Dur::from_millis(20 * k), 0, 0, Dur::from_millis(60));
+    }
+    assert!(h.tx.raf > 0.1);
+    assert_eq!(h.tx.target, before);
+}
+
+#[test]
+fn v2024_srtt_is_a_plain_ewma_even_when_application_limited() {
+    let srtt_after_drop = |v| {
+        let mut h = Harness::new(&cfg_v(v), false, 50, 50);
+        for _ in 0..30 {
+            h.round(2); // 2 packets per RTT: application-limited
+        }
+        h.owd = Dur::from_millis(5);
+        h.fb_delay = Dur::from_millis(5);
+        for _ in 0..40 {
+            h.round(2);
+        }
+        h.tx.state().srtt
+    };
+    let (v24, head) = (srtt_after_drop(V24), srtt_after_drop(ScreamVersion::Head));
+    assert!(v24 < Dur::from_millis(20), "2024 follows the RTT down: {v24:?}");
+    assert!(head > Dur::from_millis(80), "HEAD's 1/1024 filter barely moves: {head:?}");
+}
+
+#[test]
+fn v2024_scl_i_has_gain_4_and_cwnd_i_is_the_median_of_9() {
+    let mut tx = ScreamTx::new(&cfg_v(V24), false, SimTime::ZERO);
+    (tx.cwnd, tx.cwnd_i) = (11_000, 10_000);
+    assert_close(tx.scl_i(), (4.0f64 * 0.1).powi(2), 1e-12);
+    let mut th = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    (th.cwnd, th.cwnd_i) = (11_000, 10_000);
+    assert_close(th.scl_i(), (8.0f64 * 0.1).powi(2), 1e-12);
+    // updateCwndI: the first call fills the history, then a running median.
+    for (c, want) in [(20_000, 20_000), (50_000, 20_000), (1_000, 20_000), (30_000, 20_000)] {
+        tx.cwnd = c;
+        tx.update_cwnd_i();
+        assert_eq!(tx.cwnd_i, want);
+    }
+    for c in [30_000, 30_000, 30_000, 30_000, 30_000] {
+        tx.cwnd = c;
+        tx.update_cwnd_i();
+    }
+    // History now 50k, 1k, 30k ×7 (the first 20k fills were overwritten).
+    assert_eq!(tx.cwnd_i, 30_000);
+    th.cwnd = 1_000;
+    th.update_cwnd_i();
+    assert_eq!(th.cwnd_i, 1_000, "HEAD: the last window");
+}
+
+#[test]
+fn v2024_virtual_ce_only_while_l4s_is_inactive_with_the_2024_alpha() {
+    let now = SimTime::from_secs_f64(1.0);
+    let fresh = |v| {
+        let mut tx = ScreamTx::new(&cfg_v(v), true, SimTime::ZERO);
+        (tx.alpha, tx.qdelay_avg_s, tx.srtt, tx.mss) = (0.5, 0.040, Dur::from_millis(20), SIZE);
+        tx
+    };
+    let mut tx = fresh(V24);
+    tx.l4s_active = true;
+    tx.virtual_ce_2024(now, Dur::from_millis(20));
+    assert!(!tx.virtual_ce_event, "L4S active and α ≫ αlim: no virtual CE");
+    tx.l4s_active = false;
+    tx.virtual_ce_2024(now, Dur::from_millis(20));
+    assert!(tx.virtual_ce_event);
+    let alpha_lim = 2.0 / tx.target * f64::from(SIZE) * 8.0 / 0.020;
+    assert_close(tx.alpha_v, (alpha_lim + (0.040 - 0.015) / 0.045).min(1.0), 1e-12);
+    // Threshold T/2 (76a298a) vs T/4 (994f9a4) of queueDelayAvg.
+    for (v, fires) in [(V24, false), (V28, true)] {
+        let mut tx = fresh(v);
+        tx.qdelay_avg_s = 0.020; // between T/4 = 15 ms and T/2 = 30 ms
+        tx.virtual_ce_2024(now, Dur::from_millis(20));
+        assert_eq!(tx.virtual_ce_event, fires, "{v:?}");
+    }
+}
+
+#[test]
+fn v2024_virtual_ce_backs_off_half_alpha_v_without_rtt_scale() {
+    let mut h = Harness::new(&cfg_v(V24), false, 10, 10);
+    let mut cuts = Vec::new();
+    let fate = |k: u32| Fate::Arrive { queue: if k < 5 { Dur::ZERO } else { TICK * 23 }, ecn: Ecn::Ect0 };
+    h.run(80, TICK * 4, 3, fate, |t, tx| {
+        let u = tx.last_update().unwrap();
+        if u.at == t && u.signal == Some(Signal::VirtualCe) {
+            cuts.push(u);
+        }
+    });
+    assert!(!cuts.is_empty());
+    for u in &cuts {
+        let qavg = u.qdelay_avg.as_secs_f64();
+        assert!(qavg > 0.030);
+        assert!(u.alpha >= ((qavg - 0.015) / 0.045).min(1.0) - 1e-9);
+        assert_eq!(u.cwnd_reduced, h.tx.cwnd_min.max((u.cwnd_before as f64 * (1.0 - u.alpha / 2.0)) as u64));
+    }
+}
+
+#[test]
+fn v2024_alpha_is_the_symmetric_1_32_ewma_and_the_gain_key_still_overrides() {
+    let mut h = Harness::new(&cfg_v(V24), true, 10, 10);
+    let mut alpha = L4S_ALPHA_INIT;
+    h.run(40, TICK * 3, 4, |k| if k % 4 == 0 { CE } else { OK }, |_, tx| {
+        alpha = 0.25 / 32.0 + 31.0 * alpha / 32.0;
+        assert_close(tx.state().alpha, alpha, 1e-12);
+    });
+    let c = MediaConfig { l4s_alpha_gain: Some(0.5), ..cfg_v(V24) };
+    assert_eq!(c.version_params().alpha_filter, version::AlphaFilter::Symmetric(0.5));
+}
+
+#[test]
+fn v2024_10_28_increase_is_not_scaled_while_l4s_is_active() {
+    // Same state, L4S active, cwnd near cwndI (sclI small): 76a298a scales
+    // by max(0.25, sclI), 994f9a4 not at all.
+    let inc = |v| {
+        let mut h = Harness::new(&cfg_v(v), true, 10, 10);
+        for _ in 0..5 {
+            h.round(10);
+        }
+        (h.tx.cwnd_i, h.tx.l4s_active, h.tx.last_congestion) = (h.tx.cwnd, true, h.now);
+        h.round(10);
+        h.tx.last_update().unwrap()
+    };
+    let (a, b) = (inc(V24), inc(V28));
+    assert!(a.scl_i < 0.25 && b.scl_i < 0.25, "{} {}", a.scl_i, b.scl_i);
+    // Both phase-in terms are ≈ 1 (t since congestion ≈ one round ≪ 4 s).
+    assert_close(a.increment / b.increment, 0.25, 0.02);
+}
+
+#[test]
+fn v2024_base_delay_reset_also_runs_while_l4s_is_inactive() {
+    // getTargetBitrate at 76a298a (:1097): `!isL4sActive || queueDelayMinAvg
+    // > T/8` halves the target for max(100 ms, 5 sRTT) once per 60 s.
+    let t = SimTime::from_secs_f64(61.0);
+    let target = |v, active| {
+        let mut tx = ScreamTx::new(&cfg_v(v), true, SimTime::ZERO);
+        tx.l4s_active = active;
+        (tx.target_bitrate(t).unwrap(), tx.target_h)
+    };
+    let (r, th) = target(V24, false);
+    assert_eq!(r, th / 2.0, "2024, L4S inactive: halved");
+    let (r, th) = target(V24, true);
+    assert_eq!(r, th, "2024, L4S active and no standing queue: not halved");
+    let (r, th) = target(ScreamVersion::Head, false);
+    assert_eq!(r, th, "HEAD: only a standing queue above T/8 triggers it");
 }

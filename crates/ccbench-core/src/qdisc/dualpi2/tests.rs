@@ -233,6 +233,22 @@ fn min_qlen_step_exempts_packets_arriving_to_a_short_l_queue() {
 }
 
 #[test]
+fn min_qlen_step_2_is_the_l4steam_2024_rule_of_more_than_one_packet_queued() {
+    // L4STeam sch_dualpi2 (5.15 tree, 2024) at enqueue: apply_step =
+    // qdisc_qlen(l_queue) > 1, the arriving packet not counted; mainline
+    // (iproute2 since 2025-03): qdisc_qlen(l_queue) >= min_qlen_step. So the
+    // 2024 rule is min_qlen_step = 2: the first two packets of a burst into
+    // an empty L queue are never step-marked, however long they wait.
+    for (min_qlen, exempt) in [(0u32, 0usize), (1, 1), (2, 2)] {
+        let mut q = DualPi2Config { min_qlen_step: min_qlen, ..Default::default() }.build();
+        let mut h = Harness::new();
+        fill(&mut h, &mut q, SimTime::ZERO, Ecn::Ect1, 6);
+        let marked: Vec<bool> = drain(&mut h, &mut q, ms(5)).iter().map(|p| p.ecn == Ecn::Ce).collect();
+        assert_eq!(marked, [vec![false; exempt], vec![true; 6 - exempt]].concat(), "min_qlen_step {min_qlen}");
+    }
+}
+
+#[test]
 fn wrr_gives_classic_its_protection_share_and_l_goes_first() {
     let (mut h, mut q) = (Harness::new(), DualPi2Config::default().build());
     fill(&mut h, &mut q, SimTime::ZERO, Ecn::NotEct, 1000); // C arrives first
