@@ -88,6 +88,7 @@ impl TestShape {
             path,
             reverse,
             start: if tcp { self.delay } else { Dur::ZERO },
+            start_jitter: Dur::ZERO,
             stop: Some(if tcp { self.delay + self.length } else { self.total() }),
             count: 1,
             start_step: Dur::ZERO,
