@@ -50,9 +50,11 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
     SimulationError if the simulator itself fails.
     """
     text, path = read_source(scenario)
+    ov = overrides(set, kw, seed)
     with from_native():
-        out = _core.run(text, path, overrides(set, kw, seed), progress)
-    _warn(out.get("warnings", ()))
+        # Warned before running, so that they are seen even if the run fails.
+        _warn(_core.warnings(text, path, ov))
+        out = _core.run(text, path, ov, progress)
     return Result(out["summary"], out["scenario"], decode_tables(out["tables"]))
 
 

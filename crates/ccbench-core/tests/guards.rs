@@ -263,7 +263,7 @@ fn byte_rates_are_read_as_tc_reads_them_with_a_warning() {
 fn override_errors_name_the_override_and_file_errors_keep_their_lines() {
     let text = one_flow("", "");
     let e = parse_err(&text, &["links.b.rate=5potatoes"]);
-    assert!(e.starts_with("--set: links.b.rate: unknown rate unit \"potatoes\""), "{e}");
+    assert!(e.starts_with("--set: links.b.rate: links[0].rate: unknown rate unit \"potatoes\""), "{e}");
     // An override that inserts a key must not move the file's own problems.
     let bad = text.replace("id = \"f\"", "id = \"f\"\ndscp = 99");
     let line = bad.lines().position(|l| l.starts_with("dscp")).unwrap() + 1;

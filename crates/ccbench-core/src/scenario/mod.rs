@@ -282,7 +282,9 @@ pub fn parse(text: &str, file: &str, overrides: &[String]) -> Result<Parsed, Sce
     // of an override that could not be applied) instead of a file line.
     let blame = |mut p: Problem| {
         if let Some(o) = applied.iter().rev().find(|o| o.covers(&p.key)) {
-            if p.key != o.key {
+            // Name the value in the scenario's terms when the override's
+            // spelling differs (an id for an index, or a key inside it).
+            if p.key.replace('[', ".").replace(']', "") != o.written {
                 p.message = format!("{}: {}", p.key, p.message);
             }
             p.file = "--set".into();
