@@ -93,3 +93,20 @@ def test_start_jitter_makes_seeds_differ() -> None:
     jittered = [ccbench.run(TWO_FLOWS, seed=s, set=jitter).summary["flows"] for s in (1, 2)]
     assert [f["start_s"] for f in jittered[0]] != [f["start_s"] for f in jittered[1]]
     assert all(0.0 <= f["start_s"] <= 0.05 for run in jittered for f in run)
+
+
+def test_suite_axis_values_in_bytes_per_second_warn_once(tmp_path: Path, run_cli: Callable[..., CliResult]) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    suite = tmp_path / "axes.toml"
+    suite.write_text(
+        'name = "axes"\nbase = "tiny.toml"\n\n[[axes]]\nname = "rate"\nvalues = ["8Mbit", "1Mbps"]\n'
+        'set = ["links.bottleneck.rate={value}"]\n\n[[axes]]\nname = "seed"\nvalues = [1, 2]\nset = ["seed={value}"]\n',
+        encoding="utf-8",
+    )
+    result = run_cli("suite", "run", suite, "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    # Two runs set "1Mbps"; the warning is printed once, at the axis that wrote it.
+    assert len(warnings) == 1, result.stderr
+    assert warnings[0].startswith(f"warning: {suite}:") and "links.bottleneck.rate" in warnings[0], warnings[0]
+    assert "8 Mbit/s" in warnings[0]

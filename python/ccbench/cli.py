@@ -82,10 +82,15 @@ class _RunProgress:
 
 
 def _suite_warnings(loaded: Any) -> None:
-    """Print each distinct scenario warning of a suite's runs once (axes included)."""
+    """Print each distinct scenario warning of a suite's runs once (axes included),
+    located at the suite line that wrote the value when an axis or ``set`` did."""
+    import tomllib
+
     from ccbench import _core
     from ccbench.errors import problem_text
+    from ccbench.suite import _blame
 
+    doc = tomllib.loads(loaded.base_text)
     seen: set[str] = set()
     for p in loaded.points():
         try:
@@ -93,7 +98,7 @@ def _suite_warnings(loaded: Any) -> None:
         except Exception:  # invalid points are reported by the run itself
             continue
         for w in found:
-            line = problem_text(w)
+            line = problem_text(_blame(w, p.overrides, doc))
             if line not in seen:
                 seen.add(line)
                 click.echo(f"warning: {line}", err=True)
