@@ -2,7 +2,6 @@
 //! hangs (bounded sizes, with the extreme values in the mix), and
 //! no summary or series reports more than a link can carry.
 
-use ccbench_core::scenario;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
