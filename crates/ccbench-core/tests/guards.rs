@@ -302,3 +302,23 @@ fn start_jitter_makes_the_seed_matter_and_is_off_by_default() {
     // The same seed gives the same run.
     assert_eq!(run(&text, &["seed=3", "flows.a.start_jitter=\"10ms\""]).summary.flows, jit[2].flows);
 }
+
+#[test]
+fn marks_and_random_losses_also_count_after_the_warm_up() {
+    let flows = "[[flows]]\nid = \"a\"\ncc = \"cubic\"\necn = true\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n";
+    let text = dumbbell("10Mbit", 20.0, "{ kind = \"codel\", ecn = true }", "8s", flows);
+    for seed in 1..=5 {
+        let o = ["links.bottleneck.loss=0.002".to_string(), format!("seed={seed}")];
+        let all = run(&text, &[&o[0], &o[1]]);
+        let warm = run(&text, &[&o[0], &o[1], "metrics.warmup=\"4s\""]);
+        let (la, lw) = (link(&all.summary, "bottleneck"), link(&warm.summary, "bottleneck"));
+        assert!(lw.lost > 0 && lw.lost < la.lost, "seed {seed}: lost {} of {}", lw.lost, la.lost);
+        assert!(lw.marks > 0 && lw.marks < la.marks, "seed {seed}: marks {} of {}", lw.marks, la.marks);
+        let (fa, fw) = (flow(&all.summary, "a"), flow(&warm.summary, "a"));
+        assert!(fw.ce_marks > 0 && fw.ce_marks < fa.ce_marks, "seed {seed}: CE {} of {}", fw.ce_marks, fa.ce_marks);
+        // Marks the link made after the warm-up reach the receiver as CE
+        // marks (loss is on arrival, before the queue): the two counts
+        // differ only by marked packets in flight at the warm-up instant.
+        assert!(fw.ce_marks.abs_diff(lw.marks) <= 2, "seed {seed}: CE {} vs marks {}", fw.ce_marks, lw.marks);
+    }
+}
