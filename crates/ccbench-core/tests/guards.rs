@@ -322,3 +322,38 @@ fn marks_and_random_losses_also_count_after_the_warm_up() {
         assert!(fw.ce_marks.abs_diff(lw.marks) <= 2, "seed {seed}: CE {} vs marks {}", fw.ce_marks, lw.marks);
     }
 }
+
+#[test]
+fn test_shapes_pass_start_jitter_to_their_tcp_flows() {
+    let text = r#"
+[[links]]
+id = "up"
+rate = "10Mbit"
+delay = "5ms"
+[[links]]
+id = "down"
+rate = "10Mbit"
+delay = "5ms"
+[test]
+name = "tcp_nup"
+up = ["up"]
+down = ["down"]
+streams = 3
+length = "4s"
+delay = "1s"
+start_jitter = "100ms"
+"#;
+    let starts = |seed: u64| -> Vec<f64> {
+        let out = run(text, &[&format!("seed={seed}")]);
+        out.summary.flows.iter().map(|f| f.start_s).collect()
+    };
+    let (a, b) = (starts(1), starts(2));
+    assert_eq!(a.len(), 3);
+    assert!(a.iter().chain(&b).all(|s| (1.0..=1.1).contains(s)), "{a:?} {b:?}");
+    assert_ne!(a, b);
+    // Pings are not jittered; a jitter as long as the test is refused.
+    let p = scenario::parse(text, "t.toml", &[]).unwrap();
+    assert!(p.scenario.flows.iter().filter(|f| f.kind != scenario::FlowKind::Tcp).all(|f| f.start_jitter == ccbench_core::units::Dur::ZERO));
+    let e = parse_err(text, &["test.start_jitter=\"4s\""]);
+    assert!(e.contains("test.start_jitter: must be shorter than the test's length (4s)"), "{e}");
+}

@@ -488,6 +488,9 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                 }
             }
         }
+        if t.start_jitter > Dur::ZERO && t.start_jitter >= t.length {
+            out.push(at(&[k("test"), k("start_jitter")], format!("must be shorter than the test's length ({})", t.length)));
+        }
         if matches!(t.name, shapes::ShapeName::TcpNup | shapes::ShapeName::TcpNdown) && t.streams.unwrap_or(1) == 0 {
             out.push(at(&[k("test"), k("streams")], "must be at least 1".into()));
         }
