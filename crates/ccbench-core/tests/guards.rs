@@ -357,3 +357,14 @@ start_jitter = "100ms"
     let e = parse_err(text, &["test.start_jitter=\"4s\""]);
     assert!(e.contains("test.start_jitter: must be shorter than the test's length (4s)"), "{e}");
 }
+
+#[test]
+fn flows_sharing_a_link_are_costed_at_its_rate_not_each_at_it() {
+    let one = dumbbell("1Gbit", 20.0, "{ kind = \"fq_codel\" }", "60s", "[[flows]]\nid = \"a\"\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n");
+    let many = one.replace("id = \"a\"", "id = \"a\"\ncount = 1000");
+    let cost = |t: &str| scenario::limits::estimate(&scenario::parse(t, "t.toml", &["limits.memory=\"1000gb\"".into()]).unwrap().scenario);
+    let (c1, c1000) = (cost(&one), cost(&many));
+    // Same data through the bottleneck; only the per-flow series grow.
+    assert!((c1000.packets / c1.packets - 1.0).abs() < 1e-9, "{} vs {}", c1000.packets, c1.packets);
+    assert!(c1000.memory > c1.memory);
+}

@@ -3,8 +3,8 @@
 //! meant.
 //!
 //! The estimate is made from the resolved scenario before anything runs:
-//! each TCP or media flow sends 1500 B packets at the slowest rate on its
-//! path for its active time (ACKs, one per two segments, on its reverse
+//! each TCP or media flow sends 1500 B packets at its fair share of the
+//! slowest link on its path for its active time (ACKs, one per two segments, on its reverse
 //! path), a ping two packets per interval; events ≈ 3 per packet-hop plus
 //! samples and probes; memory from the recorded tables (series rows per
 //! sample interval, one sojourn row per `sojourn_every` dequeues, one RTT
@@ -76,8 +76,16 @@ pub fn estimate(s: &Scenario) -> Cost {
     let max_rate = |l: &super::LinkSpec| l.rate.into_iter().chain(l.schedule.iter().map(|st| st.rate)).map(Rate::bps).max();
     let fastest = s.links.iter().filter_map(max_rate).max().unwrap_or(0) as f64;
     let index = |id: &str| s.links.iter().position(|l| l.id == id);
-    // Packets per second offered to each link: a flow's data at its path's
-    // slowest rate, its ACKs (one per two segments) on the reverse path.
+    // Flow copies sending data over each link: they share its rate.
+    let mut users = vec![0.0; s.links.len()];
+    for f in s.flows.iter().filter(|f| f.kind != FlowKind::Ping) {
+        for i in f.path.iter().filter_map(|id| index(id)) {
+            users[i] += f64::from(f.count);
+        }
+    }
+    // Packets per second offered to each link: a flow's data at its fair
+    // share of its path's slowest link, its ACKs (one per two segments) on
+    // the reverse path.
     let mut pps = vec![0.0; s.links.len()];
     let mut acks = 0.0;
     let mut probes = 0.0;
@@ -91,8 +99,13 @@ pub fn estimate(s: &Scenario) -> Cost {
                 (per_s, per_s)
             }
             FlowKind::Tcp | FlowKind::Media => {
-                let slowest = f.path.iter().filter_map(|id| index(id)).filter_map(|i| max_rate(&s.links[i])).min();
-                let data = slowest.map_or(fastest, |r| r as f64) / 8.0 / DATA_PACKET;
+                let share = f
+                    .path
+                    .iter()
+                    .filter_map(|id| index(id))
+                    .filter_map(|i| max_rate(&s.links[i]).map(|r| r as f64 / users[i].max(1.0)))
+                    .fold(f64::INFINITY, f64::min);
+                let data = if share.is_finite() { share } else { fastest } / 8.0 / DATA_PACKET;
                 if f.kind == FlowKind::Tcp {
                     acks += n * data / 2.0 * secs * active;
                 }
