@@ -50,6 +50,11 @@ fn reported_inputs_are_refused_with_the_allowed_range() {
     let ping = one_flow("kind = \"ping\"\ninterval = \"1ns\"", "");
     let e = parse_err(&ping, &[]);
     assert!(e.contains("flows[0].interval: must be at least 10us, got 1ns"), "{e}");
+    // Many specs each within range still add up.
+    let mut many = one_flow("count = 6000", "");
+    many += "[[flows]]\nid = \"g\"\npath = [\"b\"]\nreverse = [\"r\"]\ncount = 6000\n";
+    let e = parse_err(&many.replace("duration = \"3s\"", "duration = \"1ms\""), &[]);
+    assert!(e.contains("flows: 12000 flows in all (counting `count` copies); at most 10000 are allowed"), "{e}");
     let e = parse_err(&one_flow("", ""), &["duration=\"1000000000s\""]);
     assert!(e.contains("duration: must be at most 1000000s"), "{e}");
 }

@@ -500,6 +500,11 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
             }
         }
     }
+    // Each copy is a sender and receiver of a few KiB: bound them all.
+    let copies: u64 = s.flows.iter().map(|f| u64::from(f.count)).sum();
+    if copies > u64::from(limits::MAX_COUNT) && s.flows.iter().all(|f| f.count <= limits::MAX_COUNT) {
+        out.push(at(&[k("flows")], format!("{copies} flows in all (counting `count` copies); at most {} are allowed", limits::MAX_COUNT)));
+    }
     let mut fids = std::collections::BTreeSet::new();
     for (i, f) in s.flows.iter().enumerate() {
         let p = |key: &str| vec![k("flows"), Seg::Index(i), k(key)];
