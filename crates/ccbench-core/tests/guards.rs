@@ -50,6 +50,8 @@ fn reported_inputs_are_refused_with_the_allowed_range() {
     let ping = one_flow("kind = \"ping\"\ninterval = \"1ns\"", "");
     let e = parse_err(&ping, &[]);
     assert!(e.contains("flows[0].interval: must be at least 10us, got 1ns"), "{e}");
+    let e = parse_err(&one_flow("tcp = { init_cwnd = 4294967295 }", ""), &[]);
+    assert!(e.contains("flows[0].tcp.init_cwnd: must be 1..=65535, got 4294967295"), "{e}");
     // Many specs each within range still add up.
     let mut many = one_flow("count = 6000", "");
     many += "[[flows]]\nid = \"g\"\npath = [\"b\"]\nreverse = [\"r\"]\ncount = 6000\n";

@@ -557,8 +557,10 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                     if !(576..=65535).contains(&t.mtu) {
                         out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("mtu")], format!("must be 576..65535, got {}", t.mtu)));
                     }
-                    if t.init_cwnd == 0 {
-                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("init_cwnd")], "must be at least 1".into()));
+                    // An initial window is sent at once: bound it like a
+                    // receive window of 65535 segments.
+                    if !(1..=65535).contains(&t.init_cwnd) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("init_cwnd")], format!("must be 1..=65535, got {}", t.init_cwnd)));
                     }
                 }
                 if let Err(e) = build::cc_config(f) {
