@@ -14,6 +14,7 @@ struct Wild {
     interval: &'static str,
     duration: &'static str,
     bytes: Option<&'static str>,
+    init_cwnd: u32,
 }
 
 fn wild() -> impl Strategy<Value = Wild> {
@@ -26,8 +27,9 @@ fn wild() -> impl Strategy<Value = Wild> {
         prop::sample::select(vec!["1ns", "99us", "100us", "100ms", "100ms", "1s", "1s"]),
         prop::sample::select(vec!["0s", "0.5s", "0.5s", "2s", "2s", "2s", "100000s", "100000s", "1000000000s", "1e30s"]),
         prop::sample::select(vec![None, None, None, Some("100kb"), Some("100kb"), Some("10p"), Some("10 potatoes")]),
+        prop::sample::select(vec![10u32, 10, 10, 65535, 0, 4_294_967_295]),
     )
-        .prop_map(|(rate, rev_rate, count, ping, ping_interval, interval, duration, bytes)| Wild {
+        .prop_map(|(rate, rev_rate, count, ping, ping_interval, interval, duration, bytes, init_cwnd)| Wild {
             rate,
             rev_rate,
             count,
@@ -36,6 +38,7 @@ fn wild() -> impl Strategy<Value = Wild> {
             interval,
             duration,
             bytes,
+            init_cwnd,
         })
 }
 
@@ -51,8 +54,9 @@ fn tame() -> impl Strategy<Value = Wild> {
         prop::sample::select(vec!["100us", "10ms", "100ms"]),
         prop::sample::select(vec!["0.2s", "1s", "2s", "100000s"]),
         prop::sample::select(vec![None, Some("100kb"), Some("3mb")]),
+        prop::sample::select(vec![10u32, 1000]),
     )
-        .prop_map(|(rate, rev_rate, count, ping, ping_interval, interval, duration, bytes)| Wild {
+        .prop_map(|(rate, rev_rate, count, ping, ping_interval, interval, duration, bytes, init_cwnd)| Wild {
             rate,
             rev_rate,
             count,
@@ -61,6 +65,7 @@ fn tame() -> impl Strategy<Value = Wild> {
             interval,
             duration,
             bytes,
+            init_cwnd,
         })
 }
 
@@ -69,7 +74,7 @@ fn wild_text(w: &Wild) -> String {
     let mut s = format!("duration = \"{}\"\n[limits]\nmemory = \"64mb\"\nevents = 20000000\n[metrics]\ninterval = \"{}\"\n", w.duration, w.interval);
     s += &format!("[[links]]\nid = \"a\"\ndelay = \"10ms\"\n{}", rate(w.rate));
     s += &format!("[[links]]\nid = \"b\"\ndelay = \"10ms\"\n{}", rate(w.rev_rate));
-    s += &format!("[[flows]]\nid = \"f\"\npath = [\"a\"]\nreverse = [\"b\"]\ncount = {}\n", w.count);
+    s += &format!("[[flows]]\nid = \"f\"\npath = [\"a\"]\nreverse = [\"b\"]\ncount = {}\ntcp = {{ init_cwnd = {} }}\n", w.count, w.init_cwnd);
     if let Some(b) = w.bytes {
         s += &format!("bytes = \"{b}\"\n");
     }
