@@ -4,6 +4,7 @@ Use the public API in :mod:`ccbench` instead; it converts these exceptions
 and decodes the tables.
 """
 
+from collections.abc import Callable
 from typing import Literal, TypedDict
 
 DType = Literal["f64", "u32", "u64", "i64"]
@@ -21,6 +22,7 @@ class RunOutput(TypedDict):
     summary: str  # summary.json text
     scenario: str  # resolved scenario TOML, every default filled in
     tables: dict[str, Table]
+    warnings: list[Problem]  # legal values probably not meant ("100Mbps" = 800 Mbit/s)
 
 class ScenarioError(Exception):
     """args = (message: str, problems: list[Problem])."""
@@ -30,8 +32,13 @@ class ScenarioError(Exception):
 class SimulationError(Exception):
     """args = (message: str,)."""
 
-def run(text: str, path: str | None, overrides: list[str]) -> RunOutput:
-    """Simulate a scenario; releases the GIL. `path` only names the text in errors."""
+def run(text: str, path: str | None, overrides: list[str],
+        progress: Callable[[float, float], object] | None = None) -> RunOutput:
+    """Simulate a scenario; releases the GIL. `path` only names the text in errors.
+    `progress(now_s, end_s)` is called about twice a second of wall-clock time."""
+
+def warnings(text: str, path: str | None, overrides: list[str]) -> list[Problem]:
+    """The scenario's warnings, or raise ScenarioError."""
 
 def validate(text: str, path: str | None, overrides: list[str]) -> str:
     """Return the resolved scenario TOML, or raise ScenarioError."""

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from ccbench import _core
-from ccbench.errors import ScenarioError, from_native
+from ccbench.errors import ScenarioError, ScenarioWarning, from_native, problem_text
 from ccbench.results import Result
 
 __all__ = ["Source", "overrides", "run", "toml_value", "validate"]
@@ -36,24 +37,41 @@ Source = str | os.PathLike[str]
 _DTYPES = {"f64": "<f8", "u32": "<u4", "u64": "<u8", "i64": "<i8"}
 
 
-def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None, **kw: Any) -> Result:
+def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None,
+        progress: Callable[[float, float], None] | None = None, **kw: Any) -> Result:
     """Simulate a scenario and return its :class:`~ccbench.results.Result`.
 
-    Raises ScenarioError for anything wrong with the scenario or overrides,
+    ``progress(now_s, end_s)``, if given, is called about twice a second
+    while the simulation runs. Legal but suspicious values (a ``"100Mbps"``
+    rate) are reported as :class:`~ccbench.errors.ScenarioWarning`.
+
+    Raises ScenarioError for anything wrong with the scenario or overrides
+    (including a run that outgrows ``limits.memory``: nothing is returned),
     FileNotFoundError/OSError if the file cannot be read, and
     SimulationError if the simulator itself fails.
     """
     text, path = read_source(scenario)
+    ov = overrides(set, kw, seed)
     with from_native():
-        out = _core.run(text, path, overrides(set, kw, seed))
+        # Warned before running, so that they are seen even if the run fails.
+        _warn(_core.warnings(text, path, ov))
+        out = _core.run(text, path, ov, progress)
     return Result(out["summary"], out["scenario"], decode_tables(out["tables"]))
+
+
+def _warn(problems: Sequence[Mapping[str, Any]]) -> None:
+    for p in problems:
+        warnings.warn(ScenarioWarning(problem_text(p)), stacklevel=3)
 
 
 def validate(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None, **kw: Any) -> str:
     """Check a scenario without running it; return it resolved as TOML (every default filled in)."""
     text, path = read_source(scenario)
     with from_native():
-        return _core.validate(text, path, overrides(set, kw, seed))
+        ov = overrides(set, kw, seed)
+        resolved = _core.validate(text, path, ov)
+        _warn(_core.warnings(text, path, ov))
+    return resolved
 
 
 def read_source(scenario: Source) -> tuple[str, str | None]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import errno
 import os
+import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -19,7 +21,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 import ccbench
-from ccbench.errors import ScenarioError, SimulationError
+from ccbench.errors import ScenarioError, ScenarioWarning, SimulationError
 from ccbench.results import read_summary
 
 __all__ = ["cli", "main"]
@@ -32,13 +34,74 @@ class _Cli(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                # Scenario warnings ("100Mbps" is 800 Mbit/s) as one stderr line each.
+                warnings.simplefilter("always", ScenarioWarning)
+                warnings.showwarning = _show_warning
+                return super().invoke(ctx)
         except ScenarioError as e:
             _fail(str(e), USER_ERROR)
         except SimulationError as e:
             _fail(f"simulation failed: {e}", 1)
         except OSError as e:
             _fail(_os_message(e), USER_ERROR)
+
+
+_default_showwarning = warnings.showwarning
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+    if issubclass(category, ScenarioWarning):
+        click.echo(f"warning: {message}", err=True)
+    else:
+        _default_showwarning(message, category, *args, **kw)
+
+
+class _RunProgress:
+    """A progress bar on stderr for a run that takes more than two seconds."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.bar: Any = None
+
+    def __call__(self, now_s: float, end_s: float) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.t0 < 2.0:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("simulating {task.completed:.1f} of {task.total:.1f} s"), BarColumn(),
+                                TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("run", total=end_s)
+        self.bar.update(self.task, completed=now_s)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _suite_warnings(loaded: Any) -> None:
+    """Print each distinct scenario warning of a suite's runs once (axes included),
+    located at the suite line that wrote the value when an axis or ``set`` did."""
+    import tomllib
+
+    from ccbench import _core
+    from ccbench.errors import problem_text
+    from ccbench.suite import _blame
+
+    doc = tomllib.loads(loaded.base_text)
+    seen: set[str] = set()
+    for p in loaded.points():
+        try:
+            found = _core.warnings(loaded.base_text, loaded.base_file or "<base>", [o.text for o in p.overrides])
+        except Exception:  # invalid points are reported by the run itself
+            continue
+        for w in found:
+            line = problem_text(_blame(w, p.overrides, doc))
+            if line not in seen:
+                seen.add(line)
+                click.echo(f"warning: {line}", err=True)
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -89,8 +152,12 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     target = run_dir(out, scenario)
     links = list(dict.fromkeys(pcap_links))  # each once, in order
     capture = [f"metrics.capture={toml_value(links)}"] if links else []
+    bar = _RunProgress()
     try:
-        result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture])
+        try:
+            result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture], progress=bar)
+        finally:
+            bar.close()
         target = result.save(target, plot=not no_plot)
         for link in links:
             write_pcap(result, target / f"{link}.pcap", link)
@@ -224,6 +291,8 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
     from ccbench.sweep import SweepInterrupted, resume_command, run_suite
 
     loaded = load_suite(suite_ref)
+    if loaded.base_text is not None:
+        _suite_warnings(loaded.with_overrides(overrides))
     if dry_run:
         _dry_run(loaded.with_overrides(overrides), out, resume)
         return

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["CcbenchError", "ScenarioError", "SimulationError", "from_native"]
+__all__ = ["CcbenchError", "ScenarioError", "ScenarioWarning", "SimulationError", "from_native", "problem_text"]
 
 
 class CcbenchError(Exception):
@@ -40,6 +40,20 @@ class ScenarioError(CcbenchError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class ScenarioWarning(UserWarning):
+    """A legal scenario value that is probably not meant (``"100Mbps"`` is
+    800 Mbit/s, as in tc). ``str(w)`` is ``file:line:col: key: message``."""
+
+
+def problem_text(p: Mapping[str, Any]) -> str:
+    """A core problem dict as one line: ``file:line:col: key: message``."""
+    where = str(p.get("file") or "<string>")
+    if p.get("line"):
+        where += f":{p['line']}" + (f":{p['col']}" if p.get("col") else "")
+    key = f" {p['key']}:" if p.get("key") else ""
+    return f"{where}:{key} {p.get('message')}"
 
 
 class SimulationError(CcbenchError):

@@ -24,7 +24,11 @@ Times are seconds since the start of the simulation. The integer ids ``flow``,
     =============== ======= ====================================================
     time_s          Float64 end of the sample interval
     flow            UInt32  flow index
-    goodput_mbps    Float64 payload goodput over the interval, Mbit/s
+    goodput_mbps    Float64 payload goodput over the interval, Mbit/s (in-order
+                            release: can exceed the link for an interval after
+                            a loss is repaired)
+    throughput_mbps Float64 payload received in the interval in any order,
+                            Mbit/s (bounded by the path; what to plot)
     delivered_bytes UInt64  cumulative payload bytes delivered
     cwnd_pkts       Float64 congestion window, packets
     srtt_ms         Float64 smoothed RTT, ms (seeded by the handshake RTT)
@@ -129,6 +133,7 @@ SCHEMA: dict[str, dict[str, type[pl.DataType]]] = {
         "time_s": pl.Float64,
         "flow": pl.UInt32,
         "goodput_mbps": pl.Float64,
+        "throughput_mbps": pl.Float64,
         "delivered_bytes": pl.UInt64,
         "cwnd_pkts": pl.Float64,
         "srtt_ms": pl.Float64,

@@ -50,6 +50,8 @@ pub struct Flow {
     pub timer_at: [SimTime; 2],
     /// Receiver's delivered bytes at the last sample and at the warm-up.
     pub last_delivered: u64,
+    /// Receiver's payload bytes arrived (any order) at the last sample.
+    pub last_received: u64,
     /// Sender's (delivered, CE-delivered) segments at the last sample.
     pub last_acked: (u64, u64),
     pub delivered_at_warmup: u64,

@@ -25,17 +25,31 @@ pub struct RunOutput {
     pub summary: metrics::summary::Summary,
     pub scenario: scenario::Scenario,
     pub metrics: metrics::Metrics,
+    /// Warnings about the scenario (see [`scenario::Parsed::warnings`]).
+    pub warnings: Vec<Problem>,
 }
 
-/// Parse, build and run a scenario. `interrupt` is polled now and then; a
-/// run it stops returns `None`.
 pub fn run(text: &str, file: &str, overrides: &[String], interrupt: &mut dyn FnMut() -> bool) -> Result<Option<RunOutput>, ScenarioError> {
+    run_with_progress(text, file, overrides, &mut |_, _| interrupt())
+}
+
+/// As [`run`]; `tick(now_s, end_s)` is called every few thousand events
+/// (progress, Ctrl-C) and stops the run by returning true. A run that
+/// outgrows `limits.memory` stops with an error naming the limit, and
+/// returns no partial results.
+pub fn run_with_progress(text: &str, file: &str, overrides: &[String], tick: &mut dyn FnMut(f64, f64) -> bool) -> Result<Option<RunOutput>, ScenarioError> {
     let parsed = scenario::parse(text, file, overrides)?;
     let mut sim = scenario::build::build(&parsed.scenario);
+    sim.memory_limit = parsed.scenario.limits.memory.0;
     let end = sim.end;
-    if !sim.run_until_with(end, interrupt) {
+    let end_s = end.as_secs_f64();
+    if !sim.run_until_tick(end, &mut |now| tick(now.as_secs_f64(), end_s)) {
+        if let Some(why) = sim.stop_reason.take() {
+            let key = "limits.memory".to_string();
+            return Err(ScenarioError { problems: vec![Problem { file: file.to_string(), line: None, col: None, key, message: why }] });
+        }
         return Ok(None);
     }
     let summary = sim.summary();
-    Ok(Some(RunOutput { summary, scenario: parsed.scenario, metrics: std::mem::take(&mut sim.metrics) }))
+    Ok(Some(RunOutput { summary, scenario: parsed.scenario, metrics: std::mem::take(&mut sim.metrics), warnings: parsed.warnings }))
 }

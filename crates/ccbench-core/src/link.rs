@@ -42,6 +42,9 @@ pub struct Link {
     /// When a pending [`Event::QdiscWake`](crate::event::Event) fires, if one
     /// is pending (at most one per link).
     pub wake_at: SimTime,
+    /// Start and end of the current packet's serialization (for counting
+    /// the bytes on the wire at any instant).
+    pub tx_span: (SimTime, SimTime),
 }
 
 /// A timed change to a link (`schedule = [{ at, rate | qdisc | change }]`).

@@ -29,8 +29,13 @@ pub struct Sim {
     /// Packets emitted by endpoints and delivered to endpoints.
     pub sent: u64,
     pub delivered: u64,
-    /// Per link: tx_bytes at the end of the warm-up.
-    tx_at_warmup: Vec<u64>,
+    /// Per link: bytes on the wire (completed plus the transmitted part of
+    /// the packet being serialized) at the end of the warm-up.
+    tx_at_warmup: Vec<f64>,
+    /// Per link: counters at the end of the warm-up (see [`LinkCounts`]).
+    link_at_warmup: Vec<LinkCounts>,
+    /// Per flow: (retransmits, RTOs, CE marks) at the end of the warm-up.
+    flow_at_warmup: Vec<[u64; 3]>,
     /// Per link: rate history (time, rate), for utilization.
     rate_history: Vec<Vec<(SimTime, Rate)>>,
     /// Ids as the outputs number them: a TCP flow's index among TCP flows
@@ -39,6 +44,11 @@ pub struct Sim {
     pub out_id: Vec<u32>,
     pub link_out_id: Vec<u32>,
     started: bool,
+    /// Memory budget in bytes (see [`Sim::memory_bytes`]); the run stops
+    /// with [`Sim::stop_reason`] set when it is exceeded.
+    pub memory_limit: u64,
+    /// Why the run stopped early (memory budget), if it did.
+    pub stop_reason: Option<String>,
 }
 
 /// The `flow` id of sojourn samples of packets that belong to no TCP flow
@@ -86,7 +96,9 @@ impl Sim {
             now: SimTime::ZERO,
             end: SimTime::ZERO + duration,
             q: EventQueue::new(),
-            tx_at_warmup: vec![0; links.len()],
+            tx_at_warmup: vec![0.0; links.len()],
+            link_at_warmup: vec![LinkCounts::default(); links.len()],
+            flow_at_warmup: vec![[0; 3]; flows.len()],
             rate_history,
             links,
             flows,
@@ -96,6 +108,8 @@ impl Sim {
             sent: 0,
             delivered: 0,
             started: false,
+            memory_limit: u64::MAX,
+            stop_reason: None,
         }
     }
 
@@ -137,6 +151,13 @@ impl Sim {
     /// As [`run_until`](Self::run_until), returning false if `interrupt`
     /// asked to stop early.
     pub fn run_until_with(&mut self, t: SimTime, interrupt: &mut dyn FnMut() -> bool) -> bool {
+        self.run_until_tick(t, &mut |_| interrupt())
+    }
+
+    /// As [`run_until_with`](Self::run_until_with); `tick` gets the current
+    /// simulated time (for progress). Also stops, with `stop_reason` set,
+    /// when [`memory_bytes`](Self::memory_bytes) exceeds `memory_limit`.
+    pub fn run_until_tick(&mut self, t: SimTime, tick: &mut dyn FnMut(SimTime) -> bool) -> bool {
         if !self.started {
             self.schedule_initial();
         }
@@ -151,8 +172,22 @@ impl Sim {
             self.now = at;
             self.handle(ev);
             n = n.wrapping_add(1);
-            if n % 65536 == 0 && interrupt() {
-                return false;
+            if n % 65536 == 0 {
+                let used = self.memory_bytes();
+                if used > self.memory_limit {
+                    self.stop_reason = Some(format!(
+                        "stopped at {:.3} s of simulated time: the run holds about {} MiB, more than the memory limit of {} MiB \
+                         (limits.memory; recorded samples: lower metrics.sojourn_every / rtt_samples / capture or raise metrics.interval; \
+                         packets in flight: give every link of a bulk TCP flow a rate)",
+                        self.now.as_secs_f64(),
+                        used >> 20,
+                        self.memory_limit >> 20
+                    ));
+                    return false;
+                }
+                if tick(self.now) {
+                    return false;
+                }
             }
         }
         self.now = self.now.max(t);
@@ -228,6 +263,7 @@ impl Sim {
                 continue;
             }
             let done = now + link.rate.tx_time(u64::from(p.size));
+            link.tx_span = (now, done);
             link.tx = Some(p);
             self.q.push(done, Event::TxDone(l));
             return;
@@ -287,7 +323,10 @@ impl Sim {
             match step {
                 LinkStep::Rate(r) => {
                     link.rate = r;
-                    self.rate_history[l.0 as usize].push((now, r));
+                    // The packet on the wire finishes at the old rate; the new one
+                    // applies from the next packet, so capacity counts it from then.
+                    let from = if link.busy() { link.tx_span.1.max(now) } else { now };
+                    self.rate_history[l.0 as usize].push((from, r));
                 }
                 LinkStep::Replace(cfg) => {
                     // tc qdisc replace: the old qdisc's packets are discarded.
@@ -511,6 +550,8 @@ impl Sim {
                 fs.time_s.push(secs);
                 fs.flow.push(self.out_id[i]);
                 fs.goodput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
+                // Media payload is counted on arrival, in any order.
+                fs.throughput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
                 fs.delivered_bytes.push(d);
                 fs.cwnd_pkts.push(st.cwnd_bytes as f64 / pkt);
                 fs.srtt_ms.push(if st.srtt > Dur::ZERO { st.srtt.as_millis_f64() } else { f64::NAN });
@@ -535,6 +576,8 @@ impl Sim {
             fs.time_s.push(secs);
             fs.flow.push(self.out_id[i]);
             fs.goodput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
+            fs.throughput_mbps.push((rx.received_bytes - f.last_received) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
+            f.last_received = rx.received_bytes;
             fs.delivered_bytes.push(d);
             fs.cwnd_pkts.push(f64::from(tx.t.cwnd));
             fs.srtt_ms.push(tx.srtt().map_or(f64::NAN, |s| s.as_millis_f64()));
@@ -572,12 +615,39 @@ impl Sim {
     }
 
     fn on_warmup(&mut self) {
-        for f in &mut self.flows {
+        let now = self.now;
+        for (i, f) in self.flows.iter_mut().enumerate() {
             f.delivered_at_warmup = f.delivered_bytes();
+            self.flow_at_warmup[i] = flow_counts(f);
         }
         for (i, l) in self.links.iter().enumerate() {
-            self.tx_at_warmup[i] = l.tx_bytes;
+            self.tx_at_warmup[i] = wire_bytes(l, now);
+            self.link_at_warmup[i] = LinkCounts::of(l);
         }
+    }
+
+    /// An estimate of the heap the run holds: recorded metrics, packets
+    /// held by links, pending events and TCP scoreboards. Lengths times
+    /// element sizes; grows with the run, so it is what a budget bounds.
+    pub fn memory_bytes(&self) -> u64 {
+        let m = &self.metrics;
+        let samples = |s: &crate::metrics::Samples| s.time_ns.len() as u64 * 25;
+        let flow_rows = m.flow_series.time_s.len() as u64 * 92;
+        let media_rows = m.media_series.time_s.len() as u64 * 64;
+        let link_rows = m.link_series.time_s.len() as u64 * 92;
+        let capture = m.capture.time_ns.len() as u64 * 128;
+        let pkt = std::mem::size_of::<Packet>() as u64 + 8;
+        let held: u64 = self.links.iter().map(|l| l.held()).sum::<u64>() * pkt;
+        let events = self.q.len() as u64 * 32;
+        let sb: u64 = self
+            .flows
+            .iter()
+            .map(|f| match &f.ep {
+                Endpoints::Tcp { tx, .. } => tx.sb.segs.len() as u64 * 64,
+                _ => 0,
+            })
+            .sum();
+        flow_rows + media_rows + link_rows + samples(&m.rtt) + samples(&m.sojourn) + samples(&m.probes) + capture + held + events + sb
     }
 
     pub fn conservation(&self) -> Conservation {
@@ -611,8 +681,12 @@ impl Sim {
                     let active = if to > from { to.since(from) } else { Dur::ZERO };
                     let base = if f.start >= warm { 0 } else { f.delivered_at_warmup };
                     let delivered = f.delivered_bytes();
-                    let goodput = if active > Dur::ZERO { (delivered - base) as f64 * 8.0 / active.as_secs_f64() / 1e6 } else { 0.0 };
-                    goodputs.push(goodput);
+                    // No active time after the warm-up: no goodput (null in JSON).
+                    let goodput = if active > Dur::ZERO { (delivered - base) as f64 * 8.0 / active.as_secs_f64() / 1e6 } else { f64::NAN };
+                    if matches!(f.ep, Endpoints::Tcp { .. }) && !goodput.is_nan() {
+                        goodputs.push(goodput);
+                    }
+                    let [rtx0, rto0, ce0] = self.flow_at_warmup[i];
                     let out = self.out_id[i];
                     let intervals = f
                         .intervals
@@ -643,14 +717,14 @@ impl Sim {
                     };
                     match &f.ep {
                         Endpoints::Tcp { tx, rx } => {
-                            fsum.retransmits = tx.retransmits;
-                            fsum.rto_count = tx.rto_count;
-                            fsum.ce_marks = u64::from(rx.ce_packets);
+                            fsum.retransmits = tx.retransmits - rtx0;
+                            fsum.rto_count = tx.rto_count - rto0;
+                            fsum.ce_marks = u64::from(rx.ce_packets) - ce0;
                             fsum.ce_fraction = (tx.t.delivered > 0).then(|| tx.ce_delivered as f64 / tx.t.delivered as f64);
                         }
                         Endpoints::Media { tx, rx } => {
                             fsum.kind = "media";
-                            fsum.ce_marks = rx.ce_packets;
+                            fsum.ce_marks = rx.ce_packets - ce0;
                             fsum.ce_fraction = (rx.packets > 0).then(|| rx.ce_packets as f64 / rx.packets as f64);
                             fsum.rtt_ms = RttStats::from_sorted(&self.media_column(out, warm, |fs, k| fs.srtt_ms[k]));
                             fsum.media = Some(self.media_summary(out, warm, &tx.stats()));
@@ -679,20 +753,25 @@ impl Sim {
             }
             let cap_bits = capacity_bits(&self.rate_history[i], warm, end);
             let two_queues = l.qdisc.has_two_queues();
-            let sent_bits = (l.tx_bytes - self.tx_at_warmup[i]) as f64 * 8.0;
+            // Bytes on the wire in [warm, end], counting a packet being
+            // serialized at either edge pro rata, as capacity is counted.
+            let sent_bits = (wire_bytes(l, end) - self.tx_at_warmup[i]) * 8.0;
+            let window = if end > warm { end.since(warm).as_secs_f64() } else { 0.0 };
+            let c = LinkCounts::of(l).minus(&self.link_at_warmup[i]);
             links.push(LinkSummary {
                 id: l.name.clone(),
                 qdisc: l.qdisc_name,
                 rate_mbps: (!self.rate_history[i][0].1.is_unlimited()).then(|| self.rate_history[i][0].1.mbps()),
-                utilization: cap_bits.map(|c| if c > 0.0 { sent_bits / c } else { 0.0 }),
+                utilization: cap_bits.and_then(|c| (c > 0.0).then(|| sent_bits / c)),
+                rate_mean_mbps: cap_bits.and_then(|c| (window > 0.0).then(|| c / window / 1e6)),
                 sojourn_ms: SojournStats::from_sorted(&by_id(&self.metrics.sojourn, self.link_out_id[i], warm)),
                 sojourn_c_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&self.metrics.sojourn, self.link_out_id[i], warm, Some(0)))),
                 sojourn_l_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&self.metrics.sojourn, self.link_out_id[i], warm, Some(1)))),
-                drops: l.stats.drops(),
-                marks: l.stats.marks,
-                lost: l.lost,
-                arrivals: l.arrivals,
-                tx_packets: l.tx_pkts,
+                drops: c.drops,
+                marks: c.marks,
+                lost: c.lost,
+                arrivals: c.arrivals,
+                tx_packets: c.tx_pkts,
             });
         }
         Summary {
@@ -703,7 +782,7 @@ impl Sim {
             flows,
             links,
             probes,
-            jain: summary::jain(&goodputs),
+            jain: if goodputs.len() >= 2 { summary::jain(&goodputs) } else { None },
             engine: EngineSummary { events: self.events(), packets: self.sent, wall_s: 0.0 },
         }
     }
@@ -777,4 +856,53 @@ fn feedback_packet(rx: &crate::media::rfc8888::MediaReceiver, id: u32, now: SimT
         hdr: Header::Feedback(crate::packet::Feedback { report_id: id }),
         ..*tmpl
     }
+}
+
+/// A link's counters that the summary reports after the warm-up.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct LinkCounts {
+    drops: u64,
+    marks: u64,
+    lost: u64,
+    arrivals: u64,
+    tx_pkts: u64,
+}
+
+impl LinkCounts {
+    fn of(l: &Link) -> LinkCounts {
+        LinkCounts { drops: l.stats.drops(), marks: l.stats.marks, lost: l.lost, arrivals: l.arrivals, tx_pkts: l.tx_pkts }
+    }
+    fn minus(self, o: &LinkCounts) -> LinkCounts {
+        LinkCounts {
+            drops: self.drops - o.drops,
+            marks: self.marks - o.marks,
+            lost: self.lost - o.lost,
+            arrivals: self.arrivals - o.arrivals,
+            tx_pkts: self.tx_pkts - o.tx_pkts,
+        }
+    }
+}
+
+/// (retransmits, RTOs, CE marks received) of a flow so far.
+fn flow_counts(f: &Flow) -> [u64; 3] {
+    match &f.ep {
+        Endpoints::Tcp { tx, rx } => [tx.retransmits, tx.rto_count, u64::from(rx.ce_packets)],
+        Endpoints::Media { rx, .. } => [0, 0, rx.ce_packets],
+        Endpoints::Ping(_) => [0; 3],
+    }
+}
+
+/// Bytes a link has put on the wire by time `t`: completed packets plus
+/// the serialized share of the packet on the wire (so a 9000 B frame at
+/// 64 kbit/s counts where its bits are, not all at its last bit).
+fn wire_bytes(l: &Link, t: SimTime) -> f64 {
+    let mut b = l.tx_bytes as f64;
+    if let Some(p) = &l.tx {
+        let (a, z) = l.tx_span;
+        if z > a && t > a {
+            let frac = (t.min(z).since(a).as_secs_f64() / z.since(a).as_secs_f64()).min(1.0);
+            b += f64::from(p.size) * frac;
+        }
+    }
+    b
 }

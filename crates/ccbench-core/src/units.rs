@@ -357,15 +357,22 @@ impl FromStr for Limit {
 
 impl FromStr for Bytes {
     type Err = UnitError;
+    /// A size in bytes: a bare number, or b, kb, mb, gb (powers of 1024 as
+    /// in tc sizes). Packets (`"10p"`) are refused with the same list.
     fn from_str(s: &str) -> Result<Bytes, UnitError> {
-        match s.parse::<Limit>()? {
-            Limit::Bytes(b) => Ok(Bytes(b)),
-            Limit::Packets(_) if !s.trim().ends_with('p') => {
-                let (v, _) = split_num(s, "a size", "1500b")?;
-                Ok(Bytes(v as u64))
+        const ALLOWED: &str = "allowed: a number of bytes, or b, kb, mb, gb";
+        let (v, unit) = split_num(s, "a size", "1500b")?;
+        let m = match unit.as_str() {
+            "" | "b" => 1.0,
+            "kb" | "k" => 1024.0,
+            "mb" | "m" => 1024.0 * 1024.0,
+            "gb" | "g" => 1024.0 * 1024.0 * 1024.0,
+            "p" | "pkt" | "pkts" | "packets" => {
+                return Err(UnitError(format!("a size is in bytes, not packets: \"{}\" ({ALLOWED})", s.trim())));
             }
-            Limit::Packets(_) => Err(UnitError(format!("expected a size in bytes like \"1500b\", got \"{}\"", s.trim()))),
-        }
+            _ => return Err(UnitError(format!("unknown size unit \"{unit}\" in \"{}\" ({ALLOWED})", s.trim()))),
+        };
+        Ok(Bytes((v * m).round() as u64))
     }
 }
 
@@ -392,6 +399,17 @@ mod tests {
         assert_eq!("150000b".parse::<Limit>().unwrap(), Limit::Bytes(150_000));
         assert_eq!("4mb".parse::<Limit>().unwrap(), Limit::Bytes(4 << 20));
         assert!("10 parsecs".parse::<Dur>().is_err());
+    }
+
+    #[test]
+    fn size_errors_agree_on_what_is_allowed() {
+        assert_eq!("1500".parse::<Bytes>().unwrap(), Bytes(1500));
+        assert_eq!("64kb".parse::<Bytes>().unwrap(), Bytes(65536));
+        let p = "10p".parse::<Bytes>().unwrap_err().0;
+        let q = "10 potatoes".parse::<Bytes>().unwrap_err().0;
+        let allowed = "allowed: a number of bytes, or b, kb, mb, gb";
+        assert!(p.contains(allowed) && p.contains("not packets"), "{p}");
+        assert!(q.contains(allowed) && q.contains("potatoes"), "{q}");
     }
 
     #[test]

@@ -88,9 +88,13 @@ fn coupling_marks_classic_with_p_squared_and_balances_windows() {
         let idx: Vec<usize> = (0..ls.time_s.len()).filter(|&k| ls.link[k] == 0 && ls.time_s[k] >= 10.0).collect();
         let p = idx.iter().map(|&k| ls.prob_base[k]).sum::<f64>() / idx.len() as f64;
         let p2 = idx.iter().map(|&k| ls.prob_base[k].powi(2)).sum::<f64>() / idx.len() as f64;
+        // CE marks count after the warm-up: so must the segments.
+        let fs = &out.metrics.flow_series;
         let share = |id: &str| {
+            let i = out.summary.flows.iter().position(|f| f.id == id).unwrap() as u32;
+            let at_warmup = (0..fs.time_s.len()).find(|&k| fs.flow[k] == i && fs.time_s[k] >= 10.0 - 1e-9).map(|k| fs.delivered_bytes[k]).unwrap();
             let f = flow(&out.summary, id);
-            f.ce_marks as f64 / (f.delivered_bytes as f64 / 1448.0)
+            f.ce_marks as f64 / ((f.delivered_bytes - at_warmup) as f64 / 1448.0)
         };
         let (pc, pl) = (share("cubic"), share("prague"));
         assert!((pc / p2 - 1.0).abs() < 0.35, "rtt {rtt}: classic CE share {pc} vs mean p'^2 {p2}");

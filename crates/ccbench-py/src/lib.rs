@@ -13,9 +13,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 create_exception!(_core, ScenarioError, PyException, "A scenario file or override is invalid.");
 create_exception!(_core, SimulationError, PyException, "The simulation failed.");
 
-fn scenario_err(py: Python<'_>, e: &ccbench_core::ScenarioError) -> PyErr {
+fn problem_list<'py>(py: Python<'py>, ps: &[ccbench_core::Problem]) -> Bound<'py, PyList> {
     let problems = PyList::empty(py);
-    for p in &e.problems {
+    for p in ps {
         let d = PyDict::new(py);
         let _ = d.set_item("file", &p.file);
         let _ = d.set_item("line", p.line);
@@ -24,18 +24,36 @@ fn scenario_err(py: Python<'_>, e: &ccbench_core::ScenarioError) -> PyErr {
         let _ = d.set_item("message", &p.message);
         let _ = problems.append(d);
     }
-    ScenarioError::new_err((e.to_string(), problems.unbind()))
+    problems
 }
 
-/// Run a scenario; returns {"summary": json, "scenario": toml, "tables": {...}}.
+fn scenario_err(py: Python<'_>, e: &ccbench_core::ScenarioError) -> PyErr {
+    ScenarioError::new_err((e.to_string(), problem_list(py, &e.problems).unbind()))
+}
+
+/// Run a scenario; returns {"summary": json, "scenario": toml, "tables":
+/// {...}, "warnings": [problem, ...]}. `progress(now_s, end_s)`, if given,
+/// is called about twice a second of wall-clock time.
 #[pyfunction]
-#[pyo3(signature = (text, path=None, overrides=Vec::new()))]
-fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None))]
+fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<String>, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
     let file = path.unwrap_or("<string>");
     let t0 = Instant::now();
+    let mut last = t0;
     let res = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ccbench_core::run(text, file, &overrides, &mut || Python::attach(|py| py.check_signals().is_err()))
+            ccbench_core::run_with_progress(text, file, &overrides, &mut |now_s, end_s| {
+                Python::attach(|py| {
+                    if let Some(cb) = &progress {
+                        if last.elapsed().as_secs_f64() >= 0.5 {
+                            last = Instant::now();
+                            // A failing callback must not abort the run.
+                            let _ = cb.call1(py, (now_s, end_s));
+                        }
+                    }
+                    py.check_signals().is_err()
+                })
+            })
         }))
     });
     let out = match res {
@@ -65,7 +83,18 @@ fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<Stri
         tables.set_item(name, t)?;
     }
     d.set_item("tables", tables)?;
+    d.set_item("warnings", problem_list(py, &out.warnings))?;
     Ok(d)
+}
+
+/// The scenario's warnings (legal values probably not meant), as problems.
+#[pyfunction]
+#[pyo3(signature = (text, path=None, overrides=Vec::new()))]
+fn warnings<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<String>) -> PyResult<Bound<'py, PyList>> {
+    match ccbench_core::scenario::parse(text, path.unwrap_or("<string>"), &overrides) {
+        Ok(p) => Ok(problem_list(py, &p.warnings)),
+        Err(e) => Err(scenario_err(py, &e)),
+    }
 }
 
 /// Parse and validate a scenario; returns the resolved scenario as TOML.
@@ -87,6 +116,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;

@@ -78,6 +78,10 @@ pub struct FlowSeries {
     pub time_s: Vec<f64>,
     pub flow: Vec<u32>,
     pub goodput_mbps: Vec<f64>,
+    /// Payload that reached the receiver in the interval in any order
+    /// (bounded by the path's capacity), Mbit/s; `goodput_mbps` is the
+    /// in-order release, which jumps when a hole is filled after recovery.
+    pub throughput_mbps: Vec<f64>,
     pub delivered_bytes: Vec<u64>,
     pub cwnd_pkts: Vec<f64>,
     pub srtt_ms: Vec<f64>,
@@ -184,6 +188,7 @@ impl Metrics {
                     ("time_s", Column::F64(f.time_s.clone())),
                     ("flow", Column::U32(f.flow.clone())),
                     ("goodput_mbps", Column::F64(f.goodput_mbps.clone())),
+                    ("throughput_mbps", Column::F64(f.throughput_mbps.clone())),
                     ("delivered_bytes", Column::U64(f.delivered_bytes.clone())),
                     ("cwnd_pkts", Column::F64(f.cwnd_pkts.clone())),
                     ("srtt_ms", Column::F64(f.srtt_ms.clone())),

@@ -14,7 +14,8 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
     pub probes: Vec<ProbeSummary>,
-    /// Jain's fairness index over the TCP flows' goodputs (null if none).
+    /// Jain's fairness index over the TCP flows' goodputs; null with fewer
+    /// than two TCP flows with a goodput. Media flows are not included.
     pub jain: Option<f64>,
     pub engine: EngineSummary,
 }
@@ -41,9 +42,11 @@ pub struct FlowSummary {
     pub kind: &'static str,
     pub cc: &'static str,
     /// In-order payload delivered to the receiver per second of the flow's
-    /// active time after warm-up, Mbit/s.
+    /// active time after warm-up, Mbit/s. NaN (null in JSON) when the flow
+    /// has no active time after the warm-up.
     pub goodput_mbps: f64,
     pub rtt_ms: RttStats,
+    /// Retransmits, RTOs and CE marks count only after the warm-up.
     pub retransmits: u64,
     pub rto_count: u64,
     /// CE-marked data packets that reached the receiver.
@@ -92,7 +95,13 @@ pub struct LinkSummary {
     pub qdisc: &'static str,
     /// The link's rate at the start, Mbit/s (null if unlimited).
     pub rate_mbps: Option<f64>,
-    /// Bytes sent / capacity over the measured time (null if unlimited).
+    /// Mean capacity over the measured window (after warm-up), Mbit/s:
+    /// differs from `rate_mbps` when the link has a rate `schedule`. Null
+    /// if unlimited at any point or the window is empty.
+    pub rate_mean_mbps: Option<f64>,
+    /// Bits on the wire / capacity over the measured window (a packet being
+    /// serialized at either edge counts pro rata); null if unlimited or
+    /// the window is empty.
     pub utilization: Option<f64>,
     pub sojourn_ms: SojournStats,
     /// Sojourn per queue of a two-queue qdisc (DualPI2: C classic, L L4S);
@@ -101,6 +110,7 @@ pub struct LinkSummary {
     pub sojourn_c_ms: Option<SojournStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sojourn_l_ms: Option<SojournStats>,
+    /// Counters from here on count only after the warm-up.
     pub drops: u64,
     pub marks: u64,
     /// Packets lost to the link's random loss.

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
-use crate::units::SimTime;
+use crate::units::{Rate, SimTime};
 
 /// `psched_mtu()` on Ethernet: 1500 B MTU + 14 B header. Used by the "one MTU
 /// of backlog" guards and FQ quantum defaults.
@@ -184,6 +184,23 @@ impl QdiscConfig {
             QdiscConfig::Htb(c) => c.validate(),
             QdiscConfig::Netem(c) => c.validate(),
             _ => Ok(()),
+        }
+    }
+
+    /// The rate a shaping qdisc holds the link to (TBF rate, HTB ceil,
+    /// netem `rate`; the slowest along the child chain), if any: what limits
+    /// a flow on a link with no line `rate`.
+    pub fn shaped_rate(&self) -> Option<Rate> {
+        let (own, child) = match self {
+            QdiscConfig::Tbf(c) => (Some(c.rate), &c.child),
+            QdiscConfig::Htb(c) => (Some(c.ceil.unwrap_or(c.rate).max(c.rate)), &c.child),
+            QdiscConfig::Netem(c) => (c.rate, &c.child),
+            _ => return None,
+        };
+        let below = child.as_ref().and_then(|q| q.shaped_rate());
+        match (own, below) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 

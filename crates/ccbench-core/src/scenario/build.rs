@@ -60,6 +60,7 @@ fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q:
         sojourn_skip: 0,
         capture: false,
         wake_at: SimTime::NEVER,
+        tx_span: (SimTime::ZERO, SimTime::ZERO),
     }
 }
 
@@ -106,7 +107,12 @@ pub fn build(s: &Scenario) -> Sim {
                 rev.insert(0, LinkId(links.len() as u32));
                 links.push(new_link(s.seed, &format!("{name}.access_rev"), None, rev_delay, 0.0, &access_q, true));
             }
-            let start = SimTime::ZERO + spec.start + spec.start_step * u64::from(copy);
+            let mut start = SimTime::ZERO + spec.start + spec.start_step * u64::from(copy);
+            if spec.start_jitter > Dur::ZERO {
+                // Its own stream, so turning jitter on leaves every other draw alone.
+                let mut rng = SimRng::for_component(s.seed, &format!("start_jitter:{name}"));
+                start += Dur::from_nanos(rng.next_u64() % (spec.start_jitter.nanos() + 1));
+            }
             let stop = spec.stop.map_or(SimTime::NEVER, |d| SimTime::ZERO + d);
             let tmpl = |dir: Dir| Packet {
                 flow: fid,
@@ -172,6 +178,7 @@ pub fn build(s: &Scenario) -> Sim {
                 fwd_tmpl: tmpl(Dir::Fwd),
                 timer_at: [SimTime::NEVER; 2],
                 last_delivered: 0,
+                last_received: 0,
                 last_acked: (0, 0),
                 delivered_at_warmup: 0,
                 finished_at: None,

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod error;
+pub mod limits;
 pub mod overrides;
 pub mod shapes;
 pub mod timeline;
@@ -40,6 +41,9 @@ pub struct Scenario {
     pub test: Option<shapes::TestShape>,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// Resource limits (memory, events); see [`limits`].
+    #[serde(default, skip_serializing_if = "limits::Limits::is_default")]
+    pub limits: limits::Limits,
 }
 
 fn default_name() -> String {
@@ -144,6 +148,11 @@ pub struct FlowSpec {
     pub reverse: Vec<String>,
     #[serde(default)]
     pub start: Dur,
+    /// Each copy starts up to this much later than `start` (uniform, drawn
+    /// from the flow's seeded RNG stream): run-to-run variation that the
+    /// seed controls, as testbed start times vary. 0 = exact start.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_jitter: Dur,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Dur>,
     /// Copies of this flow (ids get `.1`, `.2`, ... suffixes); 0 leaves the
@@ -196,6 +205,10 @@ pub struct FlowSpec {
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero(d: &Dur) -> bool {
+    *d == Dur::ZERO
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -303,19 +316,55 @@ pub struct Parsed {
     /// The text after overrides (what was actually read).
     pub text: String,
     pub file: String,
+    /// Legal values that are probably not meant (a `"100Mbps"` rate is
+    /// 800 Mbit/s as in tc): printed by the front end, never fatal.
+    pub warnings: Vec<Problem>,
 }
 
 /// Parse scenario text, apply `key.path=value` overrides, validate, and
 /// fill in every default. `file` names the source in error messages.
 pub fn parse(text: &str, file: &str, overrides: &[String]) -> Result<Parsed, ScenarioError> {
-    let text = overrides::apply(text, file, overrides)?;
-    let at = |path: &[Seg], msg: String| locate_problem(&text, file, path, msg);
-    let scenario = read(&text, file)?;
+    let orig = text;
+    let (text, applied) = overrides::apply(text, file, overrides)?;
+    // Problems are located in the file as written; those about a value an
+    // override set name the override (`--set: links.x.rate: ...`, the form
+    // of an override that could not be applied) instead of a file line.
+    let blame = |mut p: Problem| {
+        if let Some(o) = applied.iter().rev().find(|o| o.covers(&p.key)) {
+            // Name the value in the scenario's terms when the override's
+            // spelling differs (an id for an index, or a key inside it).
+            if p.key.replace('[', ".").replace(']', "") != o.written {
+                p.message = format!("{}: {}", p.key, p.message);
+            }
+            p.file = "--set".into();
+            p.line = None;
+            p.col = None;
+            p.key = o.written.clone();
+        }
+        p
+    };
+    let fail = |problems: Vec<Problem>| ScenarioError { problems: problems.into_iter().map(blame).collect() };
+    let at = |path: &[Seg], msg: String| locate_problem(orig, file, path, msg);
+    let scenario = read(&text, orig, file).map_err(|e| fail(e.problems))?;
     let problems = validate(&scenario, &at);
     if !problems.is_empty() {
-        return Err(ScenarioError { problems });
+        return Err(fail(problems));
     }
-    Ok(Parsed { scenario: resolve(scenario), text, file: file.to_string() })
+    let scenario = resolve(scenario);
+    let mut problems = Vec::new();
+    if scenario.metrics.warmup >= scenario.duration {
+        problems.push(at(
+            &[Seg::Key("metrics".into()), Seg::Key("warmup".into())],
+            format!("must be shorter than the run ({}), or nothing would be measured", scenario.duration),
+        ));
+    }
+    problems.extend(limits::check(&scenario).into_iter().map(|(path, m)| at(&path, m)));
+    if !problems.is_empty() {
+        return Err(fail(problems));
+    }
+    let root: toml::Table = toml::from_str(&text).unwrap_or_default();
+    let warnings = limits::warnings(&scenario, &root).into_iter().map(|(path, m)| blame(at(&path, m))).collect();
+    Ok(Parsed { scenario, text, file: file.to_string(), warnings })
 }
 
 fn serde_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
@@ -331,7 +380,7 @@ fn serde_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
 
 /// Read the document section by section (each link and flow on its own),
 /// so that one bad value does not hide the problems after it.
-fn read(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+fn read(text: &str, orig: &str, file: &str) -> Result<Scenario, ScenarioError> {
     let one = |p: Problem| ScenarioError { problems: vec![p] };
     let root: toml::Table = toml::from_str(text).map_err(|e: toml::de::Error| one(toml_problem(text, file, &e, &[])))?;
     let mut problems = Vec::new();
@@ -345,9 +394,9 @@ fn read(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
                 for (i, item) in items.into_iter().enumerate() {
                     let base = vec![Seg::Key(key.clone()), Seg::Index(i)];
                     if key == "links" {
-                        links.extend(de::<LinkSpec>(text, file, item, base, &mut problems));
+                        links.extend(de::<LinkSpec>(orig, file, item, base, &mut problems));
                     } else {
-                        flows.extend(de::<FlowSpec>(text, file, item, base, &mut problems));
+                        flows.extend(de::<FlowSpec>(orig, file, item, base, &mut problems));
                     }
                 }
                 rest.insert(key, toml::Value::Array(Vec::new()));
@@ -357,7 +406,7 @@ fn read(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
             }
         }
     }
-    let head = de::<Scenario>(text, file, toml::Value::Table(rest), Vec::new(), &mut problems);
+    let head = de::<Scenario>(orig, file, toml::Value::Table(rest), Vec::new(), &mut problems);
     match head {
         Some(mut s) if problems.is_empty() => {
             s.links = links;
@@ -433,8 +482,14 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
     if s.duration == Dur::ZERO && s.test.is_none() {
         out.push(at(&[k("duration")], "must be given and greater than 0".into()));
     }
-    if s.metrics.interval == Dur::ZERO {
-        out.push(at(&[k("metrics"), k("interval")], "must be greater than 0".into()));
+    if s.metrics.interval < limits::MIN_METRICS_INTERVAL {
+        out.push(at(&[k("metrics"), k("interval")], format!("must be at least {}, got {}", limits::MIN_METRICS_INTERVAL, s.metrics.interval)));
+    }
+    if s.duration > limits::MAX_DURATION {
+        out.push(at(&[k("duration")], format!("must be at most {} (11.6 days of simulated time), got {}", limits::MAX_DURATION, s.duration)));
+    }
+    if s.limits.memory.0 < 1 << 20 {
+        out.push(at(&[k("limits"), k("memory")], "must be at least 1mb".into()));
     }
     if s.links.is_empty() {
         out.push(at(&[], "a scenario needs at least one [[links]] entry".into()));
@@ -495,6 +550,9 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                 }
             }
         }
+        if t.start_jitter > Dur::ZERO && t.start_jitter >= t.length {
+            out.push(at(&[k("test"), k("start_jitter")], format!("must be shorter than the test's length ({})", t.length)));
+        }
         if matches!(t.name, shapes::ShapeName::TcpNup | shapes::ShapeName::TcpNdown) && t.streams.unwrap_or(1) == 0 {
             out.push(at(&[k("test"), k("streams")], "must be at least 1".into()));
         }
@@ -503,6 +561,11 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                 out.push(at(&[k("test")], format!("adds flow \"{}\", which [[flows]] already has", f.id)));
             }
         }
+    }
+    // Each copy is a sender and receiver of a few KiB: bound them all.
+    let copies: u64 = s.flows.iter().map(|f| u64::from(f.count)).sum();
+    if copies > u64::from(limits::MAX_COUNT) && s.flows.iter().all(|f| f.count <= limits::MAX_COUNT) {
+        out.push(at(&[k("flows")], format!("{copies} flows in all (counting `count` copies); at most {} are allowed", limits::MAX_COUNT)));
     }
     let mut fids = std::collections::BTreeSet::new();
     for (i, f) in s.flows.iter().enumerate() {
@@ -524,12 +587,15 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                 }
             }
         }
+        if f.count > limits::MAX_COUNT {
+            out.push(at(&p("count"), format!("must be 0..={}, got {}", limits::MAX_COUNT, f.count)));
+        }
         if f.dscp > 63 {
             out.push(at(&p("dscp"), format!("must be 0..63, got {}", f.dscp)));
         }
         if let Some(stop) = f.stop {
-            if stop <= f.start {
-                out.push(at(&p("stop"), "must be after `start`".into()));
+            if stop <= f.start + f.start_jitter {
+                out.push(at(&p("stop"), "must be after `start` (plus `start_jitter`)".into()));
             }
         }
         let only = |key: &str, kind: &str| at(&p(key), format!("applies only to {kind} flows"));
@@ -553,8 +619,10 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                     if !(576..=65535).contains(&t.mtu) {
                         out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("mtu")], format!("must be 576..65535, got {}", t.mtu)));
                     }
-                    if t.init_cwnd == 0 {
-                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("init_cwnd")], "must be at least 1".into()));
+                    // An initial window is sent at once: bound it like a
+                    // receive window of 65535 segments.
+                    if !(1..=65535).contains(&t.init_cwnd) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("init_cwnd")], format!("must be 1..=65535, got {}", t.init_cwnd)));
                     }
                 }
                 if let Err(e) = build::cc_config(f) {
@@ -601,8 +669,10 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                         out.push(only(key, "tcp"));
                     }
                 }
-                if f.interval == Some(Dur::ZERO) {
-                    out.push(at(&p("interval"), "must be greater than 0".into()));
+                if let Some(iv) = f.interval {
+                    if iv < limits::MIN_PING_INTERVAL {
+                        out.push(at(&p("interval"), format!("must be at least {}, got {iv}", limits::MIN_PING_INTERVAL)));
+                    }
                 }
                 if let Some(sz) = f.size {
                     if !(28..=65535).contains(&sz) {

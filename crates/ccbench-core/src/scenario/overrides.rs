@@ -4,12 +4,29 @@
 //! (`links.bottleneck.rate`). Values are TOML (`5`, `true`, `"x"`); anything
 //! that does not parse as TOML is taken as a string (`rate=50Mbit`).
 
-use super::error::{Problem, ScenarioError};
+use super::error::{line_col, render_path, Problem, ScenarioError, Seg};
 use toml_edit::{DocumentMut, Item, Value};
 
-pub fn apply(text: &str, file: &str, overrides: &[String]) -> Result<String, ScenarioError> {
+/// An override as applied: the key path it set (`links[0].rate`, as
+/// problems name keys) and its key as written (`links.bottleneck.rate`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    pub key: String,
+    pub written: String,
+}
+
+impl Applied {
+    /// Whether a problem at `key` is about this override's value.
+    pub fn covers(&self, key: &str) -> bool {
+        key == self.key || key.strip_prefix(self.key.as_str()).is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+    }
+}
+
+/// Apply overrides to the text; returns the new text and where each
+/// override landed.
+pub fn apply(text: &str, file: &str, overrides: &[String]) -> Result<(String, Vec<Applied>), ScenarioError> {
     if overrides.is_empty() {
-        return Ok(text.to_string());
+        return Ok((text.to_string(), Vec::new()));
     }
     let problem = |key: &str, message: String| Problem {
         file: "--set".into(),
@@ -18,10 +35,13 @@ pub fn apply(text: &str, file: &str, overrides: &[String]) -> Result<String, Sce
         key: key.to_string(),
         message,
     };
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| ScenarioError {
-        problems: vec![Problem { file: file.into(), line: None, col: None, key: String::new(), message: e.message().to_string() }],
+    // A syntax error in the file keeps its line and column.
+    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let (line, col) = e.span().map(|sp| line_col(text, sp.start)).map_or((None, None), |(l, c)| (Some(l), Some(c)));
+        ScenarioError { problems: vec![Problem { file: file.into(), line, col, key: String::new(), message: e.message().trim().to_string() }] }
     })?;
     let mut problems = Vec::new();
+    let mut applied = Vec::new();
     for o in overrides {
         let Some((key, raw)) = o.split_once('=') else {
             problems.push(problem(o, "expected key.path=value".into()));
@@ -29,18 +49,20 @@ pub fn apply(text: &str, file: &str, overrides: &[String]) -> Result<String, Sce
         };
         let key = key.trim();
         let value: Value = raw.trim().parse().unwrap_or_else(|_| Value::from(raw.trim()));
-        if let Err(m) = set(doc.as_item_mut(), key, value) {
-            problems.push(problem(key, m));
+        let mut path = Vec::new();
+        match set(doc.as_item_mut(), key, value, &mut path) {
+            Ok(()) => applied.push(Applied { key: render_path(&path), written: key.to_string() }),
+            Err(m) => problems.push(problem(key, m)),
         }
     }
     if problems.is_empty() {
-        Ok(doc.to_string())
+        Ok((doc.to_string(), applied))
     } else {
         Err(ScenarioError { problems })
     }
 }
 
-fn set(root: &mut Item, key: &str, value: Value) -> Result<(), String> {
+fn set(root: &mut Item, key: &str, value: Value, path: &mut Vec<Seg>) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err("empty key segment".into());
@@ -52,16 +74,18 @@ fn set(root: &mut Item, key: &str, value: Value) -> Result<(), String> {
             Item::ArrayOfTables(arr) => {
                 let idx = element(arr.iter().map(|t| t.get("id").and_then(|v| v.as_str())), part, arr.len())?;
                 let t = arr.get_mut(idx).unwrap();
+                path.push(Seg::Index(idx));
                 if last {
                     return Err("cannot replace a whole [[table]] entry".into());
                 }
                 // Continue inside the table.
                 let next = parts[n + 1..].join(".");
-                return set_in_table(t, &next, value);
+                return set_in_table(t, &next, value, path);
             }
             Item::Value(Value::Array(arr)) => {
                 let len = arr.len();
                 let idx = element(arr.iter().map(|v| v.as_inline_table().and_then(|t| t.get("id")).and_then(|v| v.as_str())), part, len)?;
+                path.push(Seg::Index(idx));
                 if last {
                     arr.replace(idx, value);
                     return Ok(());
@@ -70,6 +94,7 @@ fn set(root: &mut Item, key: &str, value: Value) -> Result<(), String> {
             }
             Item::Table(_) | Item::Value(Value::InlineTable(_)) | Item::None => {
                 let t = item.as_table_like_mut().ok_or_else(|| format!("\"{part}\" is not a table"))?;
+                path.push(Seg::Key((*part).to_string()));
                 if last {
                     t.insert(part, Item::Value(value));
                     return Ok(());
@@ -85,9 +110,9 @@ fn set(root: &mut Item, key: &str, value: Value) -> Result<(), String> {
     Ok(())
 }
 
-fn set_in_table(t: &mut toml_edit::Table, key: &str, value: Value) -> Result<(), String> {
+fn set_in_table(t: &mut toml_edit::Table, key: &str, value: Value, path: &mut Vec<Seg>) -> Result<(), String> {
     let mut item = Item::Table(std::mem::take(t));
-    let r = set(&mut item, key, value);
+    let r = set(&mut item, key, value, path);
     if let Item::Table(back) = item {
         *t = back;
     }

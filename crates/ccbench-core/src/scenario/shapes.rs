@@ -55,6 +55,10 @@ pub struct TestShape {
     /// Probe interval (flent STEP_SIZE with fping).
     #[serde(default = "default_step")]
     pub step: Dur,
+    /// Each TCP flow starts up to this much after `delay` (the flows'
+    /// `start_jitter`; seeded, 0 = together as flent schedules them).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub start_jitter: Dur,
 }
 
 fn default_length() -> Dur {
@@ -88,6 +92,7 @@ impl TestShape {
             path,
             reverse,
             start: if tcp { self.delay } else { Dur::ZERO },
+            start_jitter: if tcp { self.start_jitter } else { Dur::ZERO },
             stop: Some(if tcp { self.delay + self.length } else { self.total() }),
             count: 1,
             start_step: Dur::ZERO,

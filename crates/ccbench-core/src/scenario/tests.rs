@@ -82,8 +82,10 @@ fn overrides_by_index_and_id() {
     assert_eq!(p.scenario.flows[0].cc, Some(CcKind::Reno));
     let e = parse(BASE, "t.toml", &["links.nope.rate=1Mbit".into()]).err().unwrap();
     assert!(e.to_string().contains("no element with id \"nope\""), "{e}");
+    // A bad value an override set names the override, not a file line.
     let e = parse(BASE, "t.toml", &["links.0.rate=fast".into()]).err().unwrap();
-    assert!(e.to_string().contains("links[0].rate"), "{e}");
+    assert_eq!((e.problems[0].file.as_str(), e.problems[0].line, e.problems[0].key.as_str()), ("--set", None, "links.0.rate"), "{e}");
+    assert!(e.to_string().starts_with("--set: links.0.rate: expected a rate"), "{e}");
 }
 
 #[test]

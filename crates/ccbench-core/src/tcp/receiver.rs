@@ -48,6 +48,9 @@ pub struct TcpReceiver {
     delack: crate::units::Dur,
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
+    /// Payload bytes of every data segment that arrived, in any order and
+    /// including duplicates (what the path carried to this receiver).
+    pub received_bytes: u64,
     /// CE-marked data packets received (AccECN r.cep without its initial 5).
     pub ce_packets: u32,
     pub ce_bytes: u64,
@@ -80,6 +83,7 @@ impl TcpReceiver {
             sack_blocks: cfg.sack_blocks,
             delack: cfg.delack,
             delivered_bytes: 0,
+            received_bytes: 0,
             ce_packets: 0,
             ce_bytes: 0,
             sce: false,
@@ -124,6 +128,7 @@ impl TcpReceiver {
                 immediate = true;
             }
         }
+        self.received_bytes += u64::from(seg.len);
         if ecn == Ecn::Ce {
             self.ce_packets += 1;
             self.ce_bytes += u64::from(seg.len);

@@ -1,0 +1,236 @@
+//! Resource guards: what a run may cost, an estimate of what a scenario
+//! will cost, and warnings about values that are legal but probably not
+//! meant.
+//!
+//! The estimate is made from the resolved scenario before anything runs:
+//! each TCP or media flow sends 1500 B packets at its fair share of the
+//! slowest link on its path for its active time (ACKs, one per two segments, on its reverse
+//! path), a ping two packets per interval; events ≈ 3 per packet-hop plus
+//! samples and probes; memory from the recorded tables (series rows per
+//! sample interval, one sojourn row per `sojourn_every` dequeues, one RTT
+//! row per ACK, capture rows per captured packet). It is an
+//! order-of-magnitude figure, not a prediction; a path without a rate is
+//! costed at the fastest rated link, and a run that still grows past the
+//! memory limit is stopped by the simulator
+//! ([`crate::sim::Sim::memory_bytes`]).
+//!
+//! Units: `memory` in bytes (`"2gb"`, powers of 1024 as in tc sizes),
+//! `events` a count.
+
+use serde::{Deserialize, Serialize};
+
+use super::{FlowKind, Scenario, Seg};
+use crate::units::{Bytes, Dur, Rate};
+
+/// A scenario's `[limits]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Memory a run may hold (recorded samples, queued packets).
+    pub memory: Bytes,
+    /// Events a run may be estimated to take (about 5 million per second
+    /// of wall-clock time on one core).
+    pub events: u64,
+}
+
+/// 2 GiB: a long 100 Mbit/s run with every sample recorded fits easily.
+pub const DEFAULT_MEMORY: Bytes = Bytes(2 << 30);
+/// 2·10¹⁰ events: roughly an hour of wall-clock time.
+pub const DEFAULT_EVENTS: u64 = 20_000_000_000;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { memory: DEFAULT_MEMORY, events: DEFAULT_EVENTS }
+    }
+}
+
+impl Limits {
+    pub fn is_default(&self) -> bool {
+        *self == Limits::default()
+    }
+}
+
+/// Ranges of single values, checked before anything else.
+pub const MAX_COUNT: u32 = 10_000;
+pub const MAX_DURATION: Dur = Dur::from_secs(1_000_000);
+pub const MIN_METRICS_INTERVAL: Dur = Dur::from_micros(100);
+pub const MIN_PING_INTERVAL: Dur = Dur::from_micros(10);
+/// Data packet size assumed by the estimate (a 1500 B MTU).
+const DATA_PACKET: f64 = 1500.0;
+
+/// What a scenario is estimated to cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cost {
+    pub packets: f64,
+    pub events: f64,
+    /// Rows of every recorded table together.
+    pub samples: f64,
+    pub memory: f64,
+}
+
+/// Estimate the cost of a resolved scenario.
+pub fn estimate(s: &Scenario) -> Cost {
+    let secs = s.duration.as_secs_f64();
+    let m = &s.metrics;
+    let ticks = secs / m.interval.as_secs_f64().max(1e-9) + 1.0;
+    let max_rate = |l: &super::LinkSpec| l.rate.or(l.qdisc.shaped_rate()).into_iter().chain(l.schedule.iter().filter_map(|st| st.rate)).map(Rate::bps).max();
+    let fastest = s.links.iter().filter_map(max_rate).max().unwrap_or(0) as f64;
+    let index = |id: &str| s.links.iter().position(|l| l.id == id);
+    // Flow copies sending data over each link: they share its rate.
+    let mut users = vec![0.0; s.links.len()];
+    for f in s.flows.iter().filter(|f| f.kind != FlowKind::Ping) {
+        for i in f.path.iter().filter_map(|id| index(id)) {
+            users[i] += f64::from(f.count);
+        }
+    }
+    // Packets per second offered to each link: a flow's data at its fair
+    // share of its path's slowest link, its ACKs (one per two segments) on
+    // the reverse path.
+    let mut pps = vec![0.0; s.links.len()];
+    let mut acks = 0.0;
+    let mut probes = 0.0;
+    for f in &s.flows {
+        let n = f64::from(f.count);
+        let active = (secs - f.start.as_secs_f64()).max(0.0) / secs.max(1e-9);
+        let (fwd, rev) = match f.kind {
+            FlowKind::Ping => {
+                let per_s = 1.0 / f.interval.unwrap_or(super::PING_INTERVAL).as_secs_f64().max(1e-9);
+                probes += n * per_s * secs * active;
+                (per_s, per_s)
+            }
+            FlowKind::Tcp | FlowKind::Media => {
+                let share = f
+                    .path
+                    .iter()
+                    .filter_map(|id| index(id))
+                    .filter_map(|i| max_rate(&s.links[i]).map(|r| r as f64 / users[i].max(1.0)))
+                    .fold(f64::INFINITY, f64::min);
+                let data = if share.is_finite() { share } else { fastest } / 8.0 / DATA_PACKET;
+                if f.kind == FlowKind::Tcp {
+                    acks += n * data / 2.0 * secs * active;
+                }
+                (data, data / 2.0)
+            }
+        };
+        for (ids, rate) in [(&f.path, fwd), (&f.reverse, rev)] {
+            for i in ids.iter().filter_map(|id| index(id)) {
+                pps[i] += n * rate * active;
+            }
+        }
+    }
+    let link_packets: Vec<f64> = pps.iter().map(|p| p * secs).collect();
+    let packets: f64 = link_packets.iter().sum();
+    let copies = |k: FlowKind| s.flows.iter().filter(|f| f.kind == k).map(|f| f64::from(f.count)).sum::<f64>();
+    let (tcp, media) = (copies(FlowKind::Tcp), copies(FlowKind::Media));
+    let sojourn = packets / f64::from(m.sojourn_every.max(1));
+    let rtt = if m.rtt_samples { acks } else { 0.0 };
+    let captured: f64 = s.links.iter().zip(&link_packets).filter(|(l, _)| m.capture.contains(&l.id)).map(|(_, p)| p).sum();
+    let flow_rows = ticks * (tcp + media);
+    let link_rows = ticks * s.links.len() as f64;
+    let samples = flow_rows + ticks * media + link_rows + sojourn + rtt + probes + captured;
+    let memory = flow_rows * 92.0 + ticks * media * 64.0 + link_rows * 92.0 + (sojourn + rtt + probes) * 25.0 + captured * 128.0;
+    let events = 3.0 * packets + ticks + 4.0 * probes;
+    Cost { packets, events, samples, memory }
+}
+
+fn mib(b: f64) -> String {
+    if b >= f64::from(1u32 << 30) {
+        format!("{:.1} GiB", b / f64::from(1u32 << 30))
+    } else {
+        format!("{:.0} MiB", b / f64::from(1u32 << 20))
+    }
+}
+
+/// Problems of a resolved scenario against its limits: `(key path,
+/// message)`, the path naming the value most worth changing.
+pub fn check(s: &Scenario) -> Vec<(Vec<Seg>, String)> {
+    let k = |s: &str| Seg::Key(s.to_string());
+    let mut out = Vec::new();
+    let c = estimate(s);
+    let lim = &s.limits;
+    if c.memory > lim.memory.0 as f64 {
+        out.push((
+            vec![k("duration")],
+            format!(
+                "this run would record about {} ({:.3e} samples over {:.3e} packets), more than limits.memory = {}; \
+                 shorten `duration`, raise metrics.interval or metrics.sojourn_every, set metrics.rtt_samples = false, \
+                 or raise limits.memory",
+                mib(c.memory),
+                c.samples,
+                c.packets,
+                mib(lim.memory.0 as f64)
+            ),
+        ));
+    }
+    if c.events > lim.events as f64 {
+        out.push((
+            vec![k("duration")],
+            format!(
+                "this run would take about {:.3e} events (about {:.1} hours at 5 million events/s), more than limits.events = {}; \
+                 shorten `duration`, lower the link rates, or raise limits.events",
+                c.events,
+                c.events / 5e6 / 3600.0,
+                lim.events
+            ),
+        ));
+    }
+    out
+}
+
+/// Legal values that are probably not what was meant: `(key path, message)`.
+/// `root` is the document as read (for the spelling of rates).
+pub fn warnings(s: &Scenario, root: &toml::Table) -> Vec<(Vec<Seg>, String)> {
+    let mut out = Vec::new();
+    byte_rates(&toml::Value::Table(root.clone()), &mut Vec::new(), &mut out);
+    for (i, f) in s.flows.iter().enumerate() {
+        if f.kind != FlowKind::Tcp || f.bytes.is_some() {
+            continue;
+        }
+        let limited = f.path.iter().any(|id| s.links.iter().any(|l| &l.id == id && (l.rate.is_some() || l.qdisc.shaped_rate().is_some())));
+        if !limited {
+            out.push((
+                vec![Seg::Key("flows".into()), Seg::Index(i), Seg::Key("path".into())],
+                "no link on this bulk TCP flow's path has a `rate` or a shaping qdisc, so nothing limits its window: \
+                 the run grows until limits.memory stops it (give a link a rate or the flow `bytes`)"
+                    .into(),
+            ));
+        }
+    }
+    out
+}
+
+/// Rates written in tc's bytes-per-second units (`"100Mbps"` = 800 Mbit/s).
+fn byte_rates(v: &toml::Value, path: &mut Vec<Seg>, out: &mut Vec<(Vec<Seg>, String)>) {
+    match v {
+        toml::Value::String(text) => {
+            let t = text.trim();
+            let idx = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+')).unwrap_or(t.len());
+            let (num, unit) = (t[..idx].trim(), t[idx..].trim());
+            if !matches!(unit.to_ascii_lowercase().as_str(), "bps" | "kbps" | "mbps" | "gbps") {
+                return;
+            }
+            if let Ok(r) = t.parse::<Rate>() {
+                let bits = format!("{num}{}bit", if unit.len() == 4 { &unit[..1] } else { "" });
+                out.push((
+                    path.clone(),
+                    format!("\"{t}\" is read as tc reads it: {unit} is bytes per second, so this is {} Mbit/s; write \"{bits}\" for bits per second", r.mbps()),
+                ));
+            }
+        }
+        toml::Value::Table(t) => {
+            for (key, x) in t {
+                path.push(Seg::Key(key.clone()));
+                byte_rates(x, path, out);
+                path.pop();
+            }
+        }
+        toml::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                path.push(Seg::Index(i));
+                byte_rates(x, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
