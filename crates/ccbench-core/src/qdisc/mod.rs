@@ -8,6 +8,7 @@
 //! flow hashing) instead of copying each other.
 
 pub mod blocks;
+pub mod cake;
 pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
@@ -133,6 +134,7 @@ pub enum QdiscConfig {
     Codel(codel::CodelConfig),
     FqCodel(fq_codel::FqCodelConfig),
     Dualpi2(dualpi2::DualPi2Config),
+    Cake(cake::CakeConfig),
 }
 
 impl Default for QdiscConfig {
@@ -148,6 +150,7 @@ impl QdiscConfig {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             QdiscConfig::Dualpi2(c) => c.validate(),
+            QdiscConfig::Cake(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -162,6 +165,7 @@ impl QdiscConfig {
             QdiscConfig::Codel(c) => AnyQdisc::Codel(c.build()),
             QdiscConfig::FqCodel(c) => AnyQdisc::FqCodel(Box::new(c.build_with_perturbation(rng.next_u32()))),
             QdiscConfig::Dualpi2(c) => AnyQdisc::DualPi2(Box::new(c.build())),
+            QdiscConfig::Cake(c) => AnyQdisc::Cake(Box::new(c.build_with_perturbation(rng.next_u32()))),
         }
     }
     /// The tc-style name, for reports.
@@ -172,6 +176,7 @@ impl QdiscConfig {
             QdiscConfig::Codel(_) => "codel",
             QdiscConfig::FqCodel(_) => "fq_codel",
             QdiscConfig::Dualpi2(_) => "dualpi2",
+            QdiscConfig::Cake(_) => "cake",
         }
     }
 }
@@ -183,6 +188,7 @@ pub enum AnyQdisc {
     Codel(codel::Codel),
     FqCodel(Box<fq_codel::FqCodel>),
     DualPi2(Box<dualpi2::DualPi2>),
+    Cake(Box<cake::Cake>),
 }
 
 macro_rules! dispatch {
@@ -192,6 +198,7 @@ macro_rules! dispatch {
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::DualPi2($q) => $e,
+            AnyQdisc::Cake($q) => $e,
         }
     };
 }
