@@ -481,3 +481,113 @@ fn ack_filter_drops_redundant_acks_in_the_queue() {
     assert_eq!(h.stats.drops(), 8);
     let _ = Ecn::NotEct;
 }
+
+mod props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Enq { tuple: u32, size: u32, dscp: u8, ack: Option<u64>, ecn: bool },
+        Deq,
+        Wait(u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0u32..10, 64u32..=1514, prop::sample::select(vec![0u8, 8, 46, 10]), prop::option::of(0u64..20), any::<bool>())
+                .prop_map(|(tuple, size, dscp, ack, ecn)| Op::Enq { tuple, size, dscp, ack, ecn }),
+            3 => Just(Op::Deq),
+            1 => (0u64..30_000_000).prop_map(Op::Wait),
+        ]
+    }
+
+    fn check(q: &Cake) -> Result<(), TestCaseError> {
+        let (mut n, mut b) = (0usize, 0u64);
+        for tin in &q.tins {
+            let (mut sparse, mut bulk, mut decaying) = (0, 0, 0);
+            let mut tb = 0;
+            for (i, f) in tin.flows.iter().enumerate() {
+                let fb: u64 = f.q.iter().map(|p| u64::from(p.size)).sum();
+                prop_assert_eq!(fb, f.backlog);
+                (n, b, tb) = (n + f.q.len(), b + fb, tb + fb);
+                let on = |l: &VecDeque<u16>| l.iter().filter(|&&x| usize::from(x) == i).count();
+                let lists = (on(&tin.new_flows), on(&tin.old_flows), on(&tin.decaying_flows));
+                let want = match f.list {
+                    List::None => (0, 0, 0),
+                    List::New => (1, 0, 0),
+                    List::Old => (0, 1, 0),
+                    List::Decaying => (0, 0, 1),
+                };
+                prop_assert_eq!(lists, want, "flow {} list", i);
+                prop_assert!(f.q.is_empty() || f.list != List::None, "backlogged flow {} on no list", i);
+                match f.set {
+                    FlowSet::Sparse | FlowSet::SparseWait => sparse += 1,
+                    FlowSet::Bulk => bulk += 1,
+                    FlowSet::Decaying => decaying += 1,
+                    FlowSet::None => prop_assert_eq!(f.list, List::None),
+                }
+            }
+            prop_assert_eq!((sparse, bulk, decaying), (tin.sparse_flow_count, tin.bulk_flow_count, tin.decaying_flow_count));
+            prop_assert_eq!(tb, tin.backlog);
+        }
+        prop_assert_eq!(q.len(), n);
+        prop_assert_eq!(q.bytes(), b);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        #[test]
+        fn conserves_packets_and_keeps_lists_and_counts_consistent(
+            ops in proptest::collection::vec(op(), 1..400),
+            shaped: bool, ingress: bool, mem in 3000u64..40_000,
+            mode in prop::sample::select(vec![FlowMode::TripleIsolate, FlowMode::Flows, FlowMode::Flowblind, FlowMode::Hosts, FlowMode::DualSrchost]),
+            filter in prop::sample::select(vec![AckFilter::Off, AckFilter::On, AckFilter::Aggressive]),
+        ) {
+            let mut h = Harness::new();
+            let cfg = CakeConfig {
+                bandwidth: if shaped { Rate(5_000_000) } else { Rate::UNLIMITED },
+                ingress, flow_mode: mode, ack_filter: filter, memlimit: Some(Bytes(mem)),
+                ..Default::default()
+            };
+            let mut q = cfg.build();
+            let (mut now, mut arrived, mut departed) = (SimTime::ZERO, 0u64, 0u64);
+            for o in ops {
+                match o {
+                    Op::Enq { tuple, size, dscp, ack, ecn } => {
+                        let hdr = ack.map_or(Header::None, |a| Header::TcpAck(crate::packet::TcpAck { ack: a, ..Default::default() }));
+                        let p = Packet { tuple, size, dscp, hdr, src_host: (tuple % 3) as u16, dst_host: 7, ecn: if ecn { Ecn::Ect0 } else { Ecn::NotEct }, ..Default::default() };
+                        h.enq(&mut q, now, p);
+                        arrived += 1;
+                    }
+                    Op::Deq => {
+                        let got = h.deq(&mut q, now);
+                        if got.is_none() && q.len() > 0 {
+                            // Only the shaper may hold packets back, and it says until when.
+                            let w = q.next_wakeup();
+                            prop_assert!(shaped && w.is_some_and(|w| w > now), "held {} packets at {:?}, wake {:?}", q.len(), now, w);
+                        }
+                        departed += u64::from(got.is_some());
+                    }
+                    Op::Wait(ns) => now += Dur(ns),
+                }
+                prop_assert_eq!(arrived, departed + h.stats.drops() + q.len() as u64);
+                prop_assert!(q.bytes() <= mem);
+                check(&q)?;
+            }
+            // Draining (following the shaper's wake-ups) returns everything.
+            for _ in 0..100_000 {
+                match h.deq(&mut q, now) {
+                    Some(_) => departed += 1,
+                    None if q.len() == 0 => break,
+                    None => now = q.next_wakeup().expect("a wake-up while holding packets"),
+                }
+            }
+            prop_assert_eq!(arrived, departed + h.stats.drops());
+            prop_assert_eq!((q.len(), q.bytes()), (0, 0));
+        }
+    }
+}
