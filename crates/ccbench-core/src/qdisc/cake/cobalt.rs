@@ -5,11 +5,16 @@
 //! The control law (`t + interval/√count`) and the Newton step for 1/√count
 //! are the shared CoDel block's ([`control_law`], [`newton_step`]); COBALT
 //! differs from CoDel in how it drives them:
-//! - no `first_above_time`: on first going over target it enters dropping
-//!   with `drop_next = now + interval` (count 0 uses 1/√1) and count 1, so
-//!   its first signal comes one interval after going over target, and the
-//!   next ones follow `interval/√count` for count = 2, 3, ... (CoDel spaces
-//!   its first two drops by a full interval again);
+//! - no `first_above_time`: a busy flow that goes over target enters
+//!   dropping with `drop_next = now + interval·rec_inv_sqrt` (1.0 once
+//!   initialised) and count 1, so its first signal comes one interval later
+//!   and the next ones `interval/√count` apart for count = 2, 3, ... (CoDel
+//!   spaces its first two drops by a full interval again). `drop_next` is
+//!   also an activity timer (refreshed to now + interval by every packet
+//!   while count is 0): if a flow's first examined packet after being new
+//!   or idle for over an interval is already over target, drop_next is in
+//!   the past and the next packet is signalled at once (a never-signalled
+//!   flow also has rec_inv_sqrt = 0 in Linux, giving drop_next = now);
 //! - below target the count *decays*, one step per elapsed `drop_next`,
 //!   instead of being reset (and reused) on the next episode;
 //! - 1/√count is exact (a cache of four Newton steps) for count < 16;
