@@ -591,3 +591,42 @@ mod props {
         }
     }
 }
+
+#[test]
+fn scenario_host_names_become_packet_host_ids() {
+    let text = r#"
+duration = "1s"
+[[links]]
+id = "up"
+rate = "10Mbit"
+qdisc = { kind = "cake", bandwidth = "5Mbit", flow_mode = "dual_srchost", overhead_preset = "docsis" }
+[[links]]
+id = "down"
+rate = "10Mbit"
+[[flows]]
+id = "a"
+path = ["up"]
+reverse = ["down"]
+[[flows]]
+id = "b"
+src = "laptop"
+dst = "cdn"
+path = ["up"]
+reverse = ["down"]
+[[flows]]
+id = "c"
+src = "laptop"
+path = ["up"]
+reverse = ["down"]
+"#;
+    let parsed = crate::scenario::parse(text, "hosts.toml", &[]).unwrap();
+    let sim = crate::scenario::build::build(&parsed.scenario);
+    let hosts: Vec<(u16, u16, u16, u16)> =
+        sim.flows.iter().map(|f| (f.fwd_tmpl.src_host, f.fwd_tmpl.dst_host, f.rev_tmpl.src_host, f.rev_tmpl.dst_host)).collect();
+    // client 0, server 1, then new names in order of first use; replies swap.
+    assert_eq!(hosts, [(0, 1, 1, 0), (2, 3, 3, 2), (2, 1, 1, 2)]);
+    let bad = text.replace("\"docsis\"", "\"docsis\", overhead = 999");
+    let Err(err) = crate::scenario::parse(&bad, "hosts.toml", &[]) else { panic!("overhead 999 accepted") };
+    let err = err.to_string();
+    assert!(err.contains("hosts.toml") && err.contains("-64..=256"), "{err}");
+}
