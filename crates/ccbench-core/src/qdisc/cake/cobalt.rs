@@ -167,7 +167,7 @@ impl CobaltVars {
         let mut up = false;
         if now.diff_ns(self.blue_timer) > p.target.nanos() as i64 {
             up = self.p_drop == 0;
-            self.p_drop = self.p_drop.checked_add(p.p_inc).unwrap_or(u32::MAX);
+            self.p_drop = self.p_drop.saturating_add(p.p_inc);
             self.blue_timer = now;
         }
         self.dropping = true;

@@ -698,7 +698,7 @@ impl Qdisc for Cake {
                         }
                     }
                 }
-                let Some((t, _)) = best else { return None };
+                let (t, _) = best?;
                 self.cur_tin = t;
             }
             let t = self.cur_tin;

@@ -489,7 +489,13 @@ mod props {
 
     #[derive(Clone, Debug)]
     enum Op {
-        Enq { tuple: u32, size: u32, dscp: u8, ack: Option<u64>, ecn: bool },
+        Enq {
+            tuple: u32,
+            size: u32,
+            dscp: u8,
+            ack: Option<u64>,
+            ecn: bool,
+        },
         Deq,
         Wait(u64),
     }
@@ -513,7 +519,11 @@ mod props {
                 prop_assert_eq!(fb, f.backlog);
                 (n, b, tb) = (n + f.q.len(), b + fb, tb + fb);
                 let on = |l: &VecDeque<u16>| l.iter().filter(|&&x| usize::from(x) == i).count();
-                let lists = (on(&tin.new_flows), on(&tin.old_flows), on(&tin.decaying_flows));
+                let lists = (
+                    on(&tin.new_flows),
+                    on(&tin.old_flows),
+                    on(&tin.decaying_flows),
+                );
                 let want = match f.list {
                     List::None => (0, 0, 0),
                     List::New => (1, 0, 0),
@@ -521,7 +531,11 @@ mod props {
                     List::Decaying => (0, 0, 1),
                 };
                 prop_assert_eq!(lists, want, "flow {} list", i);
-                prop_assert!(f.q.is_empty() || f.list != List::None, "backlogged flow {} on no list", i);
+                prop_assert!(
+                    f.q.is_empty() || f.list != List::None,
+                    "backlogged flow {} on no list",
+                    i
+                );
                 match f.set {
                     FlowSet::Sparse | FlowSet::SparseWait => sparse += 1,
                     FlowSet::Bulk => bulk += 1,
@@ -529,7 +543,14 @@ mod props {
                     FlowSet::None => prop_assert_eq!(f.list, List::None),
                 }
             }
-            prop_assert_eq!((sparse, bulk, decaying), (tin.sparse_flow_count, tin.bulk_flow_count, tin.decaying_flow_count));
+            prop_assert_eq!(
+                (sparse, bulk, decaying),
+                (
+                    tin.sparse_flow_count,
+                    tin.bulk_flow_count,
+                    tin.decaying_flow_count
+                )
+            );
             prop_assert_eq!(tb, tin.backlog);
         }
         prop_assert_eq!(q.len(), n);
@@ -621,12 +642,73 @@ reverse = ["down"]
 "#;
     let parsed = crate::scenario::parse(text, "hosts.toml", &[]).unwrap();
     let sim = crate::scenario::build::build(&parsed.scenario);
-    let hosts: Vec<(u16, u16, u16, u16)> =
-        sim.flows.iter().map(|f| (f.fwd_tmpl.src_host, f.fwd_tmpl.dst_host, f.rev_tmpl.src_host, f.rev_tmpl.dst_host)).collect();
+    let hosts: Vec<(u16, u16, u16, u16)> = sim
+        .flows
+        .iter()
+        .map(|f| {
+            (
+                f.fwd_tmpl.src_host,
+                f.fwd_tmpl.dst_host,
+                f.rev_tmpl.src_host,
+                f.rev_tmpl.dst_host,
+            )
+        })
+        .collect();
     // client 0, server 1, then new names in order of first use; replies swap.
     assert_eq!(hosts, [(0, 1, 1, 0), (2, 3, 3, 2), (2, 1, 1, 2)]);
     let bad = text.replace("\"docsis\"", "\"docsis\", overhead = 999");
-    let Err(err) = crate::scenario::parse(&bad, "hosts.toml", &[]) else { panic!("overhead 999 accepted") };
+    let Err(err) = crate::scenario::parse(&bad, "hosts.toml", &[]) else {
+        panic!("overhead 999 accepted")
+    };
     let err = err.to_string();
-    assert!(err.contains("hosts.toml") && err.contains("-64..=256"), "{err}");
+    assert!(
+        err.contains("hosts.toml") && err.contains("-64..=256"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unshaped_tins_share_by_their_drr_weights() {
+    // No bandwidth: weighted DRR over tins with tin_quantum 1024 / 64 / 256
+    // (diffserv3), here served by a 10 Mbit/s link (one dequeue per 1514 B).
+    let mut h = Harness::new();
+    let mut q = cake(|c| c.bandwidth = Rate::UNLIMITED);
+    let every = Dur::from_micros(800);
+    let mut srcs = [
+        src(1, 1514, every),
+        src(2, 1514, every),
+        src(3, 1514, every),
+    ];
+    (srcs[1].dscp, srcs[2].dscp) = (8, 46);
+    let tx = Dur::from_micros(1211);
+    let mut now = SimTime::ZERO;
+    let mut sent = [0u64; 3];
+    while now < SimTime::ZERO + Dur::from_secs(6) {
+        for s in srcs.iter_mut() {
+            while s.next <= now {
+                let p = Packet {
+                    tuple: s.tuple,
+                    size: s.size,
+                    dscp: s.dscp,
+                    ..Default::default()
+                };
+                h.enq(&mut q, now, p);
+                s.next += s.every;
+            }
+        }
+        if let Some(p) = h.deq(&mut q, now) {
+            if now >= SimTime::ZERO + Dur::from_secs(2) {
+                sent[p.tuple as usize - 1] += 1;
+            }
+        }
+        now += tx;
+    }
+    let total = sent.iter().sum::<u64>() as f64;
+    let share: Vec<f64> = sent.iter().map(|&n| n as f64 / total).collect();
+    for (got, want) in share
+        .iter()
+        .zip([1024.0 / 1344.0, 64.0 / 1344.0, 256.0 / 1344.0])
+    {
+        assert!((got - want).abs() < 0.01, "shares {share:?}");
+    }
 }
