@@ -712,3 +712,54 @@ fn unshaped_tins_share_by_their_drr_weights() {
         assert!((got - want).abs() < 0.01, "shares {share:?}");
     }
 }
+
+#[test]
+fn eight_way_set_association_gives_colliding_flows_their_own_queues() {
+    use crate::qdisc::blocks::flow_hash::{jhash_1word, DEFAULT_PERTURBATION};
+    let mut h = Harness::new();
+    let mut q = cake(|c| {
+        c.flow_mode = FlowMode::Flows;
+        c.diffserv = Diffserv::Besteffort
+    });
+    // Nine tuples whose hashes land in the same set of 8 queues.
+    let set_of =
+        |t: u32| (jhash_1word(t, DEFAULT_PERTURBATION) as usize % hash::QUEUES) / hash::WAYS;
+    let target = set_of(0);
+    let tuples: Vec<u32> = (0..).filter(|&t| set_of(t) == target).take(9).collect();
+    for (i, &t) in tuples.iter().enumerate() {
+        h.enq(
+            &mut q,
+            SimTime::ZERO,
+            Packet {
+                tuple: t,
+                size: 1000,
+                ..Default::default()
+            },
+        );
+        let busy = q.tins[0].flows.iter().filter(|f| !f.q.is_empty()).count();
+        // The first eight take the eight ways; the ninth must share one.
+        assert_eq!(busy, (i + 1).min(8), "after tuple {i}");
+    }
+    assert_eq!(q.tins[0].way_collisions, 1);
+    let used: Vec<usize> = (0..hash::QUEUES)
+        .filter(|&k| !q.tins[0].flows[k].q.is_empty())
+        .collect();
+    assert!(used.iter().all(|&k| k / hash::WAYS == target), "{used:?}");
+    // A flow's later packets find its way again (tag hit), even after others.
+    h.enq(
+        &mut q,
+        SimTime::ZERO,
+        Packet {
+            tuple: tuples[3],
+            size: 1000,
+            ..Default::default()
+        },
+    );
+    let holding: Vec<usize> = q.tins[0]
+        .flows
+        .iter()
+        .map(|f| f.q.iter().filter(|p| p.tuple == tuples[3]).count())
+        .filter(|&n| n > 0)
+        .collect();
+    assert_eq!(holding, [2], "both packets of one flow in one queue");
+}
