@@ -143,6 +143,10 @@ pub struct Packet {
     /// A stand-in for the 5-tuple: unique per flow and direction. FQ
     /// schedulers hash it with their own perturbation.
     pub tuple: u32,
+    /// Source and destination host ids (the scenario's `src`/`dst` host
+    /// names, numbered at build time), for host-fair qdiscs (Cake).
+    pub src_host: u16,
+    pub dst_host: u16,
     /// When the packet left its endpoint.
     pub sent_at: SimTime,
     /// When the packet entered its current qdisc (for sojourn time).

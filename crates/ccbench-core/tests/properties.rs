@@ -32,7 +32,7 @@ struct FlowP {
 }
 
 fn link_p() -> impl Strategy<Value = LinkP> {
-    (1u32..200, 0u32..40, prop::sample::select(vec!["pfifo", "bfifo", "codel", "fq_codel", "red", "pie", "fq_pie", "tbf", "htb", "netem", "netem_slot", "netem_stack", "htb_netem"]), 2u32..300, prop::sample::select(vec![0.0, 0.0, 0.01, 0.05]))
+    (1u32..200, 0u32..40, prop::sample::select(vec!["pfifo", "bfifo", "codel", "fq_codel", "red", "pie", "fq_pie", "tbf", "htb", "netem", "netem_slot", "netem_stack", "htb_netem", "cake"]), 2u32..300, prop::sample::select(vec![0.0, 0.0, 0.01, 0.05]))
         .prop_map(|(rate_mbit, delay_ms, qdisc, limit, loss)| LinkP { rate_mbit, delay_ms, qdisc, limit, loss })
 }
 
@@ -73,6 +73,18 @@ fn scenario_text(links: &[LinkP], flows: &[FlowP]) -> String {
             ),
             "netem_slot" => format!("{{ kind = \"netem\", delay = \"200us\", limit = {}, slot = {{ min = \"800us\", max = \"10ms\", packets = 42 }} }}", l.limit),
             "netem_stack" => format!("{{ kind = \"netem\", delay = \"2ms\", rate = \"{}Mbit\", child = {{ kind = \"netem\", delay = \"1ms\", jitter = \"3ms\", limit = {} }} }}", l.limit % 50 + 1, l.limit),
+            // Cake: shaped below the link rate or unlimited, egress or
+            // ingress, with the ACK filter and a small memory limit.
+            "cake" => {
+                let bw = if l.limit % 3 == 0 { "0".to_string() } else { format!("{}kbit", l.rate_mbit * 900) };
+                let mode = ["triple_isolate", "flows", "dual_dsthost"][(l.limit % 3) as usize];
+                format!(
+                    "{{ kind = \"cake\", bandwidth = \"{bw}\", ingress = {}, ack_filter = \"{}\", memlimit = \"{}b\", flow_mode = \"{mode}\", overhead_preset = \"ethernet\" }}",
+                    l.limit % 2 == 0,
+                    ["on", "aggressive", "off"][(l.delay_ms % 3) as usize],
+                    l.limit * 1500
+                )
+            }
             _ => format!("{{ kind = \"htb\", rate = \"{}Mbit\", child = {{ kind = \"netem\", delay = \"1ms\", jitter = \"1ms\", limit = {} }} }}", l.limit % 50 + 1, l.limit),
         };
         s += &format!("[[links]]\nid = \"l{i}\"\nrate = \"{}Mbit\"\ndelay = \"{}ms\"\nloss = {}\nqdisc = {q}\n", l.rate_mbit, l.delay_ms, l.loss);

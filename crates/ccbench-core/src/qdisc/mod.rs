@@ -8,6 +8,7 @@
 //! flow hashing) instead of copying each other.
 
 pub mod blocks;
+pub mod cake;
 pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
@@ -162,6 +163,7 @@ pub enum QdiscConfig {
     Tbf(tbf::TbfConfig),
     Htb(htb::HtbConfig),
     Netem(netem::NetemConfig),
+    Cake(cake::CakeConfig),
 }
 
 impl Default for QdiscConfig {
@@ -183,6 +185,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(c) => c.validate(),
             QdiscConfig::Htb(c) => c.validate(),
             QdiscConfig::Netem(c) => c.validate(),
+            QdiscConfig::Cake(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -195,6 +198,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(c) => (Some(c.rate), &c.child),
             QdiscConfig::Htb(c) => (Some(c.ceil.unwrap_or(c.rate).max(c.rate)), &c.child),
             QdiscConfig::Netem(c) => (c.rate, &c.child),
+            QdiscConfig::Cake(c) if !c.bandwidth.is_unlimited() => return Some(c.bandwidth),
             _ => return None,
         };
         let below = child.as_ref().and_then(|q| q.shaped_rate());
@@ -232,6 +236,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(c) => AnyQdisc::Tbf(Box::new(c.build(rng))),
             QdiscConfig::Htb(c) => AnyQdisc::Htb(Box::new(c.build(rng))),
             QdiscConfig::Netem(c) => AnyQdisc::Netem(Box::new(c.build(rng))),
+            QdiscConfig::Cake(c) => AnyQdisc::Cake(Box::new(c.build_with_perturbation(rng.next_u32()))),
         }
     }
     /// Whether `tc qdisc change` may turn `self` into `new` in place: same
@@ -271,6 +276,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(_) => "tbf",
             QdiscConfig::Htb(_) => "htb",
             QdiscConfig::Netem(_) => "netem",
+            QdiscConfig::Cake(_) => "cake",
         }
     }
 }
@@ -290,6 +296,7 @@ pub enum AnyQdisc {
     Netem(Box<netem::Netem>),
     /// A qdisc behind a request-grant gate (`links[].grant`).
     Granted(Box<grant::Granted>),
+    Cake(Box<cake::Cake>),
 }
 
 impl AnyQdisc {
@@ -325,6 +332,7 @@ macro_rules! dispatch {
             AnyQdisc::Htb($q) => $e,
             AnyQdisc::Netem($q) => $e,
             AnyQdisc::Granted($q) => $e,
+            AnyQdisc::Cake($q) => $e,
         }
     };
 }

@@ -92,7 +92,15 @@ pub fn build(s: &Scenario) -> Sim {
     // Access links: unlimited rate, pure delay, never drop.
     let access_q = QdiscConfig::Pfifo(PfifoConfig { limit: u64::MAX });
     let mut flows = Vec::new();
+    // Host names to ids, in order of first use ("client" 0, "server" 1).
+    let mut hosts: BTreeMap<String, u16> = BTreeMap::from([("client".to_string(), 0), ("server".to_string(), 1)]);
     for spec in &s.flows {
+        let mut host_id = |name: &Option<String>, default: &str| -> u16 {
+            let name = name.as_deref().unwrap_or(default).to_string();
+            let next = hosts.len() as u16;
+            *hosts.entry(name).or_insert(next)
+        };
+        let (src_host, dst_host) = (host_id(&spec.src, "client"), host_id(&spec.dst, "server"));
         for copy in 0..spec.count {
             let name = if spec.count == 1 { spec.id.clone() } else { format!("{}.{}", spec.id, copy + 1) };
             let fid = FlowId(flows.len() as u32);
@@ -119,6 +127,8 @@ pub fn build(s: &Scenario) -> Sim {
                 dscp: spec.dscp,
                 dir,
                 tuple: fid.0 * 2 + u32::from(dir == Dir::Rev),
+                src_host: if dir == Dir::Fwd { src_host } else { dst_host },
+                dst_host: if dir == Dir::Fwd { dst_host } else { src_host },
                 ..Default::default()
             };
             let (ep, cc_name, ecn_name) = match spec.kind {

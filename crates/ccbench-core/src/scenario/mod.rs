@@ -171,6 +171,13 @@ pub struct FlowSpec {
     pub access_delay_rev: Option<Dur>,
     #[serde(default)]
     pub dscp: u8,
+    /// Host the sender runs on (default "client"); replies come from `dst`.
+    /// Host-fair qdiscs (Cake's dual/triple isolation) group flows by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// Host the receiver runs on (default "server").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
     // -- TCP --
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<CcKind>,

@@ -99,6 +99,9 @@ impl TestShape {
             access_delay: Dur::ZERO,
             access_delay_rev: None,
             dscp: 0,
+            // Downloads are sent by the server to the client.
+            src: (!upload).then(|| "server".to_string()),
+            dst: (!upload).then(|| "client".to_string()),
             cc: if tcp { self.cc } else { None },
             cc_params: None,
             bytes: None,

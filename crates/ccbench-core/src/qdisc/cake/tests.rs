@@ -1,0 +1,765 @@
+//! Cake against properties of sch_cake.c: fairness (flows and hosts),
+//! sparse-flow priority, tins, the shaper's rate with overhead, ingress
+//! accounting, `cake_set_rate` and the rtt presets.
+
+use super::*;
+use crate::packet::{Ecn, FlowId, Header};
+use crate::qdisc::testing::Harness;
+
+fn ms(x: u64) -> Dur {
+    Dur::from_millis(x)
+}
+
+/// A constant-rate unresponsive source.
+#[derive(Clone)]
+struct Src {
+    tuple: u32,
+    size: u32,
+    dscp: u8,
+    src: u16,
+    dst: u16,
+    every: Dur,
+    next: SimTime,
+}
+
+fn src(tuple: u32, size: u32, every: Dur) -> Src {
+    Src {
+        tuple,
+        size,
+        dscp: 0,
+        src: 0,
+        dst: 1,
+        every,
+        next: SimTime::ZERO,
+    }
+}
+
+/// What left the qdisc: (time, tuple, qdisc length, sojourn, tin).
+struct Out {
+    t: SimTime,
+    tuple: u32,
+    size: u32,
+    sojourn: Dur,
+    tin: u8,
+}
+
+/// Feed the sources and dequeue whenever Cake's shaper allows, in 10 µs
+/// steps, for `dur`.
+fn run(q: &mut Cake, h: &mut Harness, srcs: &mut [Src], dur: Dur) -> Vec<Out> {
+    let mut out = Vec::new();
+    let step = Dur::from_micros(10);
+    let mut now = SimTime::ZERO;
+    while now < SimTime::ZERO + dur {
+        for s in srcs.iter_mut() {
+            while s.next <= now {
+                let p = Packet {
+                    flow: FlowId(s.tuple),
+                    tuple: s.tuple,
+                    size: s.size,
+                    dscp: s.dscp,
+                    src_host: s.src,
+                    dst_host: s.dst,
+                    sent_at: s.next,
+                    ..Default::default()
+                };
+                h.enq(q, now, p);
+                s.next += s.every;
+            }
+        }
+        while let Some(p) = h.deq(q, now) {
+            out.push(Out {
+                t: now,
+                tuple: p.tuple,
+                size: p.size,
+                sojourn: now.since(p.enq_at),
+                tin: p.class,
+            });
+        }
+        now += step;
+    }
+    out
+}
+
+fn bytes_of(out: &[Out], tuple: u32, after: SimTime) -> u64 {
+    out.iter()
+        .filter(|o| o.tuple == tuple && o.t >= after)
+        .map(|o| u64::from(o.size))
+        .sum()
+}
+
+fn cake(f: impl FnOnce(&mut CakeConfig)) -> Cake {
+    let mut c = CakeConfig {
+        bandwidth: Rate(10_000_000),
+        ..Default::default()
+    };
+    f(&mut c);
+    c.validate().unwrap();
+    c.build()
+}
+
+#[test]
+fn defaults_match_tc_cake() {
+    let c: CakeConfig = toml::from_str("").unwrap();
+    assert_eq!(c, CakeConfig::default());
+    assert_eq!(
+        (c.diffserv, c.flow_mode, c.rtt.0, c.limit),
+        (Diffserv::Diffserv3, FlowMode::TripleIsolate, ms(100), 10240)
+    );
+    let q = c.build();
+    // Unlimited: target 5 ms, interval 100 ms, quantum 1514, no memory cap
+    // but limit·MTU.
+    assert_eq!(
+        (
+            q.tins[0].cparams.target,
+            q.tins[0].cparams.interval,
+            q.tins[0].flow_quantum
+        ),
+        (ms(5), ms(100), 1514)
+    );
+    assert_eq!(q.buffer_limit(), 10240 * 1514);
+    let c: CakeConfig = toml::from_str("bandwidth = \"10Mbit\"\nrtt = \"satellite\"\nflow_mode = \"dual_srchost\"\noverhead_preset = \"ethernet\"\nack_filter = \"aggressive\"\nmtu_scaling = \"2mtu_x_flows\"").unwrap();
+    assert_eq!(
+        (c.rtt.0, c.flow_mode, c.ack_filter, c.mtu_scaling),
+        (
+            ms(1000),
+            FlowMode::DualSrchost,
+            AckFilter::Aggressive,
+            MtuScaling::TwoMtuXFlows
+        )
+    );
+    assert!(toml::from_str::<CakeConfig>("rtt = \"moon\"")
+        .unwrap_err()
+        .to_string()
+        .contains("interplanetary"));
+    assert!(CakeConfig {
+        overhead: Some(300),
+        ..Default::default()
+    }
+    .validate()
+    .is_err());
+    assert!(CakeConfig {
+        mpu: Some(257),
+        ..Default::default()
+    }
+    .validate()
+    .is_err());
+}
+
+#[test]
+fn rtt_presets_set_interval_and_target_of_one_twentieth() {
+    for (name, rtt) in Rtt::PRESETS {
+        let c: CakeConfig = toml::from_str(&format!("rtt = \"{name}\"")).unwrap();
+        let q = c.build();
+        assert_eq!(q.tins[0].cparams.interval, rtt, "{name}");
+        assert_eq!(q.tins[0].cparams.target, Dur(rtt.nanos() / 20), "{name}");
+    }
+}
+
+#[test]
+fn set_rate_scales_target_and_interval_with_the_mtu_time() {
+    // 1 Mbit/s: 1514 B take 12.112 ms; target = 1.5·that, interval grows
+    // by the same amount (cake_set_rate).
+    let q = cake(|c| c.bandwidth = Rate(1_000_000));
+    let p = &q.tins[0].cparams;
+    let mtu = p.mtu_time.nanos() as f64 / 1e6;
+    assert!((mtu - 12.112).abs() < 0.001, "{mtu}");
+    assert_eq!(p.target, p.mtu_time * 3 / 2);
+    assert_eq!(p.interval, ms(100) + p.target - ms(5));
+    assert_eq!(
+        q.tins[0].flow_quantum, 300,
+        "125000 B/s >> 12 = 30, clamped to 300"
+    );
+    // 10 Mbit/s: best effort keeps 5 ms; the bulk tin (1/16 rate) does not.
+    let q = cake(|_| {});
+    assert_eq!(q.tins[0].cparams.target, ms(5));
+    assert_eq!(q.tins[0].flow_quantum, 305);
+    let bulk = &q.tins[1].cparams;
+    assert!(bulk.target > ms(5) && bulk.target == bulk.mtu_time * 3 / 2);
+    // memory limit: max(4 MiB, 4·rate·rtt) = 4 MiB at 10 Mbit/s, 100 ms
+    assert_eq!(q.buffer_limit(), 4 << 20);
+}
+
+#[test]
+fn overhead_presets_as_tc_defines_them() {
+    let charge = |f: fn(&mut CakeConfig)| {
+        let mut c = CakeConfig::default();
+        f(&mut c);
+        c.overhead_calc().charge(1514)
+    };
+    assert_eq!(charge(|_| {}), 1514, "raw");
+    assert_eq!(
+        charge(|c| c.overhead_preset = OverheadPreset::Ethernet),
+        1538
+    );
+    assert_eq!(charge(|c| c.overhead_preset = OverheadPreset::Docsis), 1518);
+    assert_eq!(
+        charge(|c| c.overhead_preset = OverheadPreset::Conservative),
+        1548usize.div_ceil(48) as u32 * 53
+    );
+    assert_eq!(
+        charge(|c| c.overhead_preset = OverheadPreset::PppoePtm),
+        1530 + 1530u32.div_ceil(64)
+    );
+    assert_eq!(
+        charge(|c| c.overhead_preset = OverheadPreset::BridgedPtm),
+        1522 + 1522u32.div_ceil(64)
+    );
+    assert_eq!(charge(|c| c.overhead = Some(-4)), 1496);
+    assert_eq!(
+        charge(|c| {
+            c.overhead_preset = OverheadPreset::Ethernet;
+            c.ether_vlan = true
+        }),
+        1542
+    );
+    let mut c = CakeConfig {
+        overhead_preset: OverheadPreset::Ethernet,
+        ..Default::default()
+    };
+    assert_eq!(
+        c.overhead_calc().charge(54),
+        84,
+        "mpu 84 for a 40 B IP packet"
+    );
+    c.mpu = Some(0);
+    assert_eq!(c.overhead_calc().charge(54), 78);
+}
+
+#[test]
+fn shaper_long_run_rate_is_exact_with_each_overhead_setting() {
+    let presets: [fn(&mut CakeConfig); 6] = [
+        |_| {},
+        |c| c.overhead_preset = OverheadPreset::Ethernet,
+        |c| c.overhead_preset = OverheadPreset::Docsis,
+        |c| c.overhead_preset = OverheadPreset::Conservative,
+        |c| c.overhead_preset = OverheadPreset::PppoePtm,
+        |c| {
+            c.overhead = Some(20);
+            c.mpu = Some(96);
+            c.link_layer = Some(LinkLayer::Atm)
+        },
+    ];
+    for (i, f) in presets.iter().enumerate() {
+        for size in [1514u32, 600, 64] {
+            let mut h = Harness::new();
+            let mut q = cake(|c| {
+                c.diffserv = Diffserv::Besteffort;
+                f(c)
+            });
+            let charge = q.overhead.charge(size);
+            // Offer twice the rate so the shaper is always busy.
+            let every = Dur(u64::from(charge) * 8 * 1_000_000_000 / 20_000_000);
+            let mut s = [src(1, size, every)];
+            let out = run(&mut q, &mut h, &mut s, Dur::from_secs(4));
+            let from = SimTime::ZERO + Dur::from_secs(1);
+            let sent: Vec<&Out> = out.iter().filter(|o| o.t >= from).collect();
+            let span = sent.last().unwrap().t.since(sent[0].t).as_secs_f64();
+            let bits = (sent.len() - 1) as f64 * f64::from(charge) * 8.0;
+            let rate = bits / span;
+            assert!(
+                (rate / 10e6 - 1.0).abs() < 2e-4,
+                "setting {i}, {size} B: {rate:.0} bit/s"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_flow_cannot_take_more_than_its_fair_share() {
+    for n in [1u32, 3, 7] {
+        let mut h = Harness::new();
+        let mut q = cake(|c| {
+            c.flow_mode = FlowMode::Flows;
+            c.diffserv = Diffserv::Besteffort
+        });
+        let share = 10e6 / f64::from(n + 1);
+        // The hog offers 5× its share, the others 1.5× theirs.
+        let pkt_ns = |bps: f64| Dur((1514.0 * 8.0 / bps * 1e9) as u64);
+        let mut srcs = vec![src(100, 1514, pkt_ns(5.0 * share))];
+        for k in 0..n {
+            srcs.push(src(k, 1514, pkt_ns(1.5 * share)));
+        }
+        let out = run(&mut q, &mut h, &mut srcs, Dur::from_secs(6));
+        let from = SimTime::ZERO + Dur::from_secs(2);
+        let hog = bytes_of(&out, 100, from) as f64 * 8.0 / 4.0;
+        assert!(
+            hog < share * 1.03,
+            "n={n}: hog {hog:.0} bit/s vs share {share:.0}"
+        );
+        assert!(hog > share * 0.95, "n={n}: hog starved at {hog:.0}");
+        for k in 0..n {
+            let r = bytes_of(&out, k, from) as f64 * 8.0 / 4.0;
+            assert!(
+                (r / share - 1.0).abs() < 0.05,
+                "n={n}: flow {k} got {r:.0} of {share:.0}"
+            );
+        }
+    }
+}
+
+/// Host A with one flow and host B with four, each flow to its own server.
+fn host_shares(mode: FlowMode) -> f64 {
+    let mut h = Harness::new();
+    let mut q = cake(|c| {
+        c.flow_mode = mode;
+        c.diffserv = Diffserv::Besteffort
+    });
+    let every = Dur::from_micros(400); // 30 Mbit/s offered per flow
+    let mut a = src(1, 1514, every);
+    a.src = 10;
+    a.dst = 20;
+    let mut srcs = vec![a];
+    for k in 0..4 {
+        let mut b = src(2 + k, 1514, every);
+        b.src = 11;
+        b.dst = 21 + k as u16;
+        srcs.push(b);
+    }
+    let out = run(&mut q, &mut h, &mut srcs, Dur::from_secs(5));
+    let from = SimTime::ZERO + Dur::from_secs(1);
+    let a = bytes_of(&out, 1, from) as f64;
+    let all: f64 = (1..6).map(|t| bytes_of(&out, t, from) as f64).sum();
+    a / all
+}
+
+#[test]
+fn triple_isolate_shares_between_hosts_with_different_flow_counts() {
+    // Host fairness: A's single flow gets what B's four get together.
+    for mode in [FlowMode::TripleIsolate, FlowMode::DualSrchost] {
+        let a = host_shares(mode);
+        assert!((a - 0.5).abs() < 0.03, "{mode:?}: host A share {a:.3}");
+    }
+    // Per-flow fairness: A gets one flow's fifth.
+    let a = host_shares(FlowMode::Flows);
+    assert!((a - 0.2).abs() < 0.02, "flows: host A share {a:.3}");
+    // dual-dsthost sees five destinations with one flow each: per flow too.
+    let a = host_shares(FlowMode::DualDsthost);
+    assert!((a - 0.2).abs() < 0.02, "dual-dsthost: host A share {a:.3}");
+}
+
+#[test]
+fn a_sparse_ping_sees_almost_no_queue_beside_bulk_flows() {
+    let mut h = Harness::new();
+    let mut q = cake(|c| c.diffserv = Diffserv::Besteffort);
+    let mut srcs: Vec<Src> = (0..4)
+        .map(|k| src(k, 1514, Dur::from_micros(500)))
+        .collect();
+    let mut ping = src(99, 98, ms(10));
+    ping.next = SimTime::ZERO + Dur::from_micros(3_333);
+    srcs.push(ping);
+    let out = run(&mut q, &mut h, &mut srcs, Dur::from_secs(5));
+    let from = SimTime::ZERO + Dur::from_secs(1);
+    let pings: Vec<f64> = out
+        .iter()
+        .filter(|o| o.tuple == 99 && o.t >= from)
+        .map(|o| o.sojourn.as_millis_f64())
+        .collect();
+    let mut bulk: Vec<f64> = out
+        .iter()
+        .filter(|o| o.tuple != 99 && o.t >= from)
+        .map(|o| o.sojourn.as_millis_f64())
+        .collect();
+    bulk.sort_by(f64::total_cmp);
+    assert!(pings.len() > 350);
+    let worst = pings.iter().cloned().fold(0.0, f64::max);
+    // At most one 1514 B packet ahead (1.21 ms at 10 Mbit/s).
+    assert!(worst < 1.3, "ping sojourn up to {worst:.2} ms");
+    assert!(
+        bulk[bulk.len() / 2] > 4.0,
+        "bulk median {:.2} ms",
+        bulk[bulk.len() / 2]
+    );
+}
+
+#[test]
+fn diffserv3_maps_dscps_to_tins_and_enforces_the_thresholds() {
+    let mut h = Harness::new();
+    let mut q = cake(|c| c.flow_mode = FlowMode::Flows);
+    let every = Dur::from_micros(800); // ~15 Mbit/s offered per class
+    let mut be = src(1, 1514, every);
+    let mut bk = src(2, 1514, every);
+    let mut ef = src(3, 1514, every);
+    (be.dscp, bk.dscp, ef.dscp) = (0, 8, 46);
+    let out = run(&mut q, &mut h, &mut [be, bk, ef], Dur::from_secs(6));
+    for o in &out {
+        assert_eq!(o.tin, [0, 0, 1, 2][o.tuple as usize], "tuple {}", o.tuple);
+    }
+    let from = SimTime::ZERO + Dur::from_secs(2);
+    let r = |t| bytes_of(&out, t, from) as f64 * 8.0 / 4.0 / 1e6;
+    // Voice is held to its 1/4 threshold, bulk to 1/16; best effort the rest.
+    let (be, bk, ef) = (r(1), r(2), r(3));
+    assert!((ef - 2.5).abs() < 0.05, "voice {ef:.3} Mbit/s");
+    assert!((bk - 0.625).abs() < 0.03, "bulk {bk:.3} Mbit/s");
+    assert!((be - 6.875).abs() < 0.08, "best effort {be:.3} Mbit/s");
+    // Alone, the voice tin may use the whole link (thresholds are not caps).
+    let mut h = Harness::new();
+    let mut q = cake(|_| {});
+    let mut ef = src(3, 1514, every);
+    ef.dscp = 46;
+    let out = run(&mut q, &mut h, &mut [ef], Dur::from_secs(3));
+    let ef = bytes_of(&out, 3, SimTime::ZERO + Dur::from_secs(1)) as f64 * 8.0 / 2.0 / 1e6;
+    assert!((ef - 10.0).abs() < 0.1, "voice alone {ef:.3} Mbit/s");
+}
+
+#[test]
+fn ingress_mode_counts_drops_against_the_shaper() {
+    for ingress in [false, true] {
+        let mut h = Harness::new();
+        let mut q = cake(|c| {
+            c.ingress = ingress;
+            c.diffserv = Diffserv::Besteffort;
+            c.memlimit = Some(Bytes(150_000))
+        });
+        // 20 Mbit/s offered by two unresponsive flows.
+        let mut srcs = [
+            src(1, 1514, Dur::from_micros(1211)),
+            src(2, 1514, Dur::from_micros(1211)),
+        ];
+        let out = run(&mut q, &mut h, &mut srcs, Dur::from_secs(6));
+        let from = SimTime::ZERO + Dur::from_secs(2);
+        let sent = (bytes_of(&out, 1, from) + bytes_of(&out, 2, from)) as f64 * 8.0 / 4.0;
+        let drops = h.stats.drops();
+        assert!(drops > 1000, "ingress {ingress}: {drops} drops");
+        if ingress {
+            // Everything that arrived after the queue filled was charged:
+            // what left plus what was dropped in the window is the rate.
+            assert!(sent < 9.0e6, "ingress delivered {sent:.0} bit/s");
+        } else {
+            assert!(
+                (sent / 10e6 - 1.0).abs() < 1e-3,
+                "egress delivered {sent:.0} bit/s"
+            );
+        }
+    }
+    // Exactly: in ingress mode the shaper's clock advanced by every packet
+    // that arrived (sent or dropped); offered 20 Mbit/s, so after the start
+    // the clock runs at twice real time and delivery collapses towards the
+    // share the failsafe allows.
+    let mut h = Harness::new();
+    let mut q = cake(|c| {
+        c.ingress = true;
+        c.diffserv = Diffserv::Besteffort;
+        c.memlimit = Some(Bytes(150_000))
+    });
+    let mut srcs = [
+        src(1, 1514, Dur::from_micros(1211)),
+        src(2, 1514, Dur::from_micros(1211)),
+    ];
+    let out = run(&mut q, &mut h, &mut srcs, Dur::from_secs(4));
+    let charged = q.time_next_packet.0 as f64;
+    let per_pkt = 1514.0 * 8.0 / 10e6 * 1e9;
+    let counted = (out.len() as u64 + h.stats.drops()) as f64;
+    assert!(
+        (charged / (counted * per_pkt) - 1.0).abs() < 1e-3,
+        "clock {charged} vs {counted} packets"
+    );
+}
+
+#[test]
+fn ack_filter_drops_redundant_acks_in_the_queue() {
+    let mut h = Harness::new();
+    let mut q = cake(|c| {
+        c.ack_filter = AckFilter::On;
+        c.bandwidth = Rate(100_000)
+    });
+    for n in 1..=10u64 {
+        let p = Packet {
+            tuple: 5,
+            size: 66,
+            hdr: Header::TcpAck(crate::packet::TcpAck {
+                ack: n,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        h.enq(&mut q, SimTime::ZERO, p);
+    }
+    // Each new ACK finds two older redundant ones once three are queued:
+    // one is kept at the head plus the newest two.
+    assert_eq!(q.ack_drops, 8);
+    assert_eq!(q.len(), 2);
+    assert_eq!(h.stats.drops(), 8);
+    let _ = Ecn::NotEct;
+}
+
+mod props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Enq {
+            tuple: u32,
+            size: u32,
+            dscp: u8,
+            ack: Option<u64>,
+            ecn: bool,
+        },
+        Deq,
+        Wait(u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0u32..10, 64u32..=1514, prop::sample::select(vec![0u8, 8, 46, 10]), prop::option::of(0u64..20), any::<bool>())
+                .prop_map(|(tuple, size, dscp, ack, ecn)| Op::Enq { tuple, size, dscp, ack, ecn }),
+            3 => Just(Op::Deq),
+            1 => (0u64..30_000_000).prop_map(Op::Wait),
+        ]
+    }
+
+    fn check(q: &Cake) -> Result<(), TestCaseError> {
+        let (mut n, mut b) = (0usize, 0u64);
+        for tin in &q.tins {
+            let (mut sparse, mut bulk, mut decaying) = (0, 0, 0);
+            let mut tb = 0;
+            for (i, f) in tin.flows.iter().enumerate() {
+                let fb: u64 = f.q.iter().map(|p| u64::from(p.size)).sum();
+                prop_assert_eq!(fb, f.backlog);
+                (n, b, tb) = (n + f.q.len(), b + fb, tb + fb);
+                let on = |l: &VecDeque<u16>| l.iter().filter(|&&x| usize::from(x) == i).count();
+                let lists = (
+                    on(&tin.new_flows),
+                    on(&tin.old_flows),
+                    on(&tin.decaying_flows),
+                );
+                let want = match f.list {
+                    List::None => (0, 0, 0),
+                    List::New => (1, 0, 0),
+                    List::Old => (0, 1, 0),
+                    List::Decaying => (0, 0, 1),
+                };
+                prop_assert_eq!(lists, want, "flow {} list", i);
+                prop_assert!(
+                    f.q.is_empty() || f.list != List::None,
+                    "backlogged flow {} on no list",
+                    i
+                );
+                match f.set {
+                    FlowSet::Sparse | FlowSet::SparseWait => sparse += 1,
+                    FlowSet::Bulk => bulk += 1,
+                    FlowSet::Decaying => decaying += 1,
+                    FlowSet::None => prop_assert_eq!(f.list, List::None),
+                }
+            }
+            prop_assert_eq!(
+                (sparse, bulk, decaying),
+                (
+                    tin.sparse_flow_count,
+                    tin.bulk_flow_count,
+                    tin.decaying_flow_count
+                )
+            );
+            prop_assert_eq!(tb, tin.backlog);
+        }
+        prop_assert_eq!(q.len(), n);
+        prop_assert_eq!(q.bytes(), b);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        #[test]
+        fn conserves_packets_and_keeps_lists_and_counts_consistent(
+            ops in proptest::collection::vec(op(), 1..400),
+            shaped: bool, ingress: bool, mem in 3000u64..40_000,
+            mode in prop::sample::select(vec![FlowMode::TripleIsolate, FlowMode::Flows, FlowMode::Flowblind, FlowMode::Hosts, FlowMode::DualSrchost]),
+            filter in prop::sample::select(vec![AckFilter::Off, AckFilter::On, AckFilter::Aggressive]),
+        ) {
+            let mut h = Harness::new();
+            let cfg = CakeConfig {
+                bandwidth: if shaped { Rate(5_000_000) } else { Rate::UNLIMITED },
+                ingress, flow_mode: mode, ack_filter: filter, memlimit: Some(Bytes(mem)),
+                ..Default::default()
+            };
+            let mut q = cfg.build();
+            let (mut now, mut arrived, mut departed) = (SimTime::ZERO, 0u64, 0u64);
+            for o in ops {
+                match o {
+                    Op::Enq { tuple, size, dscp, ack, ecn } => {
+                        let hdr = ack.map_or(Header::None, |a| Header::TcpAck(crate::packet::TcpAck { ack: a, ..Default::default() }));
+                        let p = Packet { tuple, size, dscp, hdr, src_host: (tuple % 3) as u16, dst_host: 7, ecn: if ecn { Ecn::Ect0 } else { Ecn::NotEct }, ..Default::default() };
+                        h.enq(&mut q, now, p);
+                        arrived += 1;
+                    }
+                    Op::Deq => {
+                        let got = h.deq(&mut q, now);
+                        if got.is_none() && q.len() > 0 {
+                            // Only the shaper may hold packets back, and it says until when.
+                            let w = q.next_wakeup();
+                            prop_assert!(shaped && w.is_some_and(|w| w > now), "held {} packets at {:?}, wake {:?}", q.len(), now, w);
+                        }
+                        departed += u64::from(got.is_some());
+                    }
+                    Op::Wait(ns) => now += Dur(ns),
+                }
+                prop_assert_eq!(arrived, departed + h.stats.drops() + q.len() as u64);
+                prop_assert!(q.bytes() <= mem);
+                check(&q)?;
+            }
+            // Draining (following the shaper's wake-ups) returns everything.
+            for _ in 0..100_000 {
+                match h.deq(&mut q, now) {
+                    Some(_) => departed += 1,
+                    None if q.len() == 0 => break,
+                    None => now = q.next_wakeup().expect("a wake-up while holding packets"),
+                }
+            }
+            prop_assert_eq!(arrived, departed + h.stats.drops());
+            prop_assert_eq!((q.len(), q.bytes()), (0, 0));
+        }
+    }
+}
+
+#[test]
+fn scenario_host_names_become_packet_host_ids() {
+    let text = r#"
+duration = "1s"
+[[links]]
+id = "up"
+rate = "10Mbit"
+qdisc = { kind = "cake", bandwidth = "5Mbit", flow_mode = "dual_srchost", overhead_preset = "docsis" }
+[[links]]
+id = "down"
+rate = "10Mbit"
+[[flows]]
+id = "a"
+path = ["up"]
+reverse = ["down"]
+[[flows]]
+id = "b"
+src = "laptop"
+dst = "cdn"
+path = ["up"]
+reverse = ["down"]
+[[flows]]
+id = "c"
+src = "laptop"
+path = ["up"]
+reverse = ["down"]
+"#;
+    let parsed = crate::scenario::parse(text, "hosts.toml", &[]).unwrap();
+    let sim = crate::scenario::build::build(&parsed.scenario);
+    let hosts: Vec<(u16, u16, u16, u16)> = sim
+        .flows
+        .iter()
+        .map(|f| {
+            (
+                f.fwd_tmpl.src_host,
+                f.fwd_tmpl.dst_host,
+                f.rev_tmpl.src_host,
+                f.rev_tmpl.dst_host,
+            )
+        })
+        .collect();
+    // client 0, server 1, then new names in order of first use; replies swap.
+    assert_eq!(hosts, [(0, 1, 1, 0), (2, 3, 3, 2), (2, 1, 1, 2)]);
+    let bad = text.replace("\"docsis\"", "\"docsis\", overhead = 999");
+    let Err(err) = crate::scenario::parse(&bad, "hosts.toml", &[]) else {
+        panic!("overhead 999 accepted")
+    };
+    let err = err.to_string();
+    assert!(
+        err.contains("hosts.toml") && err.contains("-64..=256"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unshaped_tins_share_by_their_drr_weights() {
+    // No bandwidth: weighted DRR over tins with tin_quantum 1024 / 64 / 256
+    // (diffserv3), here served by a 10 Mbit/s link (one dequeue per 1514 B).
+    let mut h = Harness::new();
+    let mut q = cake(|c| c.bandwidth = Rate::UNLIMITED);
+    let every = Dur::from_micros(800);
+    let mut srcs = [
+        src(1, 1514, every),
+        src(2, 1514, every),
+        src(3, 1514, every),
+    ];
+    (srcs[1].dscp, srcs[2].dscp) = (8, 46);
+    let tx = Dur::from_micros(1211);
+    let mut now = SimTime::ZERO;
+    let mut sent = [0u64; 3];
+    while now < SimTime::ZERO + Dur::from_secs(6) {
+        for s in srcs.iter_mut() {
+            while s.next <= now {
+                let p = Packet {
+                    tuple: s.tuple,
+                    size: s.size,
+                    dscp: s.dscp,
+                    ..Default::default()
+                };
+                h.enq(&mut q, now, p);
+                s.next += s.every;
+            }
+        }
+        if let Some(p) = h.deq(&mut q, now) {
+            if now >= SimTime::ZERO + Dur::from_secs(2) {
+                sent[p.tuple as usize - 1] += 1;
+            }
+        }
+        now += tx;
+    }
+    let total = sent.iter().sum::<u64>() as f64;
+    let share: Vec<f64> = sent.iter().map(|&n| n as f64 / total).collect();
+    for (got, want) in share
+        .iter()
+        .zip([1024.0 / 1344.0, 64.0 / 1344.0, 256.0 / 1344.0])
+    {
+        assert!((got - want).abs() < 0.01, "shares {share:?}");
+    }
+}
+
+#[test]
+fn eight_way_set_association_gives_colliding_flows_their_own_queues() {
+    use crate::qdisc::blocks::flow_hash::{jhash_1word, DEFAULT_PERTURBATION};
+    let mut h = Harness::new();
+    let mut q = cake(|c| {
+        c.flow_mode = FlowMode::Flows;
+        c.diffserv = Diffserv::Besteffort
+    });
+    // Nine tuples whose hashes land in the same set of 8 queues.
+    let set_of =
+        |t: u32| (jhash_1word(t, DEFAULT_PERTURBATION) as usize % hash::QUEUES) / hash::WAYS;
+    let target = set_of(0);
+    let tuples: Vec<u32> = (0..).filter(|&t| set_of(t) == target).take(9).collect();
+    for (i, &t) in tuples.iter().enumerate() {
+        h.enq(
+            &mut q,
+            SimTime::ZERO,
+            Packet {
+                tuple: t,
+                size: 1000,
+                ..Default::default()
+            },
+        );
+        let busy = q.tins[0].flows.iter().filter(|f| !f.q.is_empty()).count();
+        // The first eight take the eight ways; the ninth must share one.
+        assert_eq!(busy, (i + 1).min(8), "after tuple {i}");
+    }
+    assert_eq!(q.tins[0].way_collisions, 1);
+    let used: Vec<usize> = (0..hash::QUEUES)
+        .filter(|&k| !q.tins[0].flows[k].q.is_empty())
+        .collect();
+    assert!(used.iter().all(|&k| k / hash::WAYS == target), "{used:?}");
+    // A flow's later packets find its way again (tag hit), even after others.
+    h.enq(
+        &mut q,
+        SimTime::ZERO,
+        Packet {
+            tuple: tuples[3],
+            size: 1000,
+            ..Default::default()
+        },
+    );
+    let holding: Vec<usize> = q.tins[0]
+        .flows
+        .iter()
+        .map(|f| f.q.iter().filter(|p| p.tuple == tuples[3]).count())
+        .filter(|&n| n > 0)
+        .collect();
+    assert_eq!(holding, [2], "both packets of one flow in one queue");
+}
