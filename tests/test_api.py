@@ -185,6 +185,11 @@ def test_plot_has_four_panels_and_writes_png(tiny_result: ccbench.Result, tmp_pa
         rows = series.filter(pl.col("flow") == i).sort("time_s")
         assert list(line.get_ydata()) == rows["cwnd_pkts"].to_list()
     assert {"f1", "f2"} <= {t.get_text() for t in tput.get_legend().get_texts()}
+    # the rate panel draws the bounded any-order throughput, not in-order goodput
+    assert tput.get_ylabel() == "throughput (Mbit/s)"
+    for i, line in enumerate(tput.get_lines()):
+        rows = series.filter(pl.col("flow") == i).sort("time_s")
+        assert list(line.get_ydata()) == rows["throughput_mbps"].to_list()
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -74,7 +74,7 @@ times ``T0 + time_s`` (§5):
 * a TCP series interleaves, per ``flow_series`` row, a throughput sample
   ``{t, val: goodput_mbps, dur: interval s}`` (none for the zero-length first
   row at the flow's start) and a socket-stats sample ``{t, tcp_cwnd,
-  tcp_rtt: srtt_ms, tcp_pacing_rate, tcp_delivery_rate: goodput_mbps}``
+  tcp_rtt: srtt_ms, tcp_pacing_rate, tcp_delivery_rate: throughput_mbps}``
   (keys without a value, e.g. srtt before the first RTT sample or the
   pacing rate of an unpaced flow, are left out). Rows whose interval lies
   wholly before the flow's start or after its stop are not exported.
@@ -154,7 +154,7 @@ SOCKET_STATS = {
     "tcp_cwnd": "cwnd_pkts",
     "tcp_rtt": "srtt_ms",
     "tcp_pacing_rate": "pacing_mbps",
-    "tcp_delivery_rate": "goodput_mbps",
+    "tcp_delivery_rate": "throughput_mbps",  # Linux's delivery rate counts SACKed data too
 }
 
 #: rrul's DSCP classes: label -> DSCP code point.

@@ -48,9 +48,12 @@ def timeseries(result: Result) -> Figure:
     fig.suptitle(f"{s.get('scenario', '')} (seed {s.get('seed')}, {duration:g} s)")
     style = _FlowStyle(flows + probes)
 
+    # Payload received per interval in any order: bounded by the link, unlike
+    # in-order goodput, which jumps when a loss recovery releases held data.
+    rate = "throughput_mbps" if "throughput_mbps" in series.columns else "goodput_mbps"
     for i, part in _parts(series, "flow"):
-        tput.plot(part["time_s"], part["goodput_mbps"], color=style.color(i), label=style.label(i))
-    _finish(tput, "goodput (Mbit/s)", series.is_empty(), "flows")
+        tput.plot(part["time_s"], part[rate], color=style.color(i), label=style.label(i))
+    _finish(tput, f"{rate.removesuffix('_mbps')} (Mbit/s)", series.is_empty(), "flows")
 
     style.new_panel()
     for i, part in _parts(series.filter(pl.col("cwnd_pkts").is_not_nan()) if "cwnd_pkts" in series.columns
