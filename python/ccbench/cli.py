@@ -82,7 +82,7 @@ class _RunProgress:
 
 
 def _suite_warnings(loaded: Any) -> None:
-    """Print each distinct scenario warning of a suite's runs once (axes included),
+    """Print each distinct scenario warning of a suite's axis values once,
     located at the suite line that wrote the value when an axis or ``set`` did."""
     import tomllib
 
@@ -92,7 +92,7 @@ def _suite_warnings(loaded: Any) -> None:
 
     doc = tomllib.loads(loaded.base_text)
     seen: set[str] = set()
-    for p in loaded.points():
+    for p in loaded.axis_points():  # each axis value once, not every combination
         try:
             found = _core.warnings(loaded.base_text, loaded.base_file or "<base>", [o.text for o in p.overrides])
         except Exception:  # invalid points are reported by the run itself

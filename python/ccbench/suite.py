@@ -272,6 +272,23 @@ class Suite:
             slug = ",".join(f"{a.name}={_slug(value_key(v))}" for a, v in zip(self.axes, combo)) or "run"
             yield Point(values, overrides, slug)
 
+    def axis_points(self) -> Iterator[Point]:
+        """One point per axis value, the other axes at their first value: what
+        per-value checks (warnings) need, in sum rather than product of the axis sizes."""
+        first = [a.values[0] for a in self.axes]
+        seen: set[tuple[str, ...]] = set()
+        for i, axis in enumerate(self.axes or [None]):
+            for v in (axis.values if axis else [None]):
+                combo = [v if j == i else f for j, f in enumerate(first)]
+                overrides = self.fixed + tuple(o for a, c in zip(self.axes, combo) for o in a.overrides[value_key(c)])
+                key = tuple(o.text for o in overrides)
+                if key in seen:
+                    continue
+                seen.add(key)
+                values = {a.name: c for a, c in zip(self.axes, combo)}
+                slug = ",".join(f"{a.name}={_slug(value_key(c))}" for a, c in zip(self.axes, combo)) or "run"
+                yield Point(values, overrides, slug)
+
     def plan(self) -> list[PlannedRun]:
         """Resolve every point with the core; key each run by a hash of its resolved scenario.
 
