@@ -375,10 +375,15 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     }
     let fa = open_if(&opt.if_a)?;
     let fb = open_if(&opt.if_b)?;
+    let mut dirs = [Dir::new("fwd", fa, fb, fwd), Dir::new("rev", fb, fa, rev)];
+    // Fault in and lock the rings and histograms now, so no page fault
+    // lands in the middle of the run (the anchor's linkemu does the same).
+    // SAFETY: plain syscall; failure only costs timing accuracy.
+    unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if let Some(r) = &opt.ready {
         std::fs::write(r, b"ready\n")?;
     }
-    let mut dirs = [Dir::new("fwd", fa, fb, fwd), Dir::new("rev", fb, fa, rev)];
+
     let t0 = clock_ns();
     let mut pfd = [
         libc::pollfd {
