@@ -53,6 +53,11 @@ pub struct Stage {
     soj_sum: u64,
     soj_max: u64,
     hist: Vec<u32>,
+    /// Virtual time of the first transmission start and the last end, and
+    /// the serializer's busy time in between.
+    first_start: Option<SimTime>,
+    last_end: SimTime,
+    busy_ns: u64,
 }
 
 /// A stage's counters for `summary.json`.
@@ -75,6 +80,10 @@ pub struct StageReport {
     pub sojourn_p99_ms: f64,
     pub sojourn_max_ms: f64,
     pub backlog_pkts: usize,
+    /// Serializer busy time over the span from its first transmission to
+    /// the end of its last (virtual clock): 1.0 = never idle, so the link
+    /// ran at exactly its rate.
+    pub utilization: f64,
 }
 
 impl Stage {
@@ -150,6 +159,9 @@ impl Stage {
             soj_sum: 0,
             soj_max: 0,
             hist: vec![0; HBINS],
+            first_start: None,
+            last_end: SimTime(0),
+            busy_ns: 0,
         }
     }
 
@@ -199,7 +211,11 @@ impl Stage {
                 self.soj_sum += soj;
                 self.soj_max = self.soj_max.max(soj);
                 self.hist[((soj / HBIN_NS) as usize).min(HBINS - 1)] += 1;
-                self.link_free = t + self.rate.tx_time(u64::from(p.size));
+                let ser = self.rate.tx_time(u64::from(p.size));
+                self.link_free = t + ser;
+                self.first_start.get_or_insert(t);
+                self.last_end = self.link_free;
+                self.busy_ns += ser.nanos();
                 self.tx_pkts += 1;
                 self.tx_bytes += u64::from(p.size);
                 self.pipe.push_back((self.link_free + self.delay, p));
@@ -254,6 +270,12 @@ impl Stage {
             sojourn_p99_ms: self.pct(0.99),
             sojourn_max_ms: self.soj_max as f64 / 1e6,
             backlog_pkts: self.qdisc.len(),
+            utilization: match self.first_start {
+                Some(f) if self.last_end > f => {
+                    self.busy_ns as f64 / (self.last_end.0 - f.0) as f64
+                }
+                _ => 0.0,
+            },
         }
     }
 }
@@ -385,6 +407,7 @@ mod tests {
                 now = SimTime(now.0 + step_us * 1000);
                 path.advance(now, &mut |t, p| got.push((t, p.frame)));
             }
+            assert_eq!(path.reports()[0].utilization, 1.0);
             for (k, &(t, f)) in got.iter().enumerate() {
                 assert_eq!(f, k as u32);
                 let ideal = t0.0 + 20_000_000 + (k as u64 + 1) * 1_211_200;

@@ -110,7 +110,7 @@ fn rate_check(mbit: u32) {
     prereqs();
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = dir(&format!("rate{mbit}"));
-    let s = scenario(&d, &format!("id = 'bn'\nrate = '{mbit}Mbit'\ndelay = '5ms'\nqdisc = {{ kind = 'pfifo', limit = 100 }}"));
+    let s = scenario(&d, &format!("id = 'bn'\nrate = '{mbit}Mbit'\ndelay = '5ms'\nqdisc = {{ kind = 'pfifo', limit = {} }}", mbit * 10));
     let offered = format!("{}", f64::from(mbit) * 1.3);
     let out = emulate(
         &d,
@@ -128,8 +128,9 @@ fn rate_check(mbit: u32) {
     let f = &sm["emulator"]["fwd"];
     let ratio = f["achieved_over_configured"].as_f64().unwrap();
     eprintln!(
-        "{mbit} Mbit/s: achieved/configured {ratio:.5} over {:.2} s, tx {} pkts, late mean {} us max {} us, sock drops {}, drops {}",
-        f["tx_span_s"], f["tx_pkts"], f["timer_late_mean_us"], f["timer_late_max_us"], f["sock_rx_drops"], f["links"][0]["drops_overlimit"]
+        "{mbit} Mbit/s: achieved/configured {ratio:.5} over {:.2} s, tx {} pkts, late mean {} us max {} us, sock drops {}, drops {}, utilization {}",
+        f["tx_span_s"], f["tx_pkts"], f["timer_late_mean_us"], f["timer_late_max_us"], f["sock_rx_drops"], f["links"][0]["drops_overlimit"],
+        f["links"][0]["utilization"]
     );
     assert!(f["tx_span_s"].as_f64().unwrap() > 4.5);
     assert!(
