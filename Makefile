@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 
-.PHONY: help setup build run test test-rust test-py bench clean
+.PHONY: help setup build run test test-rust test-py test-emu bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -30,6 +30,9 @@ test-rust:  ## Rust unit, property and fidelity tests
 
 test-py: build  ## Python tests (CLI, API, errors)
 	$(PY) -m pytest -q
+
+test-emu:  ## live emulation tests (root; real packets between namespaces; run serially, ~30 s)
+	cargo test -p ccbench-emu -- --test-threads=1
 
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
 	cargo run --release -q -p ccbench-core --example bench

@@ -110,6 +110,65 @@ def validate(scenario: Path, overrides: Sequence[str], resolved: bool) -> None:
     click.echo(text if resolved else f"ok: {scenario}", nl=not resolved or not text.endswith("\n"))
 
 
+# --- emulate (live, ccbench-emu) ------------------------------------------------------------
+
+
+def _emu_binary() -> str:
+    """The `ccbench-emu` binary: $CCBENCH_EMU, then PATH, then this checkout's target/."""
+    import shutil
+
+    if env := os.environ.get("CCBENCH_EMU"):
+        return env
+    if found := shutil.which("ccbench-emu"):
+        return found
+    root = Path(__file__).resolve().parents[2]
+    for profile in ("release", "debug"):
+        cand = root / "target" / profile / "ccbench-emu"
+        if cand.is_file():
+            return str(cand)
+    _fail("ccbench-emu not found: build it with `cargo build --release -p ccbench-emu` "
+          "(or set CCBENCH_EMU to its path)", USER_ERROR)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@_scenario_argument
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for summary.json and forwarder.json.  [default: results/SCENARIO-emu]")
+@_set_option
+@click.option("--server", "servers", multiple=True, metavar="CMD",
+              help="Shell command to run in the server namespace first (repeatable).")
+@click.option("--no-rt", is_flag=True, help="Do not run the forwarder as SCHED_FIFO.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers: Sequence[str], no_rt: bool,
+            command: Sequence[str]) -> None:
+    """Run COMMAND live through SCENARIO's links (root; Linux).
+
+    ccbench's own qdisc, rate and delay code carries real packets between
+    network namespaces: `ccbench emulate s.toml --server "iperf3 -s" -- iperf3 -c $CCB_SERVER_IP`.
+    The client runs COMMAND, the server the --server commands; both see
+    CCB_CLIENT_IP and CCB_SERVER_IP.
+    """
+    import subprocess
+
+    argv = [_emu_binary(), "run", str(scenario), "-o", str(out or Path("results") / f"{scenario.stem}-emu")]
+    for o in overrides:
+        argv += ["--set", o]
+    for srv in servers:
+        argv += ["--server", srv]
+    if no_rt:
+        argv.append("--no-rt")
+    argv += ["--", *command]
+    proc = subprocess.Popen(argv)
+    while True:
+        try:
+            code = proc.wait()
+            break
+        except KeyboardInterrupt:
+            continue  # the emulator got the same SIGINT and is cleaning up
+    if code != 0:
+        raise click.exceptions.Exit(code)
+
+
 # --- export (flent) ------------------------------------------------------------------------
 
 
