@@ -171,3 +171,147 @@ pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value
         json!({"sent": count, "received": v.len(), "mean_ms": mean, "min_ms": q(0.0), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": v.last().copied().unwrap_or(f64::NAN)}),
     )
 }
+
+/// Accept one TCP connection on `port`, read until EOF, report the bytes
+/// and goodput (first byte to EOF), then close (which tells the sender).
+pub fn tcp_sink(port: u16) -> Result<serde_json::Value, String> {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind(("0.0.0.0", port)).map_err(|e| e.to_string())?;
+    let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut bytes = 0u64;
+    let t0 = Instant::now();
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => bytes += n as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let v = json!({"bytes": bytes, "secs": secs, "goodput_mbps": bytes as f64 * 8.0 / secs / 1e6});
+    println!("{v}");
+    let _ = std::io::stdout().flush();
+    let _ = s.write_all(b"done");
+    Ok(v)
+}
+
+fn tcp_info(fd: i32) -> libc::tcp_info {
+    // SAFETY: zeroed tcp_info is valid; len matches.
+    unsafe {
+        let mut ti: libc::tcp_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut ti as *mut _ as *mut libc::c_void,
+            &mut len,
+        );
+        ti
+    }
+}
+
+/// A bulk TCP sender with congestion control `cc` set *before* connect
+/// (so the socket never runs the namespace default; cf. the kernel anchor's
+/// note on iperf3 `-C`). Sends for `secs`, samples `tcpi_rtt` every 100 ms,
+/// then waits for the sink's report and prints sender figures.
+pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, String> {
+    use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+    let addr: std::net::SocketAddrV4 = dst
+        .parse()
+        .map_err(|_| format!("bad address {dst} (want IPv4:PORT)"))?;
+    // SAFETY: plain socket calls with checked results; the fd is handed to TcpStream.
+    let mut s = unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        if libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr() as *const libc::c_void,
+            cc.len() as u32,
+        ) < 0
+        {
+            return Err(format!(
+                "TCP_CONGESTION {cc}: {} (see /proc/sys/net/ipv4/tcp_available_congestion_control)",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let sa = libc::sockaddr_in {
+            sin_family: libc::AF_INET as u16,
+            sin_port: addr.port().to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_ne_bytes(addr.ip().octets()),
+            },
+            sin_zero: [0; 8],
+        };
+        // Retry while the sink starts listening.
+        let mut tries = 0;
+        while libc::connect(
+            fd,
+            &sa as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as u32,
+        ) < 0
+        {
+            tries += 1;
+            if tries > 50 {
+                return Err(format!(
+                    "connect {dst}: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::net::TcpStream::from_raw_fd(fd)
+    };
+    let fd = s.as_raw_fd();
+    let mut used = [0u8; 16];
+    let mut ul = used.len() as libc::socklen_t;
+    // SAFETY: valid buffer.
+    unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            used.as_mut_ptr() as *mut libc::c_void,
+            &mut ul,
+        )
+    };
+    let used = String::from_utf8_lossy(&used[..ul as usize])
+        .trim_end_matches('\0')
+        .to_string();
+    let buf = vec![0u8; 1 << 16];
+    let t0 = Instant::now();
+    let mut next_sample = Duration::ZERO;
+    let mut rtts = Vec::new();
+    let mut sent = 0u64;
+    while t0.elapsed().as_secs_f64() < secs {
+        sent += s.write(&buf).map_err(|e| e.to_string())? as u64;
+        if t0.elapsed() >= next_sample {
+            let ti = tcp_info(fd);
+            if ti.tcpi_rtt > 0 {
+                rtts.push(f64::from(ti.tcpi_rtt) / 1e3);
+            }
+            next_sample += Duration::from_millis(100);
+        }
+    }
+    let ti = tcp_info(fd);
+    s.shutdown(std::net::Shutdown::Write)
+        .map_err(|e| e.to_string())?;
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    let srtt = if rtts.is_empty() {
+        f64::NAN
+    } else {
+        rtts.iter().sum::<f64>() / rtts.len() as f64
+    };
+    let v = json!({"cc": used, "sent_bytes": sent, "secs": secs, "retransmits": ti.tcpi_total_retrans,
+                   "srtt_mean_ms": srtt, "srtt_samples": rtts.len(), "cwnd_last": ti.tcpi_snd_cwnd});
+    let _ = std::io::stdout().flush();
+    Ok(v)
+}
