@@ -59,3 +59,45 @@ def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, monk
     assert summary["mode"] == "emulated" and summary["exit_code"] == 0
     assert [link["link"] for link in fwd["links"]] == ["bottleneck"]
     assert fwd["links"][0]["qdisc"] == "fq_codel" and fwd["links"][0]["tx_pkts"] == 20
+
+
+CUBIC_20M = """\
+name = "cubic-compare"
+duration = "10s"
+seed = 1
+
+[[links]]
+id = "bottleneck"
+rate = "20Mbit"
+delay = "10ms"
+qdisc = { kind = "pfifo", limit = 100 }
+
+[[links]]
+id = "ret"
+delay = "10ms"
+
+[[flows]]
+id = "f1"
+kind = "tcp"
+cc = "cubic"
+path = ["bottleneck"]
+reverse = ["ret"]
+"""
+
+
+def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_scenario, monkeypatch,
+                                                             tmp_path) -> None:
+    """Root only: one CUBIC flow at 20 Mbit/s, 20 ms base RTT, pfifo 100
+    (60 ms of buffer), simulated and as kernel CUBIC through the emulator."""
+    assert os.geteuid() == 0, "the live emulation test needs root"
+    emu = ROOT / "target" / "debug" / "ccbench-emu"
+    assert emu.is_file(), "build it first: cargo build -p ccbench-emu"
+    monkeypatch.setenv("CCBENCH_EMU", str(emu))
+    out = run_module("compare", write_scenario(CUBIC_20M), "-o", tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    rows = {r["metric"]: r for r in json.loads((tmp_path / "c" / "compare.json").read_text())["rows"]}
+    assert json.loads((tmp_path / "c" / "compare.json").read_text())["kernel_cc"] == "cubic"
+    for metric in ("goodput Mbit/s", "sRTT mean ms"):
+        sim, emu_v = rows[metric]["simulated"], rows[metric]["emulated"]
+        assert abs(emu_v - sim) <= 0.10 * sim, (metric, sim, emu_v, out.stdout)
+    assert "goodput" in out.stdout and "emulated" in out.stdout

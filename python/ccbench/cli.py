@@ -217,7 +217,7 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     if bott is not None:
         sim_link = next(link for link in sim["links"] if link["id"] == bott)
         rows.append((f"{bott} queue delay mean ms", sim_link["sojourn_ms"]["mean"], emu_links[bott]["sojourn_mean_ms"]))
-    table = Table(title=f"{sim['name']}: {flow['id']} ({flow['cc']}) simulated vs kernel {bulk['cc']}", box=box.SIMPLE)
+    table = Table(title=f"{scenario.stem}: {flow['id']} ({flow['cc']}) simulated vs kernel {bulk['cc']}", box=box.SIMPLE)
     for col in ("metric", "simulated", "emulated", "diff"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for name, a, b in rows:
@@ -225,7 +225,11 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a:
             d = (b - a) / a
             diff = f"{d * 100:+.1f}%" + (" !" if abs(d) > 0.10 else "")
-        table.add_row(name, _num(a), _num(b), diff)
+        fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
+        table.add_row(name, fmt(a), fmt(b), diff)
+    (out / "compare.json").write_text(json.dumps(
+        {"flow": flow["id"], "cc": flow["cc"], "kernel_cc": bulk["cc"],
+         "rows": [{"metric": n, "simulated": a, "emulated": b} for n, a, b in rows]}, indent=2))
     console = _console()
     console.print(table)
     fw = emu_sum["fwd"]
