@@ -237,7 +237,7 @@ impl Dir {
                 let len = m.msg_len as usize;
                 let s = self.slot(seq);
                 self.seq_of[s] = seq;
-                if len < 14 || len > SLOT || m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                if !(14..=SLOT).contains(&len) || m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
                     self.r.truncated += 1;
                     self.seq_of[s] = u32::MAX;
                     continue;

@@ -61,9 +61,10 @@ fn ip(args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Whether `pid` is a running ccbench-emu session (a reused pid of another
+/// program does not keep a stale namespace alive).
 fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks existence.
-    unsafe { libc::kill(pid, 0) == 0 || *libc::__errno_location() == libc::EPERM }
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "ccbench-emu")
 }
 
 /// Our namespaces currently present: (name, owner pid).

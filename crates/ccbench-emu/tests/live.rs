@@ -4,7 +4,7 @@
 //! a lock serializes them anyway). Each run is bounded by a timeout and the
 //! session removes its namespaces whatever happens.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-fn scenario(d: &PathBuf, fwd_link: &str) -> PathBuf {
+fn scenario(d: &Path, fwd_link: &str) -> PathBuf {
     let p = d.join("s.toml");
     let text = format!(
         "name = 't'\nduration = '10s'\n[[links]]\n{fwd_link}\n[[links]]\nid = 'ret'\ndelay = '10ms'\n\
@@ -45,13 +45,7 @@ fn scenario(d: &PathBuf, fwd_link: &str) -> PathBuf {
 }
 
 /// Run `ccbench-emu run` with a hard timeout; returns its output.
-fn emulate(
-    d: &PathBuf,
-    scen: &PathBuf,
-    server: &[&str],
-    client: &[&str],
-    limit: Duration,
-) -> Output {
+fn emulate(d: &Path, scen: &Path, server: &[&str], client: &[&str], limit: Duration) -> Output {
     let mut cmd = Command::new(EXE);
     cmd.arg("run").arg(scen).arg("-o").arg(d.join("out"));
     for s in server {
@@ -78,7 +72,7 @@ fn emulate(
     child.wait_with_output().unwrap()
 }
 
-fn summary(d: &PathBuf) -> Value {
+fn summary(d: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(d.join("out/summary.json")).unwrap()).unwrap()
 }
 
@@ -282,7 +276,7 @@ fn wait_for<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
 }
 
 /// Start a session whose client sleeps; return it once its forwarder is up.
-fn start_sleeping(d: &PathBuf) -> std::process::Child {
+fn start_sleeping(d: &Path) -> std::process::Child {
     let s = scenario(d, "id = 'bn'\nrate = '10Mbit'\ndelay = '5ms'");
     let c = Command::new(EXE)
         .arg("run")
