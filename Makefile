@@ -29,6 +29,7 @@ test-rust:  ## Rust unit, property and fidelity tests
 	cargo test -p ccbench-core
 
 test-py: build  ## Python tests (CLI, API, errors)
+	cargo build -q -p ccbench-emu  # tests/test_emulate.py runs target/debug/ccbench-emu
 	$(PY) -m pytest -q
 
 test-emu:  ## live emulation tests (root; real packets between namespaces; run serially, ~30 s)
