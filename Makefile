@@ -6,7 +6,7 @@ PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 # What the tests need beyond PYDEPS: flent itself, for the flent-compatibility check (tests/flent_check.py).
 TESTDEPS := flent==2.3.0
 
-.PHONY: help setup build run test test-rust test-py test-tools bench clean
+.PHONY: help setup build run test test-rust test-py test-tools test-emu bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -25,7 +25,7 @@ build: setup  ## build the Rust extension (release) into .venv
 run: build  ## run the default suite (SCReAM test record, Test 2) and write its report
 	$(VENV)/bin/ccbench suite run scream-test-record -o out
 
-test: test-rust test-py  ## every Rust and Python test
+test: test-rust test-emu test-py  ## every Rust and Python test (test-emu needs root)
 
 test-rust:  ## Rust unit, property and fidelity tests
 	cargo test -p ccbench-core
@@ -46,7 +46,11 @@ test-tools:  ## tshark for the pcap tests: installed from Debian's packages when
 	  fi; }
 
 test-py: build $(VENV)/.test-deps test-tools  ## Python tests (CLI, API, errors, flent, pcap); none may skip
+	cargo build -q -p ccbench-emu  # tests/test_emulate.py runs target/debug/ccbench-emu
 	$(PY) -m pytest -q
+
+test-emu:  ## live emulation tests (root; real packets between namespaces; run serially, ~30 s)
+	cargo test -p ccbench-emu -- --test-threads=1
 
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
 	cargo run --release -q -p ccbench-core --example bench

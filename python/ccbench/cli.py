@@ -219,6 +219,133 @@ def validate(scenario: Path, overrides: Sequence[str], resolved: bool) -> None:
     click.echo(text if resolved else f"ok: {scenario}", nl=not resolved or not text.endswith("\n"))
 
 
+# --- emulate (live, ccbench-emu) ------------------------------------------------------------
+
+
+def _emu_binary() -> str:
+    """The `ccbench-emu` binary: $CCBENCH_EMU, then PATH, then this checkout's target/."""
+    import shutil
+
+    if env := os.environ.get("CCBENCH_EMU"):
+        return env
+    if found := shutil.which("ccbench-emu"):
+        return found
+    root = Path(__file__).resolve().parents[2]
+    for profile in ("release", "debug"):
+        cand = root / "target" / profile / "ccbench-emu"
+        if cand.is_file():
+            return str(cand)
+    _fail("ccbench-emu not found: build it with `cargo build --release -p ccbench-emu` "
+          "(or set CCBENCH_EMU to its path)", USER_ERROR)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@_scenario_argument
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for summary.json and forwarder.json.  [default: results/SCENARIO-emu]")
+@_set_option
+@click.option("--server", "servers", multiple=True, metavar="CMD",
+              help="Shell command to run in the server namespace first (repeatable).")
+@click.option("--no-rt", is_flag=True, help="Do not run the forwarder as SCHED_FIFO.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers: Sequence[str], no_rt: bool,
+            command: Sequence[str]) -> None:
+    """Run COMMAND live through SCENARIO's links (root; Linux).
+
+    ccbench's own qdisc, rate and delay code carries real packets between
+    network namespaces: `ccbench emulate s.toml --server "iperf3 -s" -- iperf3 -c $CCB_SERVER_IP`.
+    The client runs COMMAND, the server the --server commands; both see
+    CCB_CLIENT_IP and CCB_SERVER_IP.
+    """
+    import subprocess
+
+    argv = [_emu_binary(), "run", str(scenario), "-o", str(out or Path("results") / f"{scenario.stem}-emu")]
+    for o in overrides:
+        argv += ["--set", o]
+    for srv in servers:
+        argv += ["--server", srv]
+    if no_rt:
+        argv.append("--no-rt")
+    argv += ["--", *command]
+    proc = subprocess.Popen(argv)
+    while True:
+        try:
+            code = proc.wait()
+            break
+        except KeyboardInterrupt:
+            continue  # the emulator got the same SIGINT and is cleaning up
+    if code != 0:
+        raise click.exceptions.Exit(code)
+
+
+@cli.command()
+@_scenario_argument
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for the emulated run.  [default: results/SCENARIO-compare]")
+@_set_option
+@click.option("--no-rt", is_flag=True, help="Do not run the forwarder as SCHED_FIFO.")
+def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: bool) -> None:
+    """Run SCENARIO's first TCP flow simulated and with the kernel's own TCP (root).
+
+    The emulated flow is a bulk sender whose congestion control (the flow's
+    `cc`) is set before connect, through the scenario's links, for the
+    scenario's duration. Prints goodput, retransmits, sRTT and queue delay
+    side by side and flags differences above 10 %.
+    """
+    import json
+    import subprocess
+
+    result = ccbench.run(scenario, set=list(overrides))
+    sim = result.summary
+    flow = next((f for f in sim["flows"] if f["kind"] == "tcp"), None)
+    if flow is None:
+        _fail(f"{scenario}: compare needs a TCP flow", USER_ERROR)
+    secs = float(sim["duration_s"]) - float(flow.get("start_s") or 0.0)
+    out = out or Path("results") / f"{scenario.stem}-compare"
+    emu = _emu_binary()
+    argv = [emu, "run", str(scenario), "-o", str(out), "--server", f"{emu} tcp-sink 5201"]
+    for o in overrides:
+        argv += ["--set", o]
+    if no_rt:
+        argv.append("--no-rt")
+    argv += ["--", emu, "tcp-bulk", "10.201.0.2:5201", flow["cc"], f"{secs:g}"]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        _fail(f"emulation failed: {proc.stderr.strip()}", 1)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    sink, bulk = (json.loads(ln) for ln in lines[-2:])
+    emu_sum = json.loads((out / "summary.json").read_text())["emulator"]
+    emu_links = {link["link"]: link for link in emu_sum["fwd"]["links"]}
+    sim_links = [link for link in sim["links"] if link["id"] in emu_links]
+    bott = max(sim_links, key=lambda link: link["sojourn_ms"]["mean"] or 0.0)["id"] if sim_links else None
+    rows = [
+        ("goodput Mbit/s", flow["goodput_mbps"], sink["goodput_mbps"]),
+        ("retransmits", flow["retransmits"], bulk["retransmits"]),
+        ("sRTT mean ms", flow["rtt_ms"]["mean"], bulk["srtt_mean_ms"]),
+    ]
+    if bott is not None:
+        sim_link = next(link for link in sim["links"] if link["id"] == bott)
+        rows.append((f"{bott} queue delay mean ms", sim_link["sojourn_ms"]["mean"], emu_links[bott]["sojourn_mean_ms"]))
+    table = Table(title=f"{scenario.stem}: {flow['id']} ({flow['cc']}) simulated vs kernel {bulk['cc']}", box=box.SIMPLE)
+    for col in ("metric", "simulated", "emulated", "diff"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for name, a, b in rows:
+        diff = _MISSING
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a:
+            d = (b - a) / a
+            diff = f"{d * 100:+.1f}%" + (" !" if abs(d) > 0.10 else "")
+        fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
+        table.add_row(name, fmt(a), fmt(b), diff)
+    (out / "compare.json").write_text(json.dumps(
+        {"flow": flow["id"], "cc": flow["cc"], "kernel_cc": bulk["cc"],
+         "rows": [{"metric": n, "simulated": a, "emulated": b} for n, a, b in rows]}, indent=2))
+    console = _console()
+    console.print(table)
+    fw = emu_sum["fwd"]
+    console.print(f"emulator: timer lateness mean {fw['timer_late_mean_us']:.0f} us, max {fw['timer_late_max_us']:.0f} us; "
+                  f"socket drops {fw['sock_rx_drops']}; wrote {out}")
+
+
 # --- export (flent) ------------------------------------------------------------------------
 
 

@@ -155,6 +155,10 @@ pub struct Packet {
     /// set by the qdisc at enqueue, read at dequeue for per-queue metrics.
     pub class: u8,
     pub hdr: Header,
+    /// Live emulation (`ccbench-emu`) only: the arrival number of the real
+    /// frame this packet stands for, so the forwarder finds its bytes after
+    /// the qdisc. The simulator leaves it 0.
+    pub frame: u32,
 }
 
 impl Packet {

@@ -1,0 +1,437 @@
+//! The forwarder: bridges two interfaces at L2 with AF_PACKET raw sockets
+//! and carries every frame through an [`EmuPath`] per direction
+//! (A -> B "fwd", B -> A "rev"), in real time, single threaded.
+//!
+//! Frames live in a per-direction ring of 2^15 slots of 2048 B; `recvmmsg`
+//! writes straight into the slots at the ring's tail (no copy) and the
+//! core's [`Packet`] carries the slot's arrival number in `frame`. Qdiscs
+//! drop packets without telling the owner, so slots are never "freed": a
+//! slot is reused 2^15 arrivals later, and a packet whose slot was reused
+//! before it left is counted in `ring_overruns` instead of being sent.
+//! Output is batched with `sendmmsg` (PACKET_QDISC_BYPASS, as the anchor).
+//!
+//! Linux facts used (packet(7)): `PACKET_IGNORE_OUTGOING` so a socket does
+//! not see its own transmissions, `PACKET_STATISTICS` for socket drops,
+//! `MSG_TRUNC` in `msg_flags` for frames larger than a slot.
+
+use std::ffi::CString;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ccbench_core::packet::Packet;
+use ccbench_core::units::SimTime;
+use serde::Serialize;
+
+use crate::frame;
+use crate::path::{EmuPath, StageReport};
+
+const SLOT: usize = 2048;
+const RING_POW: u32 = 15;
+const BATCH: usize = 64;
+
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Accuracy figures and counters of one direction.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DirReport {
+    pub rx_pkts: u64,
+    pub rx_bytes: u64,
+    pub truncated: u64,
+    pub sock_rx_drops: u64,
+    pub ring_overruns: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub tx_err: u64,
+    pub ecn_rewrites: u64,
+    pub configured_rate_bps: u64,
+    /// Frame bytes over the span from the first to the last real write
+    /// (the last frame's bytes excluded), bit/s.
+    pub achieved_rate_bps: f64,
+    pub achieved_over_configured: f64,
+    pub tx_span_s: f64,
+    pub timer_late_mean_us: f64,
+    pub timer_late_max_us: f64,
+    pub links: Vec<StageReport>,
+}
+
+struct Dir {
+    name: &'static str,
+    in_fd: i32,
+    out_fd: i32,
+    path: EmuPath,
+    ring: Vec<u8>,
+    seq_of: Vec<u32>,
+    seq: u32,
+    due: Vec<(SimTime, Packet)>,
+    r: DirReport,
+    tx_first: u64,
+    tx_last: u64,
+    tx_last_len: u64,
+    late_sum: u64,
+    late_n: u64,
+    late_max: u64,
+}
+
+fn clock_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn setopt(fd: i32, level: i32, opt: i32, val: i32) -> io::Result<()> {
+    // SAFETY: val lives across the call; size matches.
+    let r =
+        unsafe { libc::setsockopt(fd, level, opt, &val as *const i32 as *const libc::c_void, 4) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// An AF_PACKET socket bound to `ifname`, non-blocking.
+pub fn open_if(ifname: &str) -> io::Result<i32> {
+    let proto = (libc::ETH_P_ALL as u16).to_be();
+    // SAFETY: plain syscalls with checked results.
+    unsafe {
+        let fd = libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            i32::from(proto),
+        );
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let c = CString::new(ifname).map_err(|_| io::Error::other("bad interface name"))?;
+        let idx = libc::if_nametoindex(c.as_ptr());
+        if idx == 0 {
+            return Err(io::Error::other(format!("no interface {ifname}")));
+        }
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = proto;
+        sll.sll_ifindex = idx as i32;
+        if libc::bind(
+            fd,
+            &sll as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        ) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        setopt(fd, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
+        setopt(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1)?;
+        setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 64 << 20)?;
+        setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 64 << 20)?;
+        // Drop whatever arrived before the bind took effect.
+        let mut tmp = [0u8; SLOT];
+        while libc::recv(
+            fd,
+            tmp.as_mut_ptr() as *mut libc::c_void,
+            SLOT,
+            libc::MSG_DONTWAIT,
+        ) > 0
+        {}
+        // Reset the drop counter.
+        sock_drops(fd);
+        Ok(fd)
+    }
+}
+
+/// Frames the kernel dropped for this socket since the last call.
+fn sock_drops(fd: i32) -> u64 {
+    let mut st = libc::tpacket_stats {
+        tp_packets: 0,
+        tp_drops: 0,
+    };
+    let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+    // SAFETY: st/len are valid for the call.
+    unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            &mut st as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    u64::from(st.tp_drops)
+}
+
+impl Dir {
+    fn new(name: &'static str, in_fd: i32, out_fd: i32, path: EmuPath) -> Dir {
+        let cap = 1usize << RING_POW;
+        let r = DirReport {
+            configured_rate_bps: path.bottleneck_bps(),
+            ..Default::default()
+        };
+        Dir {
+            name,
+            in_fd,
+            out_fd,
+            path,
+            ring: vec![0; cap * SLOT],
+            seq_of: vec![u32::MAX; cap],
+            seq: 0,
+            due: Vec::with_capacity(4 * BATCH),
+            r,
+            tx_first: 0,
+            tx_last: 0,
+            tx_last_len: 0,
+            late_sum: 0,
+            late_n: 0,
+            late_max: 0,
+        }
+    }
+
+    fn slot(&self, seq: u32) -> usize {
+        (seq as usize) & ((1 << RING_POW) - 1)
+    }
+
+    /// Receive what is waiting (up to 4 batches), timestamp it, and hand it
+    /// to the path.
+    fn rx(&mut self, t0: u64) {
+        for _ in 0..4 {
+            let mut iov: [libc::iovec; BATCH] = [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; BATCH];
+            // SAFETY: zeroed mmsghdr is a valid empty header.
+            let mut mm: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+            for i in 0..BATCH {
+                let s = self.slot(self.seq.wrapping_add(i as u32));
+                iov[i].iov_base = self.ring[s * SLOT..].as_mut_ptr() as *mut libc::c_void;
+                iov[i].iov_len = SLOT;
+                mm[i].msg_hdr.msg_iov = &mut iov[i];
+                mm[i].msg_hdr.msg_iovlen = 1;
+            }
+            // Slots wrap at the ring's end: never hand out a batch across it
+            // (iov entries point at separate slots, so wrapping is fine).
+            // SAFETY: iov/mm are valid for BATCH entries.
+            let n = unsafe {
+                libc::recvmmsg(
+                    self.in_fd,
+                    mm.as_mut_ptr(),
+                    BATCH as u32,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null_mut(),
+                )
+            };
+            if n <= 0 {
+                return;
+            }
+            let now = SimTime(clock_ns() - t0);
+            let Dir { path, due, .. } = self;
+            path.advance(now, &mut |t, p| due.push((t, p)));
+            for m in mm.iter().take(n as usize) {
+                let seq = self.seq;
+                self.seq = self.seq.wrapping_add(1);
+                let len = m.msg_len as usize;
+                let s = self.slot(seq);
+                self.seq_of[s] = seq;
+                if !(14..=SLOT).contains(&len) || m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                    self.r.truncated += 1;
+                    self.seq_of[s] = u32::MAX;
+                    continue;
+                }
+                self.r.rx_pkts += 1;
+                self.r.rx_bytes += len as u64;
+                let p = frame::to_packet(&self.ring[s * SLOT..s * SLOT + len], seq);
+                let Dir { path, due, .. } = self;
+                path.arrive(now, p, &mut |t, p| due.push((t, p)));
+            }
+            if (n as usize) < BATCH {
+                return;
+            }
+        }
+    }
+
+    /// Send every packet that is due, in batches.
+    fn tx(&mut self, now_ns: u64, t0: u64) {
+        let mut iov: [libc::iovec; BATCH] = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; BATCH];
+        // SAFETY: zeroed mmsghdr is a valid empty header.
+        let mut mm: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+        let now = now_ns - t0;
+        let mut k = 0;
+        while k < self.due.len() {
+            let mut n = 0;
+            while k < self.due.len() && n < BATCH {
+                let (t, p) = self.due[k];
+                k += 1;
+                let s = self.slot(p.frame);
+                if self.seq_of[s] != p.frame {
+                    self.r.ring_overruns += 1;
+                    continue;
+                }
+                self.seq_of[s] = u32::MAX;
+                let len = p.size as usize;
+                let fr = &mut self.ring[s * SLOT..s * SLOT + len];
+                if frame::inspect(fr).ipv4 && fr[15] != p.tos() && frame::set_tos(fr, p.tos()) {
+                    self.r.ecn_rewrites += 1;
+                }
+                let late = now.saturating_sub(t.0);
+                self.late_sum += late;
+                self.late_n += 1;
+                self.late_max = self.late_max.max(late);
+                iov[n].iov_base = fr.as_mut_ptr() as *mut libc::c_void;
+                iov[n].iov_len = len;
+                mm[n].msg_hdr.msg_iov = &mut iov[n];
+                mm[n].msg_hdr.msg_iovlen = 1;
+                n += 1;
+            }
+            let mut sent = 0;
+            while sent < n {
+                // SAFETY: entries sent..n are valid headers.
+                let r = unsafe {
+                    libc::sendmmsg(self.out_fd, mm[sent..].as_mut_ptr(), (n - sent) as u32, 0)
+                };
+                if r > 0 {
+                    for v in &iov[sent..sent + r as usize] {
+                        self.r.tx_pkts += 1;
+                        self.r.tx_bytes += v.iov_len as u64;
+                        self.tx_last_len = v.iov_len as u64;
+                    }
+                    if self.tx_first == 0 {
+                        self.tx_first = now_ns;
+                    }
+                    self.tx_last = now_ns;
+                    sent += r as usize;
+                } else {
+                    self.r.tx_err += 1;
+                    sent += 1;
+                }
+            }
+        }
+        self.due.clear();
+    }
+
+    fn report(&mut self) -> DirReport {
+        self.r.sock_rx_drops += sock_drops(self.in_fd);
+        let mut r = self.r.clone();
+        if self.tx_last > self.tx_first {
+            let span = (self.tx_last - self.tx_first) as f64 / 1e9;
+            r.tx_span_s = span;
+            r.achieved_rate_bps = (r.tx_bytes - self.tx_last_len) as f64 * 8.0 / span;
+            if r.configured_rate_bps > 0 {
+                r.achieved_over_configured = r.achieved_rate_bps / r.configured_rate_bps as f64;
+            }
+        }
+        if self.late_n > 0 {
+            r.timer_late_mean_us = self.late_sum as f64 / self.late_n as f64 / 1e3;
+        }
+        r.timer_late_max_us = self.late_max as f64 / 1e3;
+        r.links = self.path.reports();
+        r
+    }
+}
+
+/// What the forwarder writes on exit.
+#[derive(Debug, Serialize)]
+pub struct ForwarderReport {
+    pub duration_s: f64,
+    pub realtime: bool,
+    pub fwd: DirReport,
+    pub rev: DirReport,
+}
+
+pub struct Options {
+    pub if_a: String,
+    pub if_b: String,
+    pub realtime: bool,
+    /// A file created once the sockets are open.
+    pub ready: Option<String>,
+}
+
+/// Run until SIGINT/SIGTERM, then return the report.
+pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderReport> {
+    // SAFETY: installing a handler that only stores an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_stop as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_stop as *const () as libc::sighandler_t);
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1u64);
+    }
+    let mut realtime = false;
+    if opt.realtime {
+        let sp = libc::sched_param { sched_priority: 50 };
+        // SAFETY: valid sched_param.
+        realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &sp) } == 0;
+        if !realtime {
+            eprintln!(
+                "ccbench-emu: SCHED_FIFO not available ({}); timing will be noisier",
+                io::Error::last_os_error()
+            );
+        }
+    }
+    let fa = open_if(&opt.if_a)?;
+    let fb = open_if(&opt.if_b)?;
+    let mut dirs = [Dir::new("fwd", fa, fb, fwd), Dir::new("rev", fb, fa, rev)];
+    // Fault in and lock the rings and histograms now, so no page fault
+    // lands in the middle of the run (the anchor's linkemu does the same).
+    // SAFETY: plain syscall; failure only costs timing accuracy.
+    unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
+    if let Some(r) = &opt.ready {
+        std::fs::write(r, b"ready\n")?;
+    }
+
+    let t0 = clock_ns();
+    let mut pfd = [
+        libc::pollfd {
+            fd: fa,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: fb,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    while !STOP.load(Ordering::Relaxed) {
+        for d in dirs.iter_mut() {
+            d.rx(t0);
+        }
+        let now = clock_ns();
+        for d in dirs.iter_mut() {
+            let Dir { path, due, .. } = d;
+            path.advance(SimTime(now - t0), &mut |t, p| due.push((t, p)));
+            d.tx(now, t0);
+        }
+        let next = dirs.iter().filter_map(|d| d.path.next_event()).min();
+        let now = clock_ns() - t0;
+        let ts;
+        let tp = match next {
+            Some(t) if t.0 <= now => continue,
+            Some(t) => {
+                let dt = t.0 - now;
+                ts = libc::timespec {
+                    tv_sec: (dt / 1_000_000_000) as i64,
+                    tv_nsec: (dt % 1_000_000_000) as i64,
+                };
+                &ts as *const libc::timespec
+            }
+            None => std::ptr::null(),
+        };
+        // SAFETY: pfd and ts are valid for the call.
+        unsafe { libc::ppoll(pfd.as_mut_ptr(), 2, tp, std::ptr::null()) };
+    }
+    let dur = (clock_ns() - t0) as f64 / 1e9;
+    let [mut a, mut b] = dirs;
+    let _ = (a.name, b.name);
+    Ok(ForwarderReport {
+        duration_s: dur,
+        realtime,
+        fwd: a.report(),
+        rev: b.report(),
+    })
+}

@@ -1,0 +1,506 @@
+//! One direction of the emulated network: the scenario's links in series,
+//! each a ccbench qdisc (the simulator's own code, built by
+//! `QdiscConfig::build`) + serializer at rate + constant propagation delay,
+//! with the link's Bernoulli loss on arrival and its rate schedule.
+//!
+//! Time is a virtual clock in [`SimTime`] (ns since the emulator started).
+//! Events (a serializer becoming free with packets queued, a packet leaving
+//! a pipe) are processed lazily in time order when the forwarder calls
+//! [`EmuPath::advance`] with the wall clock: a dequeue that should have
+//! happened at `link_free` happens *at* `link_free` even if the timer fired
+//! late (`start = max(link_free, arrival)`, `link_free = start + size*8/rate`),
+//! so the long-run rate is exact and lateness only delays the real write.
+//! This is the virtual departure clock of Mahimahi / the kernel anchor's
+//! `linkemu.c` (`advance()`), applied to every qdisc.
+//!
+//! Deviations from the simulator's `Link`: arrivals are timestamped by the
+//! forwarder once per `recvmmsg` batch; the serializer starts when the
+//! qdisc hands out a packet, as in `sim.rs`.
+
+use std::collections::VecDeque;
+
+use ccbench_core::packet::Packet;
+use ccbench_core::qdisc::{AnyQdisc, Cx, Qdisc, QdiscStats};
+use ccbench_core::rng::SimRng;
+use ccbench_core::scenario::LinkSpec;
+use ccbench_core::units::{Dur, Rate, SimTime};
+use serde::Serialize;
+
+/// Sojourn histogram: 10 µs bins up to 5 s (the last bin collects the rest).
+const HBIN_NS: u64 = 10_000;
+const HBINS: usize = 500_000;
+
+pub struct Stage {
+    pub name: String,
+    qdisc_name: &'static str,
+    qdisc: AnyQdisc,
+    stats: QdiscStats,
+    rng: SimRng,
+    rate: Rate,
+    delay: Dur,
+    loss: f64,
+    schedule: VecDeque<(SimTime, Rate)>,
+    link_free: SimTime,
+    /// A non-work-conserving qdisc's release time (`next_wakeup`).
+    hold: SimTime,
+    /// Dequeue returned nothing and no wake-up time: wait for an arrival.
+    stalled: bool,
+    pipe: VecDeque<(SimTime, Packet)>,
+    arrivals: u64,
+    lost: u64,
+    tx_pkts: u64,
+    tx_bytes: u64,
+    soj_sum: u64,
+    soj_max: u64,
+    hist: Vec<u32>,
+    /// Virtual time of the first transmission start and the last end, and
+    /// the serializer's busy time in between.
+    first_start: Option<SimTime>,
+    last_end: SimTime,
+    busy_ns: u64,
+}
+
+/// A stage's counters for `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageReport {
+    pub link: String,
+    pub qdisc: &'static str,
+    pub rate_bps: u64,
+    pub delay_ms: f64,
+    pub arrivals: u64,
+    pub lost: u64,
+    pub drops_overlimit: u64,
+    pub drops_aqm: u64,
+    pub marks: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub sojourn_mean_ms: f64,
+    pub sojourn_p50_ms: f64,
+    pub sojourn_p90_ms: f64,
+    pub sojourn_p99_ms: f64,
+    pub sojourn_max_ms: f64,
+    pub backlog_pkts: usize,
+    /// Serializer busy time over the span from its first transmission to
+    /// the end of its last (virtual clock): 1.0 = never idle, so the link
+    /// ran at exactly its rate.
+    pub utilization: f64,
+}
+
+impl Stage {
+    /// A link from its scenario spec; its RNG stream is the simulator's
+    /// (`link:<id>` under the scenario seed).
+    pub fn from_spec(seed: u64, spec: &LinkSpec) -> Stage {
+        let mut rng = SimRng::for_component(seed, &format!("link:{}", spec.id));
+        let qdisc = spec.qdisc.build(&mut rng);
+        let schedule = spec
+            .schedule
+            .iter()
+            .map(|s| (SimTime(s.at.nanos()), s.rate))
+            .collect();
+        Stage::new(
+            &spec.id,
+            spec.qdisc.name(),
+            qdisc,
+            rng,
+            spec.rate.unwrap_or(Rate::UNLIMITED),
+            spec.delay,
+            spec.loss,
+            schedule,
+        )
+    }
+
+    /// A pure delay (per-flow access delay), with the simulator's default
+    /// qdisc.
+    pub fn delay_only(seed: u64, name: &str, delay: Dur) -> Stage {
+        let mut rng = SimRng::for_component(seed, &format!("link:{name}"));
+        let q = ccbench_core::qdisc::QdiscConfig::default();
+        let qdisc = q.build(&mut rng);
+        Stage::new(
+            name,
+            q.name(),
+            qdisc,
+            rng,
+            Rate::UNLIMITED,
+            delay,
+            0.0,
+            VecDeque::new(),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: &str,
+        qdisc_name: &'static str,
+        qdisc: AnyQdisc,
+        rng: SimRng,
+        rate: Rate,
+        delay: Dur,
+        loss: f64,
+        schedule: VecDeque<(SimTime, Rate)>,
+    ) -> Stage {
+        Stage {
+            name: name.to_string(),
+            qdisc_name,
+            qdisc,
+            stats: QdiscStats::default(),
+            rng,
+            rate,
+            delay,
+            loss,
+            schedule,
+            link_free: SimTime(0),
+            hold: SimTime(0),
+            stalled: false,
+            pipe: VecDeque::with_capacity(4096),
+            arrivals: 0,
+            lost: 0,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            soj_sum: 0,
+            soj_max: 0,
+            hist: vec![0; HBINS],
+            first_start: None,
+            last_end: SimTime(0),
+            busy_ns: 0,
+        }
+    }
+
+    fn dequeue_time(&self) -> Option<SimTime> {
+        if self.qdisc.is_empty() || self.stalled {
+            None
+        } else {
+            Some(self.link_free.max(self.hold))
+        }
+    }
+
+    fn enqueue_at(&mut self, t: SimTime, mut p: Packet) {
+        self.arrivals += 1;
+        if self.rng.bernoulli(self.loss) {
+            self.lost += 1;
+            return;
+        }
+        if self.qdisc.is_empty() && self.link_free < t {
+            self.link_free = t; // idle link: service starts at the arrival
+        }
+        p.enq_at = t;
+        let mut cx = Cx {
+            now: t,
+            rng: &mut self.rng,
+            stats: &mut self.stats,
+        };
+        self.qdisc.enqueue(p, &mut cx);
+        self.stalled = false;
+    }
+
+    fn dequeue_at(&mut self, t: SimTime) {
+        while let Some(&(at, r)) = self.schedule.front() {
+            if at > t {
+                break;
+            }
+            self.rate = r;
+            self.schedule.pop_front();
+        }
+        let mut cx = Cx {
+            now: t,
+            rng: &mut self.rng,
+            stats: &mut self.stats,
+        };
+        match self.qdisc.dequeue(&mut cx) {
+            Some(p) => {
+                let soj = t.0.saturating_sub(p.enq_at.0);
+                self.soj_sum += soj;
+                self.soj_max = self.soj_max.max(soj);
+                self.hist[((soj / HBIN_NS) as usize).min(HBINS - 1)] += 1;
+                let ser = self.rate.tx_time(u64::from(p.size));
+                self.link_free = t + ser;
+                self.first_start.get_or_insert(t);
+                self.last_end = self.link_free;
+                self.busy_ns += ser.nanos();
+                self.tx_pkts += 1;
+                self.tx_bytes += u64::from(p.size);
+                self.pipe.push_back((self.link_free + self.delay, p));
+            }
+            None => {
+                if !self.qdisc.is_empty() {
+                    match self.qdisc.next_wakeup() {
+                        Some(w) => self.hold = w.max(SimTime(t.0 + 1)),
+                        None => self.stalled = true,
+                    }
+                }
+            }
+        }
+    }
+
+    fn pct(&self, p: f64) -> f64 {
+        let n: u64 = self.tx_pkts;
+        if n == 0 {
+            return 0.0;
+        }
+        let want = ((p * n as f64).ceil() as u64).max(1);
+        let mut acc = 0u64;
+        for (i, &c) in self.hist.iter().enumerate() {
+            acc += u64::from(c);
+            if acc >= want {
+                return (i as f64 + 0.5) * HBIN_NS as f64 / 1e6;
+            }
+        }
+        HBINS as f64 * HBIN_NS as f64 / 1e6
+    }
+
+    pub fn report(&self) -> StageReport {
+        StageReport {
+            link: self.name.clone(),
+            qdisc: self.qdisc_name,
+            rate_bps: self.rate.bps(),
+            delay_ms: self.delay.as_millis_f64(),
+            arrivals: self.arrivals,
+            lost: self.lost,
+            drops_overlimit: self.stats.drops_overlimit,
+            drops_aqm: self.stats.drops_aqm,
+            marks: self.stats.marks,
+            tx_pkts: self.tx_pkts,
+            tx_bytes: self.tx_bytes,
+            sojourn_mean_ms: if self.tx_pkts > 0 {
+                self.soj_sum as f64 / self.tx_pkts as f64 / 1e6
+            } else {
+                0.0
+            },
+            sojourn_p50_ms: self.pct(0.5),
+            sojourn_p90_ms: self.pct(0.9),
+            sojourn_p99_ms: self.pct(0.99),
+            sojourn_max_ms: self.soj_max as f64 / 1e6,
+            backlog_pkts: self.qdisc.len(),
+            utilization: match self.first_start {
+                Some(f) if self.last_end > f => {
+                    self.busy_ns as f64 / (self.last_end.0 - f.0) as f64
+                }
+                _ => 0.0,
+            },
+        }
+    }
+}
+
+/// The links of one direction, in order.
+pub struct EmuPath {
+    pub stages: Vec<Stage>,
+}
+
+impl EmuPath {
+    pub fn new(stages: Vec<Stage>) -> EmuPath {
+        EmuPath { stages }
+    }
+
+    /// The slowest configured rate along the path (0 = all unlimited).
+    pub fn bottleneck_bps(&self) -> u64 {
+        self.stages
+            .iter()
+            .map(|s| s.rate.bps())
+            .filter(|&r| r > 0)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// A packet arrives at the first link at `now`. Call [`advance`](Self::advance)
+    /// up to `now` first, so earlier virtual events happen before it.
+    pub fn arrive(&mut self, now: SimTime, p: Packet, out: &mut impl FnMut(SimTime, Packet)) {
+        match self.stages.first_mut() {
+            Some(s) => s.enqueue_at(now, p),
+            None => out(now, p),
+        }
+    }
+
+    /// Run every virtual event at or before `now`, in time order (pipe exits
+    /// before dequeues at the same instant, upstream links first). Packets
+    /// leaving the last link go to `out` with their due time.
+    pub fn advance(&mut self, now: SimTime, out: &mut impl FnMut(SimTime, Packet)) {
+        loop {
+            // (time, kind: 0 = pipe exit, 1 = dequeue, stage)
+            let mut best: Option<(SimTime, u8, usize)> = None;
+            for (i, s) in self.stages.iter().enumerate() {
+                if let Some(&(t, _)) = s.pipe.front() {
+                    if best.is_none_or(|b| (t, 0, i) < b) {
+                        best = Some((t, 0, i));
+                    }
+                }
+                if let Some(t) = s.dequeue_time() {
+                    if best.is_none_or(|b| (t, 1, i) < b) {
+                        best = Some((t, 1, i));
+                    }
+                }
+            }
+            let Some((t, kind, i)) = best else { return };
+            if t > now {
+                return;
+            }
+            if kind == 1 {
+                self.stages[i].dequeue_at(t);
+            } else {
+                let (_, p) = self.stages[i].pipe.pop_front().expect("pipe head");
+                match self.stages.get_mut(i + 1) {
+                    Some(next) => next.enqueue_at(t, p),
+                    None => out(t, p),
+                }
+            }
+        }
+    }
+
+    /// The earliest pending virtual event, if any.
+    pub fn next_event(&self) -> Option<SimTime> {
+        self.stages
+            .iter()
+            .flat_map(|s| [s.pipe.front().map(|&(t, _)| t), s.dequeue_time()])
+            .flatten()
+            .min()
+    }
+
+    pub fn reports(&self) -> Vec<StageReport> {
+        self.stages.iter().map(Stage::report).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccbench_core::packet::Ecn;
+
+    fn stage(q: &str, rate_mbps: u64, delay_ms: u64) -> Stage {
+        let spec: LinkSpec = ccbench_core::scenario::parse(
+            &format!(
+                "name='t'\nduration='1s'\n[[links]]\nid='l'\nrate='{rate_mbps}Mbit'\ndelay='{delay_ms}ms'\nqdisc={{{q}}}\n\
+                 [[flows]]\nid='f'\npath=['l']\n"
+            ),
+            "t.toml",
+            &[],
+        )
+        .unwrap()
+        .scenario
+        .links
+        .remove(0);
+        Stage::from_spec(1, &spec)
+    }
+
+    fn pkt(size: u32, frame: u32, ecn: Ecn) -> Packet {
+        Packet {
+            size,
+            frame,
+            ecn,
+            tuple: frame % 4,
+            ..Default::default()
+        }
+    }
+
+    /// Departures follow the virtual clock exactly, however late and
+    /// irregular the forwarder's wake-ups are: a back-to-back burst of 1514 B
+    /// frames at 10 Mbit/s leaves at 20 ms + k * 1211.2 µs.
+    #[test]
+    fn late_wakeups_do_not_change_departure_times() {
+        for step_us in [1u64, 137, 5_000, 100_000] {
+            let mut path = EmuPath::new(vec![stage("kind='pfifo', limit=1000", 10, 20)]);
+            let mut got = Vec::new();
+            let t0 = SimTime(1_000_000);
+            path.advance(t0, &mut |t, p| got.push((t, p.frame)));
+            for k in 0..200 {
+                path.arrive(t0, pkt(1514, k, Ecn::NotEct), &mut |_, _| unreachable!());
+            }
+            let mut now = t0;
+            while got.len() < 200 {
+                now = SimTime(now.0 + step_us * 1000);
+                path.advance(now, &mut |t, p| got.push((t, p.frame)));
+            }
+            assert_eq!(path.reports()[0].utilization, 1.0);
+            for (k, &(t, f)) in got.iter().enumerate() {
+                assert_eq!(f, k as u32);
+                let ideal = t0.0 + 20_000_000 + (k as u64 + 1) * 1_211_200;
+                assert_eq!(t.0, ideal, "step {step_us} us, packet {k}");
+            }
+        }
+    }
+
+    /// Two links in series: the second (slower) one is the bottleneck and the
+    /// delays add; pfifo's limit drops the excess of a burst.
+    #[test]
+    fn links_in_series_and_tail_drop() {
+        let mut path = EmuPath::new(vec![
+            stage("kind='pfifo', limit=1000", 100, 5),
+            stage("kind='pfifo', limit=10", 10, 10),
+        ]);
+        let mut got = Vec::new();
+        for k in 0..50 {
+            path.arrive(SimTime(0), pkt(1514, k, Ecn::NotEct), &mut |_, _| {});
+        }
+        path.advance(SimTime(10_000_000_000), &mut |t, p| got.push((t, p.frame)));
+        let r = path.reports();
+        assert_eq!(r[0].tx_pkts, 50);
+        // Link 2 receives one packet every 121.12 µs but sends one every
+        // 1211.2 µs: it keeps 10 waiting + 1 on the wire, and the rest
+        // arriving while full are dropped.
+        assert_eq!(r[1].arrivals, 50);
+        assert_eq!(r[1].drops_overlimit + r[1].tx_pkts, 50);
+        assert!(r[1].drops_overlimit > 30, "{:?}", r[1]);
+        // First packet: 121.12 µs + 5 ms + 1211.2 µs + 10 ms.
+        assert_eq!(got[0].0 .0, 121_120 + 5_000_000 + 1_211_200 + 10_000_000);
+        assert_eq!(path.bottleneck_bps(), 10_000_000);
+    }
+
+    /// DualPI2 through the emulator's path marks ECT(1) (L4S) packets of a
+    /// standing queue, via the same code as the simulator.
+    #[test]
+    fn dualpi2_marks_l4s_packets() {
+        let mut path = EmuPath::new(vec![stage("kind='dualpi2'", 10, 1)]);
+        let mut marked = 0;
+        let mut n = 0u32;
+        // Offer 12 Mbit/s of ECT(1) for 2 s: the L queue's step threshold (1 ms) is exceeded.
+        let gap = 1_009_333; // ns per 1514 B at 12 Mbit/s
+        for k in 0..2000u32 {
+            let now = SimTime(u64::from(k) * gap);
+            path.advance(now, &mut |_, p| {
+                n += 1;
+                marked += u32::from(p.ecn == Ecn::Ce);
+            });
+            path.arrive(now, pkt(1514, k, Ecn::Ect1), &mut |_, _| {});
+        }
+        path.advance(SimTime(u64::MAX / 2), &mut |_, p| {
+            n += 1;
+            marked += u32::from(p.ecn == Ecn::Ce);
+        });
+        let r = &path.reports()[0];
+        assert_eq!(
+            u64::from(n) + r.drops_overlimit + r.drops_aqm,
+            2000,
+            "every packet leaves or is dropped"
+        );
+        assert!(n > 1500);
+        assert!(marked > 100, "marked {marked} of {n}");
+        assert_eq!(path.reports()[0].marks, u64::from(marked));
+    }
+
+    #[test]
+    fn loss_and_rate_schedule_apply() {
+        let spec: LinkSpec = ccbench_core::scenario::parse(
+            "name='t'\nduration='1s'\n[[links]]\nid='l'\nrate='10Mbit'\nloss=0.5\n\
+             schedule=[{at='1s', rate='20Mbit'}]\n[[flows]]\nid='f'\npath=['l']\n",
+            "t.toml",
+            &[],
+        )
+        .unwrap()
+        .scenario
+        .links
+        .remove(0);
+        let mut path = EmuPath::new(vec![Stage::from_spec(3, &spec)]);
+        let mut out = Vec::new();
+        for k in 0..4000u32 {
+            let now = SimTime(u64::from(k) * 500_000);
+            path.advance(now, &mut |t, p| out.push((t, p.frame)));
+            path.arrive(now, pkt(100, k, Ecn::NotEct), &mut |_, _| {});
+        }
+        let r = path.reports();
+        assert!((1800..2200).contains(&r[0].lost), "lost {}", r[0].lost);
+        // Each packet is alone on the link: it leaves one serialization
+        // after its arrival, 80 µs for 100 B before 1 s, 40 µs after.
+        for &(t, k) in &out {
+            let arr = u64::from(k) * 500_000;
+            let ser = if arr < 1_000_000_000 { 80_000 } else { 40_000 };
+            assert_eq!(t.0 - arr, ser, "packet {k}");
+        }
+    }
+}

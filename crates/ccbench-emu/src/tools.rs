@@ -1,0 +1,317 @@
+//! Tiny UDP traffic programs for tests and checks (this machine has no
+//! iperf3 or ping): a paced sender with a chosen TOS byte, a sink that
+//! counts ECN codepoints as received (IP_RECVTOS), and an echo pair for RTT.
+//! Each prints one JSON object on stdout.
+
+use std::net::UdpSocket;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+fn set_tos(s: &UdpSocket, tos: u8) -> Result<(), String> {
+    let v = i32::from(tos);
+    // SAFETY: valid fd and int.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_TOS,
+            &v as *const i32 as *const libc::c_void,
+            4,
+        )
+    };
+    if r < 0 {
+        return Err(format!("IP_TOS: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Send 1472 B datagrams (1514 B frames) to `dst` at `mbps` of frame bytes
+/// for `secs`, with TOS byte `tos`.
+pub fn blast(dst: &str, mbps: f64, secs: f64, tos: u8) -> Result<serde_json::Value, String> {
+    let s = UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
+    set_tos(&s, tos)?;
+    s.connect(dst).map_err(|e| format!("{dst}: {e}"))?;
+    let gap = Duration::from_secs_f64(1514.0 * 8.0 / (mbps * 1e6));
+    let buf = [0x5au8; 1472];
+    let t0 = Instant::now();
+    let end = Duration::from_secs_f64(secs);
+    let (mut sent, mut err) = (0u64, 0u64);
+    let mut next = Duration::ZERO;
+    while next < end {
+        let el = t0.elapsed();
+        if el < next {
+            std::thread::sleep(next - el);
+        }
+        match s.send(&buf) {
+            Ok(_) => sent += 1,
+            Err(_) => err += 1,
+        }
+        next += gap;
+    }
+    Ok(json!({"sent": sent, "errors": err}))
+}
+
+/// Receive on `port` until `secs` have passed since the first datagram
+/// (or `secs` + 5 s of nothing); count ECN codepoints.
+pub fn sink(port: u16, secs: f64) -> Result<serde_json::Value, String> {
+    let s = UdpSocket::bind(("0.0.0.0", port)).map_err(|e| e.to_string())?;
+    let one = 1i32;
+    // SAFETY: valid fd and int.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_RECVTOS,
+            &one as *const i32 as *const libc::c_void,
+            4,
+        )
+    };
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .map_err(|e| e.to_string())?;
+    println!("{}", json!({"listening": port}));
+    let mut ecn = [0u64; 4];
+    let (mut pkts, mut bytes) = (0u64, 0u64);
+    let t0 = Instant::now();
+    let mut first: Option<Instant> = None;
+    let mut buf = [0u8; 2048];
+    let mut cbuf = [0u64; 16];
+    loop {
+        let limit = first.map_or(secs + 5.0, |f| secs + f.duration_since(t0).as_secs_f64());
+        if t0.elapsed().as_secs_f64() > limit {
+            break;
+        }
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
+        // SAFETY: zeroed msghdr then valid pointers.
+        let mut mh: libc::msghdr = unsafe { std::mem::zeroed() };
+        mh.msg_iov = &mut iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
+        mh.msg_controllen = std::mem::size_of_val(&cbuf);
+        // SAFETY: mh is valid.
+        let n = unsafe { libc::recvmsg(s.as_raw_fd(), &mut mh, 0) };
+        if n < 0 {
+            continue; // timeout
+        }
+        first.get_or_insert_with(Instant::now);
+        pkts += 1;
+        bytes += n as u64;
+        // SAFETY: walking the control buffer the kernel filled.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&mh);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::IPPROTO_IP && (*c).cmsg_type == libc::IP_TOS {
+                    let tos = *libc::CMSG_DATA(c);
+                    ecn[usize::from(tos & 3)] += 1;
+                }
+                c = libc::CMSG_NXTHDR(&mh, c);
+            }
+        }
+    }
+    Ok(
+        json!({"pkts": pkts, "bytes": bytes, "not_ect": ecn[0], "ect1": ecn[1], "ect0": ecn[2], "ce": ecn[3]}),
+    )
+}
+
+/// Echo datagrams back to their sender, forever.
+pub fn echo(port: u16) -> Result<serde_json::Value, String> {
+    let s = UdpSocket::bind(("0.0.0.0", port)).map_err(|e| e.to_string())?;
+    let mut buf = [0u8; 2048];
+    loop {
+        if let Ok((n, from)) = s.recv_from(&mut buf) {
+            let _ = s.send_to(&buf[..n], from);
+        }
+    }
+}
+
+/// Send `count` 64 B probes every `interval_ms` to an echo server and report
+/// RTT statistics in ms.
+pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value, String> {
+    let s = UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
+    s.connect(dst).map_err(|e| format!("{dst}: {e}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(2)))
+        .map_err(|e| e.to_string())?;
+    let mut rtts = Vec::new();
+    let mut buf = [0u8; 64];
+    for seq in 0..count {
+        let t = Instant::now();
+        let mut msg = [0u8; 64];
+        msg[..4].copy_from_slice(&seq.to_be_bytes());
+        let _ = s.send(&msg);
+        while let Ok(n) = s.recv(&mut buf) {
+            if n >= 4 && buf[..4] == seq.to_be_bytes() {
+                rtts.push(t.elapsed().as_secs_f64() * 1e3);
+                break;
+            }
+        }
+        let el = t.elapsed().as_secs_f64() * 1e3;
+        if el < interval_ms {
+            std::thread::sleep(Duration::from_secs_f64((interval_ms - el) / 1e3));
+        }
+    }
+    let mut v = rtts.clone();
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v[((p * v.len() as f64) as usize).min(v.len() - 1)]
+        }
+    };
+    let mean = if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    Ok(
+        json!({"sent": count, "received": v.len(), "mean_ms": mean, "min_ms": q(0.0), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": v.last().copied().unwrap_or(f64::NAN)}),
+    )
+}
+
+/// Accept one TCP connection on `port`, read until EOF, report the bytes
+/// and goodput (first byte to EOF), then close (which tells the sender).
+pub fn tcp_sink(port: u16) -> Result<serde_json::Value, String> {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind(("0.0.0.0", port)).map_err(|e| e.to_string())?;
+    let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut bytes = 0u64;
+    let t0 = Instant::now();
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => bytes += n as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let v = json!({"bytes": bytes, "secs": secs, "goodput_mbps": bytes as f64 * 8.0 / secs / 1e6});
+    println!("{v}");
+    let _ = std::io::stdout().flush();
+    let _ = s.write_all(b"done");
+    Ok(v)
+}
+
+fn tcp_info(fd: i32) -> libc::tcp_info {
+    // SAFETY: zeroed tcp_info is valid; len matches.
+    unsafe {
+        let mut ti: libc::tcp_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut ti as *mut _ as *mut libc::c_void,
+            &mut len,
+        );
+        ti
+    }
+}
+
+/// A bulk TCP sender with congestion control `cc` set *before* connect
+/// (so the socket never runs the namespace default; cf. the kernel anchor's
+/// note on iperf3 `-C`). Sends for `secs`, samples `tcpi_rtt` every 100 ms,
+/// then waits for the sink's report and prints sender figures.
+pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, String> {
+    use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+    let addr: std::net::SocketAddrV4 = dst
+        .parse()
+        .map_err(|_| format!("bad address {dst} (want IPv4:PORT)"))?;
+    // SAFETY: plain socket calls with checked results; the fd is handed to TcpStream.
+    let mut s = unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        if libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr() as *const libc::c_void,
+            cc.len() as u32,
+        ) < 0
+        {
+            return Err(format!(
+                "TCP_CONGESTION {cc}: {} (see /proc/sys/net/ipv4/tcp_available_congestion_control)",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let sa = libc::sockaddr_in {
+            sin_family: libc::AF_INET as u16,
+            sin_port: addr.port().to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_ne_bytes(addr.ip().octets()),
+            },
+            sin_zero: [0; 8],
+        };
+        // Retry while the sink starts listening.
+        let mut tries = 0;
+        while libc::connect(
+            fd,
+            &sa as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as u32,
+        ) < 0
+        {
+            tries += 1;
+            if tries > 50 {
+                return Err(format!(
+                    "connect {dst}: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::net::TcpStream::from_raw_fd(fd)
+    };
+    let fd = s.as_raw_fd();
+    let mut used = [0u8; 16];
+    let mut ul = used.len() as libc::socklen_t;
+    // SAFETY: valid buffer.
+    unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            used.as_mut_ptr() as *mut libc::c_void,
+            &mut ul,
+        )
+    };
+    let used = String::from_utf8_lossy(&used[..ul as usize])
+        .trim_end_matches('\0')
+        .to_string();
+    let buf = vec![0u8; 1 << 16];
+    let t0 = Instant::now();
+    let mut next_sample = Duration::ZERO;
+    let mut rtts = Vec::new();
+    let mut sent = 0u64;
+    while t0.elapsed().as_secs_f64() < secs {
+        sent += s.write(&buf).map_err(|e| e.to_string())? as u64;
+        if t0.elapsed() >= next_sample {
+            let ti = tcp_info(fd);
+            if ti.tcpi_rtt > 0 {
+                rtts.push(f64::from(ti.tcpi_rtt) / 1e3);
+            }
+            next_sample += Duration::from_millis(100);
+        }
+    }
+    let ti = tcp_info(fd);
+    s.shutdown(std::net::Shutdown::Write)
+        .map_err(|e| e.to_string())?;
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    let srtt = if rtts.is_empty() {
+        f64::NAN
+    } else {
+        rtts.iter().sum::<f64>() / rtts.len() as f64
+    };
+    let v = json!({"cc": used, "sent_bytes": sent, "secs": secs, "retransmits": ti.tcpi_total_retrans,
+                   "srtt_mean_ms": srtt, "srtt_samples": rtts.len(), "cwnd_last": ti.tcpi_snd_cwnd});
+    let _ = std::io::stdout().flush();
+    Ok(v)
+}

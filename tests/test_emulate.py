@@ -1,0 +1,103 @@
+"""`ccbench emulate`: the Python front end of the live emulator (crates/ccbench-emu)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from conftest import TINY
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _fake_emu(tmp_path: Path, code: int) -> Path:
+    """A stand-in binary that records its argv and exits with `code`."""
+    fake = tmp_path / "fake-emu"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{tmp_path}/argv"\nexit {code}\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return fake
+
+
+def test_emulate_passes_options_and_command_and_exit_code(run_cli, write_scenario, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CCBENCH_EMU", str(_fake_emu(tmp_path, 3)))
+    scenario = write_scenario(TINY)
+    result = run_cli("emulate", scenario, "-o", "o", "--set", "links.0.rate=20Mbit", "--server", "srv -x",
+                     "--no-rt", "--", "client", "-c", "10.0.0.1")
+    assert result.exit_code == 3
+    argv = (tmp_path / "argv").read_text().splitlines()
+    assert argv == ["run", str(scenario), "-o", "o", "--set", "links.0.rate=20Mbit", "--server", "srv -x",
+                    "--no-rt", "--", "client", "-c", "10.0.0.1"]
+
+
+def test_emulate_names_a_missing_binary(run_cli, write_scenario, monkeypatch) -> None:
+    monkeypatch.setenv("CCBENCH_EMU", "/nonexistent/ccbench-emu")
+    result = run_cli("emulate", write_scenario(TINY), "--", "true")
+    assert result.exit_code == 2
+    assert "/nonexistent/ccbench-emu" in result.stderr
+
+
+def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, monkeypatch, tmp_path) -> None:
+    """Root only (CI is root): a real UDP echo through TINY's 10 ms + 10 ms links."""
+    assert os.geteuid() == 0, "the live emulation test needs root"
+    emu = ROOT / "target" / "debug" / "ccbench-emu"
+    if not emu.is_file():
+        emu = ROOT / "target" / "release" / "ccbench-emu"
+    assert emu.is_file(), "build it first: cargo build -p ccbench-emu"
+    monkeypatch.setenv("CCBENCH_EMU", str(emu))
+    scenario = write_scenario(TINY)
+    out = run_module("emulate", scenario, "-o", tmp_path / "o", "--server", f"{emu} udp-echo 7000",
+                     "--", str(emu), "udp-ping", "10.201.0.2:7000", "20", "20")
+    assert out.returncode == 0, out.stderr
+    ping = json.loads(out.stdout.strip().splitlines()[-1])
+    assert ping["received"] == 20
+    configured = 20.0 + 2 * 106 * 8 / 10e6 * 1e3  # 2 x 10 ms + a 106 B frame at 10 Mbit/s each way
+    assert configured - 0.01 <= ping["min_ms"] and abs(ping["p50_ms"] - configured) < 0.5, ping
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    fwd = summary["emulator"]["fwd"]
+    assert summary["mode"] == "emulated" and summary["exit_code"] == 0
+    assert [link["link"] for link in fwd["links"]] == ["bottleneck"]
+    assert fwd["links"][0]["qdisc"] == "fq_codel" and fwd["links"][0]["tx_pkts"] == 20
+
+
+CUBIC_20M = """\
+name = "cubic-compare"
+duration = "10s"
+seed = 1
+
+[[links]]
+id = "bottleneck"
+rate = "20Mbit"
+delay = "10ms"
+qdisc = { kind = "pfifo", limit = 100 }
+
+[[links]]
+id = "ret"
+delay = "10ms"
+
+[[flows]]
+id = "f1"
+kind = "tcp"
+cc = "cubic"
+path = ["bottleneck"]
+reverse = ["ret"]
+"""
+
+
+def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_scenario, monkeypatch,
+                                                             tmp_path) -> None:
+    """Root only: one CUBIC flow at 20 Mbit/s, 20 ms base RTT, pfifo 100
+    (60 ms of buffer), simulated and as kernel CUBIC through the emulator."""
+    assert os.geteuid() == 0, "the live emulation test needs root"
+    emu = ROOT / "target" / "debug" / "ccbench-emu"
+    assert emu.is_file(), "build it first: cargo build -p ccbench-emu"
+    monkeypatch.setenv("CCBENCH_EMU", str(emu))
+    out = run_module("compare", write_scenario(CUBIC_20M), "-o", tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    rows = {r["metric"]: r for r in json.loads((tmp_path / "c" / "compare.json").read_text())["rows"]}
+    assert json.loads((tmp_path / "c" / "compare.json").read_text())["kernel_cc"] == "cubic"
+    for metric in ("goodput Mbit/s", "sRTT mean ms"):
+        sim, emu_v = rows[metric]["simulated"], rows[metric]["emulated"]
+        assert abs(emu_v - sim) <= 0.10 * sim, (metric, sim, emu_v, out.stdout)
+    assert "goodput" in out.stdout and "emulated" in out.stdout
