@@ -19,9 +19,11 @@
 
 use std::collections::VecDeque;
 
+use ccbench_core::link::LinkStep;
 use ccbench_core::packet::Packet;
 use ccbench_core::qdisc::{AnyQdisc, Cx, Qdisc, QdiscStats};
 use ccbench_core::rng::SimRng;
+use ccbench_core::link::Rewrite;
 use ccbench_core::scenario::LinkSpec;
 use ccbench_core::units::{Dur, Rate, SimTime};
 use serde::Serialize;
@@ -39,7 +41,9 @@ pub struct Stage {
     rate: Rate,
     delay: Dur,
     loss: f64,
-    schedule: VecDeque<(SimTime, Rate)>,
+    schedule: VecDeque<(SimTime, LinkStep)>,
+    /// Header rewriting at the link's entrance (ECN mangler, DSCP remark).
+    rewrite: Rewrite,
     link_free: SimTime,
     /// A non-work-conserving qdisc's release time (`next_wakeup`).
     hold: SimTime,
@@ -91,13 +95,8 @@ impl Stage {
     /// (`link:<id>` under the scenario seed).
     pub fn from_spec(seed: u64, spec: &LinkSpec) -> Stage {
         let mut rng = SimRng::for_component(seed, &format!("link:{}", spec.id));
-        let qdisc = spec.qdisc.build(&mut rng);
-        let schedule = spec
-            .schedule
-            .iter()
-            .map(|s| (SimTime(s.at.nanos()), s.rate))
-            .collect();
-        Stage::new(
+        let qdisc = spec.gate(spec.qdisc.build(&mut rng));
+        let mut stage = Stage::new(
             &spec.id,
             spec.qdisc.name(),
             qdisc,
@@ -105,8 +104,10 @@ impl Stage {
             spec.rate.unwrap_or(Rate::UNLIMITED),
             spec.delay,
             spec.loss,
-            schedule,
-        )
+            spec.steps().into(),
+        );
+        stage.rewrite = spec.rewrite();
+        stage
     }
 
     /// A pure delay (per-flow access delay), with the simulator's default
@@ -136,7 +137,7 @@ impl Stage {
         rate: Rate,
         delay: Dur,
         loss: f64,
-        schedule: VecDeque<(SimTime, Rate)>,
+        schedule: VecDeque<(SimTime, LinkStep)>,
     ) -> Stage {
         Stage {
             name: name.to_string(),
@@ -148,6 +149,7 @@ impl Stage {
             delay,
             loss,
             schedule,
+            rewrite: Rewrite::default(),
             link_free: SimTime(0),
             hold: SimTime(0),
             stalled: false,
@@ -182,6 +184,7 @@ impl Stage {
         if self.qdisc.is_empty() && self.link_free < t {
             self.link_free = t; // idle link: service starts at the arrival
         }
+        self.rewrite.apply(&mut p);
         p.enq_at = t;
         let mut cx = Cx {
             now: t,
@@ -193,12 +196,21 @@ impl Stage {
     }
 
     fn dequeue_at(&mut self, t: SimTime) {
-        while let Some(&(at, r)) = self.schedule.front() {
-            if at > t {
-                break;
+        while self.schedule.front().is_some_and(|(at, _)| *at <= t) {
+            let (_, step) = self.schedule.pop_front().unwrap();
+            match step {
+                LinkStep::Rate(r) => self.rate = r,
+                LinkStep::Replace(cfg) => {
+                    // tc qdisc replace: the old qdisc's packets are discarded.
+                    self.stats.drops_loss += self.qdisc.len() as u64;
+                    self.stats.drop_bytes += self.qdisc.bytes();
+                    self.qdisc = cfg.build(&mut self.rng);
+                }
+                LinkStep::Change(cfg) => {
+                    let mut cx = Cx { now: t, rng: &mut self.rng, stats: &mut self.stats };
+                    self.qdisc.change(&cfg, &mut cx).expect("qdisc changes are validated with the scenario");
+                }
             }
-            self.rate = r;
-            self.schedule.pop_front();
         }
         let mut cx = Cx {
             now: t,

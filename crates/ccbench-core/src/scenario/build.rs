@@ -76,15 +76,12 @@ pub fn build(s: &Scenario) -> Sim {
     let mut by_id: BTreeMap<&str, LinkId> = BTreeMap::new();
     for l in &s.links {
         let mut link = new_link(s.seed, &l.id, l.rate, l.delay, l.loss, &l.qdisc, false);
-        if let Some(g) = &l.grant {
+        if l.grant.is_some() {
             let inner = std::mem::replace(&mut link.qdisc, AnyQdisc::Fifo(PfifoConfig::default().build()));
-            link.qdisc = AnyQdisc::Granted(Box::new(g.wrap(inner)));
+            link.qdisc = l.gate(inner);
         }
-        let steps = super::timeline::resolve(&l.qdisc, &l.schedule).expect("validated");
-        link.schedule = steps.into_iter().map(|(at, st)| (SimTime::ZERO + at, st)).collect();
-        if let Some(r) = &l.rewrite {
-            link.rewrite = crate::link::Rewrite { ecn: r.ecn.map(|e| e.ecn()), dscp: r.dscp };
-        }
+        link.schedule = l.steps().into();
+        link.rewrite = l.rewrite();
         link.capture = s.metrics.capture.iter().any(|c| c == &l.id);
         by_id.insert(&l.id, LinkId(links.len() as u32));
         links.push(link);
@@ -197,4 +194,27 @@ pub fn build(s: &Scenario) -> Sim {
         }
     }
     Sim::new(s.name.clone(), s.seed, s.duration, links, flows, s.metrics.clone())
+}
+
+/// What a scenario link becomes besides its qdisc config; shared by the
+/// simulator and the live emulator so both build a link the same way.
+impl super::LinkSpec {
+    /// The qdisc behind the link's `grant` gate, if it has one.
+    pub fn gate(&self, q: AnyQdisc) -> AnyQdisc {
+        match &self.grant {
+            Some(g) => AnyQdisc::Granted(Box::new(g.wrap(q))),
+            None => q,
+        }
+    }
+    /// The link's schedule in time order: rate steps, replacements and
+    /// changes (each change merged onto the qdisc in force). Validated
+    /// scenarios only.
+    pub fn steps(&self) -> Vec<(SimTime, crate::link::LinkStep)> {
+        let steps = super::timeline::resolve(&self.qdisc, &self.schedule).expect("schedules are validated with the scenario");
+        steps.into_iter().map(|(at, st)| (SimTime::ZERO + at, st)).collect()
+    }
+    /// The header rewrite at the link's entrance.
+    pub fn rewrite(&self) -> crate::link::Rewrite {
+        self.rewrite.as_ref().map_or_else(Default::default, |r| crate::link::Rewrite { ecn: r.ecn.map(|e| e.ecn()), dscp: r.dscp })
+    }
 }
