@@ -49,6 +49,9 @@ pub struct TcpCcState {
     /// arrived CE-marked (from AccECN counters or ECE accounting).
     pub delivered: u64,
     pub delivered_ce: u64,
+    /// The sender paces (Linux `sk_pacing_status != SK_PACING_NONE`: fq
+    /// on the sender, `tcp.pacing`, or an algorithm that sets its rate).
+    pub paced: bool,
 }
 
 impl TcpCcState {
@@ -67,6 +70,7 @@ impl TcpCcState {
             snd_nxt: 0,
             delivered: 0,
             delivered_ce: 0,
+            paced: false,
         }
     }
     #[inline]

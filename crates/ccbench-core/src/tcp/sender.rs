@@ -130,6 +130,7 @@ impl TcpSender {
             cc_owns_cwnd: false,
             ce_delivered: 0,
         };
+        s.t.paced = s.pacing_on();
         if let Some(r) = syn_rtt {
             s.update_rtt(r);
             s.t.min_rtt = r;
@@ -375,9 +376,16 @@ impl TcpSender {
 
     fn update_state(&mut self, ev: &AckEvent, una_advanced: bool, newly_lost: u32) {
         let delivered = ev.acked;
-        // Leave a finished reduction (Linux tcp_fastretrans_alert /
-        // tcp_try_to_open): the whole window present at entry is ACKed.
-        if self.ca_state != CaState::Open && self.ca_state != CaState::Disorder && self.sb.una >= self.high_seq {
+        // Leave a finished reduction (Linux tcp_fastretrans_alert, state
+        // D): the whole window present at entry is ACKed. CWR is held until
+        // something *above* high_seq is ACKed (`snd_una != high_seq`): the
+        // ACK of high_seq itself can still carry the ECE that started it,
+        // and must not start a second reduction.
+        let done = match self.ca_state {
+            CaState::Cwr => self.sb.una > self.high_seq,
+            _ => self.sb.una >= self.high_seq,
+        };
+        if self.ca_state != CaState::Open && self.ca_state != CaState::Disorder && done {
             if self.in_reduction() {
                 self.end_reduction();
             } else {
@@ -422,7 +430,8 @@ impl TcpSender {
     //= RFC 6937 §3 (Linux tcp_cwnd_reduction): proportional rate reduction
     // while pipe > ssthresh, slow-start reduction bound below it.
     fn prr(&mut self, delivered: u32, una_advanced: bool, newly_lost: u32) {
-        if delivered == 0 && newly_lost == 0 {
+        // Linux returns when nothing was newly ACKed or SACKed.
+        if delivered == 0 {
             return;
         }
         self.prr_delivered += delivered;
@@ -543,3 +552,7 @@ impl TcpSender {
         self.t.in_flight = self.sb.in_flight();
     }
 }
+
+#[cfg(test)]
+#[path = "sender_tests.rs"]
+mod tests;
