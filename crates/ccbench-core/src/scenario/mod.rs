@@ -494,6 +494,14 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                     if t.init_cwnd == 0 {
                         out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("init_cwnd")], "must be at least 1".into()));
                     }
+                    // Linux clamps socket buffers to at least SOCK_MIN_SNDBUF/RCVBUF
+                    // (4608/2304 B); we ask for room for two full segments.
+                    let min_buf = 2 * u64::from(t.mtu);
+                    for (key, v) in [("wmem_default", t.wmem_default), ("wmem_max", t.wmem_max), ("rmem_default", t.rmem_default), ("rmem_max", t.rmem_max)] {
+                        if v.0 < min_buf {
+                            out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k(key)], format!("must be at least 2 MTU ({min_buf} bytes), got {}", v.0)));
+                        }
+                    }
                 }
                 if let Err(e) = build::cc_config(f) {
                     out.push(at(&p("cc_params"), e));

@@ -7,11 +7,22 @@
 //! (`tcp_update_pacing_rate`: ratio × MSS × cwnd / srtt, 200 % while
 //! cwnd < ssthresh/2, 120 % after).
 //!
-//! Units: segments for windows, ns for time, bit/s for pacing.
+//! Socket buffers: new data is sent only while the write queue (every
+//! segment not cumulatively ACKed, charged at its GSO skb truesize, ≈ MSS +
+//! 1.4 %) fits in `sk_sndbuf`, and only inside the receiver's advertised
+//! window (`tcp_snd_wnd_test`). `sk_sndbuf` starts at `tcp_wmem[1]` and
+//! `tcp_sndbuf_expand` raises it, while not cwnd-limited, to 2 ×
+//! max(10, cwnd, reordering + 1) × per-MSS worst-case skb memory (4352 B
+//! for a 1500 B MTU on x86-64), capped at `tcp_wmem[2]`: the 4 MiB default
+//! holds about 2850 segments, as the kernel's cwnd stops near 2800.
+//!
+//! Units: segments for windows, ns for time, bit/s for pacing, bytes for
+//! buffers.
 //! Deviations from Linux: no tail-loss probe, no undo of spurious
-//! recoveries (no D-SACK/Eifel), no receive-window limit, no TSO bursts
-//! (one segment per send), RACK's reordering timer is evaluated on ACK
-//! arrival only.
+//! recoveries (no D-SACK/Eifel), no TSO bursts (one segment per send),
+//! RACK's reordering timer is evaluated on ACK arrival only; the
+//! application always refills the send buffer at once (a bulk writer like
+//! iperf3), and memory pressure (`tcp_mem`) is not modelled.
 
 use super::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
 use super::TcpConfig;
@@ -23,6 +34,17 @@ use crate::units::{Dur, Rate, SimTime};
 const RTO_MAX: Dur = Dur::from_secs(120);
 /// RFC 6675 DupThresh.
 const DUP_THRESH: u32 = 3;
+/// Linux x86-64 sizes for `tcp_sndbuf_expand`'s worst case (one skb per
+/// MSS): MAX_TCP_HEADER and the aligned `skb_shared_info` and `sk_buff`.
+const MAX_TCP_HEADER: u64 = 320;
+const SHINFO_SIZE: u64 = 320;
+const SKB_SIZE: u64 = 256;
+/// A GSO skb of the write queue: up to 64 KiB of payload plus its head,
+/// `skb_shared_info` and `sk_buff` (≈ 900 B of truesize per skb).
+const GSO_SKB_BYTES: u64 = 65_536;
+const GSO_SKB_OVERHEAD: u64 = MAX_TCP_HEADER + SHINFO_SIZE + SKB_SIZE;
+/// Linux `tcp_reordering` default.
+const REORDERING: u64 = 3;
 
 /// What one ACK produced, for the metrics.
 #[derive(Default, Copy, Clone)]
@@ -79,6 +101,15 @@ pub struct TcpSender {
     cc_owns_cwnd: bool,
     /// Delivered and CE-marked delivered segments, for the CE-fraction series.
     pub ce_delivered: u64,
+    /// `sk_sndbuf`, bytes; write-queue truesize charged per segment; and
+    /// `tcp_sndbuf_expand`'s per-MSS memory.
+    pub sndbuf: u64,
+    seg_truesize: u64,
+    per_mss: u64,
+    /// Right edge of the receiver's window (`snd_una + snd_wnd`), segments.
+    snd_wnd_end: u64,
+    /// TSval of the newest ACK (`ts_recent`), echoed on data.
+    ts_recent: SimTime,
 }
 
 impl TcpSender {
@@ -129,7 +160,21 @@ impl TcpSender {
             last_cep: 0,
             cc_owns_cwnd: false,
             ce_delivered: 0,
+            sndbuf: 0,
+            seg_truesize: 0,
+            per_mss: 0,
+            snd_wnd_end: 0,
+            ts_recent: SimTime::ZERO,
         };
+        let mss64 = u64::from(mss);
+        s.sndbuf = s.cfg.wmem_default.0;
+        s.seg_truesize = mss64 + (GSO_SKB_OVERHEAD * mss64).div_ceil(GSO_SKB_BYTES);
+        // max(mss_clamp, mss_cache): the MSS option is MTU − 40 (no timestamps).
+        s.per_mss = (mss64 + 12 + MAX_TCP_HEADER + SHINFO_SIZE).next_power_of_two() + SKB_SIZE;
+        //= Linux tcp_init_buffer_space: expand once at establishment; the
+        // SYN-ACK's window is tcp_rmem[1]'s.
+        s.sndbuf_expand();
+        s.snd_wnd_end = s.cfg.rmem_default.0 / 2 / mss64;
         s.t.paced = s.pacing_on();
         if let Some(r) = syn_rtt {
             s.update_rtt(r);
@@ -158,6 +203,22 @@ impl TcpSender {
 
     fn has_new_data(&self) -> bool {
         self.active && self.total_segs.is_none_or(|n| self.sb.nxt() < n)
+    }
+
+    /// Another new segment fits the send buffer (`sk_stream_memory_free`:
+    /// the application could write it) and the receive window
+    /// (`tcp_snd_wnd_test`).
+    fn buffers_allow_new(&self) -> bool {
+        u64::from(self.sb.packets_out()) * self.seg_truesize < self.sndbuf && self.sb.nxt() < self.snd_wnd_end
+    }
+
+    /// Linux `tcp_sndbuf_expand`.
+    fn sndbuf_expand(&mut self) {
+        let nr_segs = u64::from(self.t.cwnd).max(10).max(REORDERING + 1);
+        let sndmem = 2 * nr_segs * self.per_mss;
+        if self.sndbuf < sndmem {
+            self.sndbuf = sndmem.min(self.cfg.wmem_max.0).max(self.sndbuf);
+        }
     }
 
     fn seg_len(&self, seq: u64) -> u32 {
@@ -221,6 +282,11 @@ impl TcpSender {
             return res; // Acknowledges data never sent: ignore.
         }
         let una_advanced = ack.ack > self.sb.una;
+        self.ts_recent = self.ts_recent.max(ack.tsval);
+        if let Some(w) = ack.rwnd {
+            // The receiver never shrinks its window's right edge.
+            self.snd_wnd_end = self.snd_wnd_end.max(ack.ack + w / u64::from(self.t.mss));
+        }
         let mut delivered: u32 = 0;
         // Linux: srtt from the oldest newly ACKed never-retransmitted
         // segment (seq_rtt), the CC hook from the newest (ca_rtt).
@@ -289,6 +355,11 @@ impl TcpSender {
             self.max_flight = self.sb.in_flight();
         }
         self.sync_cc_view();
+        //= Linux tcp_new_space / tcp_should_expand_sndbuf: grow the send
+        // buffer when the ACK freed space and cwnd is not what limits.
+        if delivered > 0 && self.sb.in_flight() < self.t.cwnd {
+            self.sndbuf_expand();
+        }
         self.update_pacing_rate();
         self.try_send(now, out);
         res
@@ -488,7 +559,7 @@ impl TcpSender {
                 break;
             }
             let lost = self.sb.next_lost();
-            if lost.is_none() && !self.has_new_data() {
+            if lost.is_none() && !(self.has_new_data() && self.buffers_allow_new()) {
                 break;
             }
             if now < self.next_send && self.pacing_on() {
@@ -526,7 +597,7 @@ impl TcpSender {
                 size: TcpConfig::wire_size(len),
                 ecn,
                 sent_at: now,
-                hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr }),
+                hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr, tsecr: self.ts_recent }),
                 ..self.tmpl
             };
             if self.in_reduction() {
