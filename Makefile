@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 
-.PHONY: help setup build run test test-rust test-py bench clean
+.PHONY: help setup build run test test-rust test-py bench mutants clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -33,6 +33,12 @@ test-py: build  ## Python tests (CLI, API, errors)
 
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
 	cargo run --release -q -p ccbench-core --example bench
+
+# One file at a time keeps a run short: make mutants MUTANTS="-f src/tcp/sender.rs -- --lib"
+MUTANTS ?= -f 'src/tcp/**' -f 'src/cc/**' -f 'src/qdisc/**'
+mutants:  ## mutation testing of tcp/, cc/, qdisc/ (slow, not in make test); see bench/MUTANTS.md
+	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+	cd crates/ccbench-core && cargo mutants -j 1 $(MUTANTS)
 
 clean:  ## remove build outputs and results
 	rm -rf target out $(VENV)

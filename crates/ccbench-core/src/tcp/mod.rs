@@ -52,6 +52,13 @@ pub struct TcpConfig {
     /// advertised window is half of it.
     pub rmem_default: Bytes,
     pub rmem_max: Bytes,
+    /// Host processing jitter: each packet an ACK releases leaves a uniform
+    /// random 0..`tx_jitter` after that ACK (in the spirit of ns-2's TCP
+    /// `overhead_`; Floyd & Jacobson 1992, "On traffic phase effects"), in
+    /// order and without limiting the rate. Off (0) by default. Without it
+    /// a deterministic simulator can phase-lock ACK-clocked flows of equal
+    /// RTT to a drop schedule; real hosts jitter by tens of µs.
+    pub tx_jitter: Dur,
 }
 
 impl Default for TcpConfig {
@@ -71,6 +78,7 @@ impl Default for TcpConfig {
             wmem_max: Bytes(4_194_304),
             rmem_default: Bytes(131_072),
             rmem_max: Bytes(6_291_456),
+            tx_jitter: Dur::ZERO,
         }
     }
 }

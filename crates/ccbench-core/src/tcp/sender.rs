@@ -89,6 +89,8 @@ pub struct TcpSender {
     next_send: SimTime,
     /// Set when sending stopped only because of pacing.
     pace_blocked: bool,
+    /// Set when sending stopped only because of the host's send jitter.
+    jitter_blocked: bool,
     /// Largest flight seen in the current round, for `cwnd_limited`.
     max_flight: u32,
     round_end: u64,
@@ -110,6 +112,11 @@ pub struct TcpSender {
     snd_wnd_end: u64,
     /// TSval of the newest ACK (`ts_recent`), echoed on data.
     ts_recent: SimTime,
+    /// Random stream for `tx_jitter` (None: no jitter), the time of the
+    /// last ACK, and the departure time drawn for the next packet.
+    jitter_rng: Option<crate::rng::SimRng>,
+    jitter_base: SimTime,
+    jitter_target: SimTime,
 }
 
 impl TcpSender {
@@ -152,6 +159,7 @@ impl TcpSender {
             pacing_rate: Rate::UNLIMITED,
             next_send: SimTime::ZERO,
             pace_blocked: false,
+            jitter_blocked: false,
             max_flight: 0,
             round_end: 0,
             last_cc_event: now,
@@ -165,6 +173,9 @@ impl TcpSender {
             per_mss: 0,
             snd_wnd_end: 0,
             ts_recent: SimTime::ZERO,
+            jitter_rng: None,
+            jitter_base: SimTime::ZERO,
+            jitter_target: SimTime::NEVER,
         };
         let mss64 = u64::from(mss);
         s.sndbuf = s.cfg.wmem_default.0;
@@ -183,6 +194,13 @@ impl TcpSender {
         s
     }
 
+    /// Give the sender its random stream; used only when `tx_jitter` > 0.
+    pub fn set_rng(&mut self, rng: crate::rng::SimRng) {
+        if self.cfg.tx_jitter > Dur::ZERO {
+            self.jitter_rng = Some(rng);
+        }
+    }
+
     pub fn srtt(&self) -> Option<Dur> {
         self.srtt
     }
@@ -193,7 +211,8 @@ impl TcpSender {
     /// Earliest time this sender needs to be woken (RTO or pacing).
     pub fn next_timer(&self) -> SimTime {
         let pace = if self.pace_blocked { self.next_send } else { SimTime::NEVER };
-        self.rto_at.min(pace)
+        let jitter = if self.jitter_blocked { self.jitter_target } else { SimTime::NEVER };
+        self.rto_at.min(pace).min(jitter)
     }
 
     /// All data the application will send has been delivered.
@@ -235,6 +254,7 @@ impl TcpSender {
     /// The application starts (or resumes) sending.
     pub fn start(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
         self.active = true;
+        self.jitter_base = now;
         self.try_send(now, out);
     }
 
@@ -361,6 +381,7 @@ impl TcpSender {
             self.sndbuf_expand();
         }
         self.update_pacing_rate();
+        self.jitter_base = now;
         self.try_send(now, out);
         res
     }
@@ -554,6 +575,7 @@ impl TcpSender {
     /// data.
     pub fn try_send(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
         self.pace_blocked = false;
+        self.jitter_blocked = false;
         loop {
             if self.sb.in_flight() >= self.t.cwnd {
                 break;
@@ -569,6 +591,22 @@ impl TcpSender {
                 // back only by pacing is cwnd-limited (tcp_cwnd_validate).
                 self.max_flight = self.max_flight.max(self.t.cwnd);
                 break;
+            }
+            if let Some(rng) = &mut self.jitter_rng {
+                // Each packet leaves a random 0..tx_jitter after the ACK
+                // that released it, in order: a burst spreads over at most
+                // tx_jitter and the delays do not add up.
+                if self.jitter_target == SimTime::NEVER {
+                    let j = (self.cfg.tx_jitter.nanos() as f64 * rng.uniform()) as u64;
+                    self.jitter_target = self.jitter_base + Dur(j);
+                }
+                if now < self.jitter_target {
+                    // Committed to the host's queue: counts as cwnd-limited.
+                    self.jitter_blocked = true;
+                    self.max_flight = self.max_flight.max(self.t.cwnd);
+                    break;
+                }
+                self.jitter_target = SimTime::NEVER;
             }
             let (seq, retrans) = match lost {
                 Some(seq) => {
@@ -606,6 +644,7 @@ impl TcpSender {
             if !self.pacing_rate.is_unlimited() && self.pacing_on() {
                 self.next_send = self.next_send.max(now) + self.pacing_rate.tx_time(u64::from(pkt.size));
             }
+
             if self.rto_at == SimTime::NEVER {
                 self.rto_at = now + self.rto;
             }

@@ -614,3 +614,40 @@ fn hystart_exits_later_when_paced() {
     assert!(unpaced >= 16, "unpaced exit {unpaced}");
     assert!(paced > unpaced + unpaced / 4, "paced exit {paced} vs unpaced {unpaced}");
 }
+
+#[test]
+fn tx_jitter_spreads_a_burst_within_the_jitter_without_adding_up() {
+    let cfg = TcpConfig {
+        tx_jitter: ms(1),
+        init_cwnd: 20,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    s.set_rng(crate::rng::SimRng::for_component(1, "tcp:test"));
+    let mut sent = start(&mut s, at(0)).len();
+    while sent < 20 {
+        let t = s.next_timer();
+        assert!(t <= at(1));
+        sent += timer(&mut s, t).len();
+    }
+    // One ACK for 10 segments in slow start releases 20 packets; each
+    // leaves at max(previous, ack + U(0, 1 ms)).
+    let mut times = Vec::new();
+    let mut now = at(100);
+    let mut out = ack(&mut s, cum(10), now);
+    times.extend(out.iter().map(|p| p.sent_at));
+    while times.len() < 20 {
+        now = s.next_timer();
+        assert!(now >= at(100) && now <= at(101), "wake-up {now:?}");
+        out = timer(&mut s, now);
+        times.extend(out.iter().map(|p| p.sent_at));
+    }
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "in order");
+    assert!(times.iter().all(|&t| t >= at(100) && t <= at(101)), "{times:?}");
+    assert!(times.last().unwrap() > &at(100), "some delay drawn");
+    // Without the random stream (tx_jitter 0) the burst leaves at once.
+    let mut s = reno(20);
+    s.t.ssthresh = INFINITE_SSTHRESH;
+    start(&mut s, at(0));
+    assert_eq!(ack(&mut s, cum(10), at(100)).len(), 20);
+}
