@@ -584,6 +584,54 @@ mod tests {
     }
 
     #[test]
+    fn hystart_detect_bitmask_selects_the_exit_rules() {
+        // A delay increase with ACKs 3 ms apart (no train): only bit 2 exits.
+        let delay = [(10, ms(3), ms(20)), (10, ms(3), ms(25))];
+        // A train (1 ms apart) at constant delay: only bit 1 exits.
+        let train = [(10, ms(3), ms(20)), (20, ms(1), ms(20))];
+        for (mask, d, t) in [(0, None, None), (1, None, Some((1, 11))), (2, Some((1, 8)), None), (3, Some((1, 8)), Some((1, 11)))] {
+            let mut c = with(|c| c.hystart_detect = mask);
+            assert_eq!(hystart(&mut c, 32, &delay), d, "mask {mask}, delay");
+            let mut c = with(|c| c.hystart_detect = mask);
+            assert_eq!(hystart(&mut c, 32, &train), t, "mask {mask}, train");
+        }
+        // hystart = false disables both.
+        let mut c = with(|c| c.hystart = false);
+        assert_eq!(hystart(&mut c, 32, &delay), None);
+    }
+
+    #[test]
+    fn w_est_gains_one_segment_per_cwnd_times_15_over_8_acked() {
+        // tcp_cubic.c tcp_friendliness: delta = cwnd·beta_scale >> 3 =
+        // 70·15/8 = 131 ACKed segments per +1 of W_est (tcp_cwnd).
+        let mut c = cubic();
+        let t = after_loss(&mut c, 100, ms(100));
+        assert_eq!(t.cwnd, 70);
+        let t0 = t.now;
+        c.update(70, 131, t0); // epoch starts: W_est = cwnd, ack_cnt = 131
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (70, 131), "not yet more than delta");
+        c.update(70, 1, t0 + ms(40)); // 132 > 131: one credit
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (71, 1));
+        // The cubic target (≈ 73 at t + delay_min = 0.14 s) is steeper:
+        // cnt = 70 / 3 = 23 < 70 / (71 − 70).
+        assert_eq!(c.s.cnt, 23);
+        c.update(70, 393, t0 + ms(80)); // 394 = 3·131 + 1
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (74, 1));
+        // Now the Reno-friendly window leads: cnt = 70 / (74 − 70) = 17 < 23.
+        assert_eq!(c.s.cnt, 70 / 4);
+        // Within the same jiffy and cwnd the update returns early but
+        // still counts the ACKs.
+        c.update(70, 5, t0 + ms(80));
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (74, 6));
+        // Without tcp_friendliness W_est is never credited.
+        let mut c = with(|c| c.tcp_friendliness = false);
+        let t = after_loss(&mut c, 100, ms(100));
+        c.update(70, 1000, t.now);
+        c.update(70, 1000, t.now + ms(40));
+        assert_eq!(c.s.w_est, 70);
+    }
+
+    #[test]
     fn hystart_ack_train_threshold_is_halved_only_when_unpaced() {
         // tcp_cubic.c hystart_update: threshold = delay_min + cushion, >>= 1
         // only for SK_PACING_NONE. 1 ms spacing, delay_min 20 ms, no cushion
