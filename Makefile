@@ -34,11 +34,13 @@ test-py: build  ## Python tests (CLI, API, errors)
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
 	cargo run --release -q -p ccbench-core --example bench
 
-# One file at a time keeps a run short: make mutants MUTANTS="-f src/tcp/sender.rs -- --lib"
-MUTANTS ?= -f 'src/tcp/**' -f 'src/cc/**' -f 'src/qdisc/**'
+# One file at a time keeps a run short:
+#   make mutants MUTANTS="-f crates/ccbench-core/src/tcp/sender.rs -- --lib"
+CORE_SRC := crates/ccbench-core/src
+MUTANTS ?= -f '$(CORE_SRC)/tcp/**' -f '$(CORE_SRC)/cc/**' -f '$(CORE_SRC)/qdisc/**'
 mutants:  ## mutation testing of tcp/, cc/, qdisc/ (slow, not in make test); see bench/MUTANTS.md
 	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
-	cd crates/ccbench-core && cargo mutants -j 1 $(MUTANTS)
+	cargo mutants -p ccbench-core -j 1 $(MUTANTS)
 
 clean:  ## remove build outputs and results
 	rm -rf target out $(VENV)

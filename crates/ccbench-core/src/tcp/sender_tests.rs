@@ -651,3 +651,97 @@ fn tx_jitter_spreads_a_burst_within_the_jitter_without_adding_up() {
     start(&mut s, at(0));
     assert_eq!(ack(&mut s, cum(10), at(100)).len(), 20);
 }
+
+// ---- Socket buffers (Linux tcp_sndbuf_expand, tcp_snd_wnd_test) -------
+
+#[test]
+fn send_buffer_starts_expanded_and_grows_with_cwnd_to_wmem_max() {
+    let mut s = reno(10);
+    assert_eq!(s.srtt(), Some(ms(100)));
+    // per_mss = roundup_pow_of_two(1460 + 320 + 320) + 256 = 4352 B; the
+    // write queue charges 1448 + ⌈896·1448/65536⌉ = 1468 B per segment.
+    assert_eq!((s.per_mss, s.seg_truesize), (4352, 1468));
+    // tcp_init_buffer_space: 2 × max(10, cwnd) × 4352 > tcp_wmem[1] = 16384.
+    assert_eq!(s.sndbuf, 2 * 10 * 4352);
+    s.t.cwnd = 100;
+    s.sndbuf_expand();
+    assert_eq!(s.sndbuf, 2 * 100 * 4352);
+    s.t.cwnd = 50;
+    s.sndbuf_expand();
+    assert_eq!(s.sndbuf, 2 * 100 * 4352, "never shrinks");
+    s.t.cwnd = 1000;
+    s.sndbuf_expand();
+    assert_eq!(s.sndbuf, 4_194_304, "capped at tcp_wmem[2]");
+    // A small cwnd still gets room for TCP_INIT_CWND segments.
+    let cfg = TcpConfig {
+        init_cwnd: 2,
+        wmem_default: crate::units::Bytes(4096),
+        ..Default::default()
+    };
+    let s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    assert_eq!(s.sndbuf, 2 * 10 * 4352);
+}
+
+#[test]
+fn send_buffer_and_receive_window_each_stop_new_data() {
+    // wmem_max 10 × 1468 B: at most 10 segments unacknowledged, whatever cwnd.
+    let small = TcpConfig {
+        init_cwnd: 20,
+        wmem_default: crate::units::Bytes(4096),
+        wmem_max: crate::units::Bytes(10 * 1468),
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, small.clone(), None);
+    assert_eq!(s.sndbuf, 10 * 1468);
+    assert_eq!(start(&mut s, at(0)).len(), 10);
+    // SACKed segments stay in the write queue until cumulatively ACKed.
+    assert!(ack(&mut s, sack(0, &[(1, 3)]), at(100)).is_empty());
+    assert_eq!(seqs(&ack(&mut s, cum(3), at(101))), vec![10, 11, 12]);
+    // The receiver's window: right edge = ack + rwnd / mss, never shrinking.
+    let mut s = reno(20);
+    s.t.ssthresh = INFINITE_SSTHRESH;
+    assert_eq!(s.snd_wnd_end, 65_536 / 1448, "the SYN-ACK's window: tcp_rmem[1] / 2");
+    start(&mut s, at(0));
+    s.t.cwnd = 100; // cwnd is not what limits here
+    let a = TcpAck {
+        ack: 2,
+        rwnd: Some(5 * 1448),
+        ..Default::default()
+    };
+    let out = ack(&mut s, a, at(100));
+    assert_eq!(seqs(&out), (20..45).collect::<Vec<_>>(), "the old edge (45) stays");
+    let a = TcpAck {
+        ack: 30,
+        rwnd: Some(20 * 1448 + 1447),
+        ..Default::default()
+    };
+    let out = ack(&mut s, a, at(101));
+    assert_eq!(seqs(&out), (45..50).collect::<Vec<_>>(), "edge 30 + 20");
+    // Retransmissions are not held back by either limit.
+    let mut s = sender(reno_cc(), EcnMode::Off, small, None);
+    start(&mut s, at(0));
+    let rto_at = s.rto_at;
+    assert_eq!(seqs(&timer(&mut s, rto_at)), vec![0]);
+}
+
+#[test]
+fn data_echoes_the_newest_ack_timestamp() {
+    let mut s = reno(4);
+    let out = start(&mut s, at(0));
+    assert_eq!(seg(&out[0]).tsecr, SimTime::ZERO);
+    let a = TcpAck {
+        ack: 1,
+        tsval: at(60),
+        ..Default::default()
+    };
+    let out = ack(&mut s, a, at(110));
+    assert!(out.iter().all(|p| seg(p).tsecr == at(60)));
+    // An older TSval (reordered ACK) does not move ts_recent back.
+    let a = TcpAck {
+        ack: 2,
+        tsval: at(50),
+        ..Default::default()
+    };
+    let out = ack(&mut s, a, at(111));
+    assert!(out.iter().all(|p| seg(p).tsecr == at(60)));
+}
