@@ -601,6 +601,19 @@ mod tests {
     }
 
     #[test]
+    fn integer_cube_root_is_exact_where_f64_rounds_up() {
+        // 2^120 − 1 rounds to 2^120 as f64, whose cube root is exactly 2^40:
+        // the correction must step down.
+        for n in [1u64, 2, 3, 1000, 4_217, 1 << 20, (1 << 40) - 3, 1 << 40] {
+            let cube = u128::from(n).pow(3);
+            assert_eq!(icbrt(cube), n, "cbrt({n}^3)");
+            assert_eq!(icbrt(cube - 1), n - 1, "cbrt({n}^3 - 1)");
+            assert_eq!(icbrt(cube + 1), n, "cbrt({n}^3 + 1)");
+        }
+        assert_eq!(icbrt(0), 0);
+    }
+
+    #[test]
     fn w_est_gains_one_segment_per_cwnd_times_15_over_8_acked() {
         // tcp_cubic.c tcp_friendliness: delta = cwnd·beta_scale >> 3 =
         // 70·15/8 = 131 ACKed segments per +1 of W_est (tcp_cwnd).
