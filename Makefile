@@ -6,7 +6,7 @@ PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 # What the tests need beyond PYDEPS: flent itself, for the flent-compatibility check (tests/flent_check.py).
 TESTDEPS := flent==2.3.0
 
-.PHONY: help setup build run test test-rust test-py test-tools test-emu bench clean
+.PHONY: help setup build run test test-rust test-py test-tools test-emu bench mutants clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -54,6 +54,14 @@ test-emu:  ## live emulation tests (root; real packets between namespaces; run s
 
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
 	cargo run --release -q -p ccbench-core --example bench
+
+# One file at a time keeps a run short:
+#   make mutants MUTANTS="-f crates/ccbench-core/src/tcp/sender.rs -- --lib"
+CORE_SRC := crates/ccbench-core/src
+MUTANTS ?= -f '$(CORE_SRC)/tcp/**' -f '$(CORE_SRC)/cc/**' -f '$(CORE_SRC)/qdisc/**'
+mutants:  ## mutation testing of tcp/, cc/, qdisc/ (slow, not in make test); see bench/MUTANTS.md
+	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+	cargo mutants -p ccbench-core -j 1 $(MUTANTS)
 
 clean:  ## remove build outputs and results
 	rm -rf target out $(VENV)

@@ -65,6 +65,9 @@ pub struct TcpSeg {
     pub retrans: bool,
     /// CWR flag (RFC 3168 §6.1.2).
     pub cwr: bool,
+    /// TSecr: the TSval of the newest ACK the sender had received (RFC 7323;
+    /// the receiver's RTT estimate, Linux `tcp_rcv_rtt_measure_ts`).
+    pub tsecr: SimTime,
 }
 
 /// A TCP acknowledgement with SACK blocks (RFC 2018) and ECN feedback.
@@ -85,6 +88,10 @@ pub struct TcpAck {
     /// ESCE (SCE echo, the former NS bit; draft-grimes-tcpm-tcpsce): the
     /// data this ACK covers arrived SCE-marked (ECT(1)).
     pub esce: bool,
+    /// Advertised receive window in bytes above `ack` (None: no limit).
+    pub rwnd: Option<u64>,
+    /// TSval: the receiver's clock when it sent this ACK (RFC 7323).
+    pub tsval: SimTime,
 }
 
 /// An echo probe (ICMP-like ping or UDP RTT probe).

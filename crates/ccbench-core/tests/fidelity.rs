@@ -54,17 +54,32 @@ fn five_cubic_share_fq_codel_fairly_at_low_delay() {
 
 /// Mathis et al. (1997): Reno's rate under random loss p is
 /// MSS/RTT · √(3/(2p)). Linux counts ACKed segments (not ACKs) so delayed
-/// ACKs do not slow the growth and b = 1.
+/// ACKs do not slow the growth and b = 1. Runs of 1000 s (≈ 20000 and
+/// 50000 losses) hold for seeds 1–5: at p = 1 % the rate sits ≈ 15 % under
+/// the formula (random rather than periodic loss, some timeouts), and
+/// 200 s runs let one seed of five drift past 20 %.
 #[test]
 fn reno_under_random_loss_follows_mathis() {
-    for (p, rtt_ms) in [(0.01f64, 50.0f64), (0.002, 40.0)] {
-        let flows = tcp("reno", "reno", "");
-        let text = dumbbell("1Gbit", rtt_ms, r#"{ kind = "pfifo", limit = 10000 }"#, "200s", &flows);
-        let out = run(&text, &[&format!("links.bottleneck.loss={p}"), "metrics.warmup=\"10s\"", "metrics.rtt_samples=false"]);
-        let got = flow(&out.summary, "reno").goodput_mbps;
-        let mathis = 1448.0 * 8.0 / (rtt_ms / 1e3) * (3.0 / (2.0 * p)).sqrt() / 1e6;
-        let err = (got - mathis) / mathis;
-        assert!(err.abs() <= 0.20, "p={p} rtt={rtt_ms}: goodput {got:.3} Mbit/s vs Mathis {mathis:.3} ({:+.0} %)", err * 100.0);
+    for seed in 1..=5 {
+        for (p, rtt_ms) in [(0.01f64, 50.0f64), (0.002, 40.0)] {
+            let flows = tcp("reno", "reno", "");
+            let text = dumbbell("1Gbit", rtt_ms, r#"{ kind = "pfifo", limit = 10000 }"#, "1000s", &flows);
+            let seed_set = format!("seed={seed}");
+            // The cost estimate assumes the flow fills 1 Gbit/s for 1000 s;
+            // random loss holds Reno near 2–8 Mbit/s, so lift the guard.
+            let out = run(
+                &text,
+                &[&format!("links.bottleneck.loss={p}"), "metrics.warmup=\"10s\"", "metrics.rtt_samples=false", "limits.memory=\"64gb\"", &seed_set],
+            );
+            let got = flow(&out.summary, "reno").goodput_mbps;
+            let mathis = 1448.0 * 8.0 / (rtt_ms / 1e3) * (3.0 / (2.0 * p)).sqrt() / 1e6;
+            let err = (got - mathis) / mathis;
+            assert!(
+                err.abs() <= 0.20,
+                "seed {seed} p={p} rtt={rtt_ms}: goodput {got:.3} Mbit/s vs Mathis {mathis:.3} ({:+.0} %)",
+                err * 100.0
+            );
+        }
     }
 }
 

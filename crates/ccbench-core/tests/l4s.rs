@@ -73,42 +73,70 @@ fn prague_alone_keeps_l_queue_at_the_step() {
     assert_eq!(l.drops, 0);
 }
 
+/// One Prague and one CUBIC run per `n` copies each through DualPI2 at
+/// 100 Mbit/s: (classic CE share, L CE share, mean p′, mean p′², window
+/// ratio prague/cubic, rate ratio prague/cubic), shares over all copies.
+fn coupled(rtt: f64, n: u32, dur: &str, seed: u64) -> (f64, f64, f64, f64, f64, f64) {
+    let count = format!("ecn = true\ncount = {n}");
+    let flows = prague("prague", &format!("count = {n}")) + &tcp("cubic", "cubic", &count);
+    let text = dumbbell("100Mbit", rtt, DUALPI2, dur, &flows);
+    let seed = format!("seed={seed}");
+    let out = run(&text, &["metrics.warmup=\"10s\"", &seed]);
+    let ls = &out.metrics.link_series;
+    let idx: Vec<usize> = (0..ls.time_s.len()).filter(|&k| ls.link[k] == 0 && ls.time_s[k] >= 10.0).collect();
+    let p = idx.iter().map(|&k| ls.prob_base[k]).sum::<f64>() / idx.len() as f64;
+    let p2 = idx.iter().map(|&k| ls.prob_base[k].powi(2)).sum::<f64>() / idx.len() as f64;
+    let flows_of = |id: &str| out.summary.flows.iter().filter(|f| f.id.split('.').next() == Some(id)).collect::<Vec<_>>();
+    // CE marks count after the warm-up: so must the segments.
+    let fs = &out.metrics.flow_series;
+    let at_warmup = |id: &str| {
+        let i = out.summary.flows.iter().position(|f| f.id == id).unwrap() as u32;
+        (0..fs.time_s.len()).find(|&k| fs.flow[k] == i && fs.time_s[k] >= 10.0 - 1e-9).map(|k| fs.delivered_bytes[k]).unwrap()
+    };
+    let share = |id: &str| {
+        let fl = flows_of(id);
+        let marks: u64 = fl.iter().map(|f| f.ce_marks).sum();
+        let bytes: u64 = fl.iter().map(|f| f.delivered_bytes - at_warmup(&f.id)).sum();
+        marks as f64 / (bytes as f64 / 1448.0)
+    };
+    let rate = |id: &str| flows_of(id).iter().map(|f| f.goodput_mbps).sum::<f64>();
+    let mean_cwnd = |f: u32| {
+        let v: Vec<f64> = (0..fs.time_s.len()).filter(|&k| fs.flow[k] == f && fs.time_s[k] >= 10.0).map(|k| fs.cwnd_pkts[k]).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    (share("cubic"), share("prague"), p, p2, mean_cwnd(0) / mean_cwnd(n), rate("prague") / rate("cubic"))
+}
+
 /// The coupling law p_C = (p_CL/k)² (RFC 9332 §2.1, k = 2), measured from
-/// the marks each flow received against the base probability p′ the link
-/// reported, and the window balance it buys: CUBIC and Prague windows
-/// within a factor of 2 (throughput too where the classic queue's 15 ms
-/// does not dominate the RTT).
+/// the marks the flows received against the base probability p′ the link
+/// reported. Three flows of each kind for 120 s collect ≈ 200 classic marks
+/// per seed (one flow for 60 s had ≈ 20, too few to test a ±35 % band).
+/// At 40 ms the queue's p′ is steady enough that the time average of p′²
+/// stands for what packets saw; at 80 ms the CUBIC sawtooth correlates the
+/// classic rate with p′ and the packet-weighted share exceeds the time
+/// average (×1.0–2.0 over seeds 1–5), so the law is checked at 40 ms.
 #[test]
-fn coupling_marks_classic_with_p_squared_and_balances_windows() {
+fn coupling_marks_classic_with_p_squared() {
+    for seed in 1..=5 {
+        let (pc, pl, p, p2, _, _) = coupled(40.0, 3, "120s", seed);
+        assert!((pc / p2 - 1.0).abs() < 0.35, "seed {seed}: classic CE share {pc} vs mean p'^2 {p2}");
+        assert!(pl >= 0.9 * 2.0 * p && pl < 1.5 * 2.0 * p, "seed {seed}: L CE share {pl} vs k p' {}", 2.0 * p);
+    }
+}
+
+/// The window balance the coupling buys: CUBIC and Prague windows within a
+/// factor of 2 (throughput too where the classic queue's 15 ms does not
+/// dominate the RTT), for seeds 1–5.
+#[test]
+fn coupling_balances_windows() {
     for (rtt, check_rate) in [(40.0, false), (80.0, true)] {
-        let flows = prague("prague", "") + &tcp("cubic", "cubic", "ecn = true");
-        let text = dumbbell("100Mbit", rtt, DUALPI2, "60s", &flows);
-        let out = run(&text, &["metrics.warmup=\"10s\""]);
-        let ls = &out.metrics.link_series;
-        let idx: Vec<usize> = (0..ls.time_s.len()).filter(|&k| ls.link[k] == 0 && ls.time_s[k] >= 10.0).collect();
-        let p = idx.iter().map(|&k| ls.prob_base[k]).sum::<f64>() / idx.len() as f64;
-        let p2 = idx.iter().map(|&k| ls.prob_base[k].powi(2)).sum::<f64>() / idx.len() as f64;
-        // CE marks count after the warm-up: so must the segments.
-        let fs = &out.metrics.flow_series;
-        let share = |id: &str| {
-            let i = out.summary.flows.iter().position(|f| f.id == id).unwrap() as u32;
-            let at_warmup = (0..fs.time_s.len()).find(|&k| fs.flow[k] == i && fs.time_s[k] >= 10.0 - 1e-9).map(|k| fs.delivered_bytes[k]).unwrap();
-            let f = flow(&out.summary, id);
-            f.ce_marks as f64 / ((f.delivered_bytes - at_warmup) as f64 / 1448.0)
-        };
-        let (pc, pl) = (share("cubic"), share("prague"));
-        assert!((pc / p2 - 1.0).abs() < 0.35, "rtt {rtt}: classic CE share {pc} vs mean p'^2 {p2}");
-        assert!(pl >= 0.9 * 2.0 * p && pl < 1.5 * 2.0 * p, "rtt {rtt}: L CE share {pl} vs k p' {}", 2.0 * p);
-        let fs = &out.metrics.flow_series;
-        let mean_cwnd = |f: u32| {
-            let v: Vec<f64> = (0..fs.time_s.len()).filter(|&k| fs.flow[k] == f && fs.time_s[k] >= 10.0).map(|k| fs.cwnd_pkts[k]).collect();
-            v.iter().sum::<f64>() / v.len() as f64
-        };
-        let w = mean_cwnd(0) / mean_cwnd(1);
-        assert!((0.5..2.0).contains(&w), "rtt {rtt}: window ratio prague/cubic {w}");
-        if check_rate {
-            let r = flow(&out.summary, "prague").goodput_mbps / flow(&out.summary, "cubic").goodput_mbps;
-            assert!((0.5..2.0).contains(&r), "rtt {rtt}: rate ratio prague/cubic {r}");
+        for seed in 1..=5 {
+            let (_, pl, p, _, w, r) = coupled(rtt, 1, "60s", seed);
+            assert!(pl >= 0.9 * 2.0 * p && pl < 1.5 * 2.0 * p, "rtt {rtt} seed {seed}: L CE share {pl} vs k p' {}", 2.0 * p);
+            assert!((0.5..2.0).contains(&w), "rtt {rtt} seed {seed}: window ratio prague/cubic {w}");
+            if check_rate {
+                assert!((0.5..2.0).contains(&r), "rtt {rtt} seed {seed}: rate ratio prague/cubic {r}");
+            }
         }
     }
 }

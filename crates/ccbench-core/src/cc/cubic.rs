@@ -12,8 +12,9 @@
 //!   instead of the table + one Newton step (≈0.2 % error).
 //! - HyStart's ACK-train cushion `hystart_ack_delay()` derives the pacing
 //!   rate Linux would compute (200 % × cwnd·mss/srtt in slow start) and a
-//!   64 KiB `gso_max_size`; the sender is taken as unpaced (threshold
-//!   halved, `SK_PACING_NONE`), as CUBIC is without the fq qdisc.
+//!   64 KiB `gso_max_size`. The ACK-train threshold is halved only when
+//!   the sender is not paced (`sk_pacing_status == SK_PACING_NONE`, the
+//!   default without fq; `tcp.pacing = true` is the paced case).
 //! - `undo_cwnd` returns max(cwnd, cwnd at the last `ssthresh()`), which
 //!   equals Linux's `tcp_reno_undo_cwnd` using `prior_cwnd`.
 //! - Linux's `initial_ssthresh` module parameter is not modelled.
@@ -273,8 +274,12 @@ impl Cubic {
             && elapsed(now, self.hy.last_ack) <= self.cfg.hystart_ack_delta
         {
             self.hy.last_ack = now;
-            // Unpaced: the train passes delay_min/2 (plus TSO cushion).
-            let threshold = (self.s.delay_min + Self::ack_train_cushion(tcp)) / 2;
+            // The train passes delay_min (plus TSO cushion), halved when
+            // unpaced: pacing may delay packets up to RTT/2 in slow start.
+            let mut threshold = self.s.delay_min + Self::ack_train_cushion(tcp);
+            if !tcp.paced {
+                threshold = threshold / 2;
+            }
             if elapsed(now, self.hy.round_start) > threshold {
                 self.s.found = true;
                 tcp.ssthresh = tcp.cwnd;
@@ -514,7 +519,17 @@ mod tests {
     /// first ACK passes the previous round's end, then `n` ACKs `gap` apart
     /// with RTT `rtt`. Returns (round, ACK) that ended slow start, if any.
     fn hystart(c: &mut Cubic, cwnd: u32, rounds: &[(u64, Dur, Dur)]) -> Option<(usize, u64)> {
+        hystart_paced(c, cwnd, false, rounds)
+    }
+
+    fn hystart_paced(
+        c: &mut Cubic,
+        cwnd: u32,
+        paced: bool,
+        rounds: &[(u64, Dur, Dur)],
+    ) -> Option<(usize, u64)> {
         let mut t = flow(cwnd);
+        t.paced = paced;
         t.snd_nxt = u64::from(cwnd);
         for (r, &(n, gap, rtt)) in rounds.iter().enumerate() {
             let end = t.snd_nxt;
@@ -566,6 +581,97 @@ mod tests {
         assert_eq!(hystart(&mut cubic(), 32, &rounds), Some((1, 11)));
         let mut delay_only = with(|c| c.hystart_detect = HYSTART_DELAY);
         assert_eq!(hystart(&mut delay_only, 32, &rounds), None);
+    }
+
+    #[test]
+    fn hystart_detect_bitmask_selects_the_exit_rules() {
+        // A delay increase with ACKs 3 ms apart (no train): only bit 2 exits.
+        let delay = [(10, ms(3), ms(20)), (10, ms(3), ms(25))];
+        // A train (1 ms apart) at constant delay: only bit 1 exits.
+        let train = [(10, ms(3), ms(20)), (20, ms(1), ms(20))];
+        for (mask, d, t) in [(0, None, None), (1, None, Some((1, 11))), (2, Some((1, 8)), None), (3, Some((1, 8)), Some((1, 11)))] {
+            let mut c = with(|c| c.hystart_detect = mask);
+            assert_eq!(hystart(&mut c, 32, &delay), d, "mask {mask}, delay");
+            let mut c = with(|c| c.hystart_detect = mask);
+            assert_eq!(hystart(&mut c, 32, &train), t, "mask {mask}, train");
+        }
+        // hystart = false disables both.
+        let mut c = with(|c| c.hystart = false);
+        assert_eq!(hystart(&mut c, 32, &delay), None);
+    }
+
+    #[test]
+    fn integer_cube_root_is_exact_where_f64_rounds_up() {
+        // 2^120 − 1 rounds to 2^120 as f64, whose cube root is exactly 2^40:
+        // the correction must step down.
+        for n in [1u64, 2, 3, 1000, 4_217, 1 << 20, (1 << 40) - 3, 1 << 40] {
+            let cube = u128::from(n).pow(3);
+            assert_eq!(icbrt(cube), n, "cbrt({n}^3)");
+            assert_eq!(icbrt(cube - 1), n - 1, "cbrt({n}^3 - 1)");
+            assert_eq!(icbrt(cube + 1), n, "cbrt({n}^3 + 1)");
+        }
+        assert_eq!(icbrt(0), 0);
+    }
+
+    #[test]
+    fn w_est_gains_one_segment_per_cwnd_times_15_over_8_acked() {
+        // tcp_cubic.c tcp_friendliness: delta = cwnd·beta_scale >> 3 =
+        // 70·15/8 = 131 ACKed segments per +1 of W_est (tcp_cwnd).
+        let mut c = cubic();
+        let t = after_loss(&mut c, 100, ms(100));
+        assert_eq!(t.cwnd, 70);
+        let t0 = t.now;
+        c.update(70, 131, t0); // epoch starts: W_est = cwnd, ack_cnt = 131
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (70, 131), "not yet more than delta");
+        c.update(70, 1, t0 + ms(40)); // 132 > 131: one credit
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (71, 1));
+        // The cubic target (≈ 73 at t + delay_min = 0.14 s) is steeper:
+        // cnt = 70 / 3 = 23 < 70 / (71 − 70).
+        assert_eq!(c.s.cnt, 23);
+        c.update(70, 393, t0 + ms(80)); // 394 = 3·131 + 1
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (74, 1));
+        // Now the Reno-friendly window leads: cnt = 70 / (74 − 70) = 17 < 23.
+        assert_eq!(c.s.cnt, 70 / 4);
+        // Within the same jiffy and cwnd the update returns early but
+        // still counts the ACKs.
+        c.update(70, 5, t0 + ms(80));
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (74, 6));
+        // Without tcp_friendliness W_est is never credited.
+        let mut c = with(|c| c.tcp_friendliness = false);
+        let t = after_loss(&mut c, 100, ms(100));
+        c.update(70, 1000, t.now);
+        c.update(70, 1000, t.now + ms(40));
+        assert_eq!(c.s.w_est, 70);
+    }
+
+    #[test]
+    fn hystart_ack_train_threshold_is_halved_only_when_unpaced() {
+        // tcp_cubic.c hystart_update: threshold = delay_min + cushion, >>= 1
+        // only for SK_PACING_NONE. 1 ms spacing, delay_min 20 ms, no cushion
+        // (srtt unknown): unpaced ends after 11 ms, paced after 21 ms.
+        let rounds = [(10, ms(3), ms(20)), (30, ms(1), ms(20))];
+        assert_eq!(hystart_paced(&mut cubic(), 32, false, &rounds), Some((1, 11)));
+        assert_eq!(hystart_paced(&mut cubic(), 32, true, &rounds), Some((1, 21)));
+        let short = [(10, ms(3), ms(20)), (21, ms(1), ms(20))];
+        assert_eq!(hystart_paced(&mut cubic(), 32, true, &short), None);
+    }
+
+    #[test]
+    fn hystart_cushion_is_four_gso_frames_at_the_slow_start_pacing_rate() {
+        // hystart_ack_delay: min(1 ms, 4 * 65536 B / rate), rate = 2 * cwnd *
+        // mss / srtt. cwnd 100, mss 1448, srtt 10 ms: 4*65536*10ms/289600 B
+        // = 9.05 ms -> capped at 1 ms; cwnd 1000, srtt 1 ms: 0.0905 ms.
+        let mut t = flow(100);
+        t.srtt = ms(10);
+        assert_eq!(Cubic::ack_train_cushion(&t), ms(1));
+        t.cwnd = 1000;
+        t.srtt = ms(1);
+        let want = 4 * 65_536 * 1_000_000 / (2 * 1000 * 1448);
+        assert_eq!(Cubic::ack_train_cushion(&t), Dur(want));
+        t.in_flight = 2000; // max(cwnd, packets in flight)
+        assert_eq!(Cubic::ack_train_cushion(&t), Dur(want / 2));
+        t.srtt = Dur::ZERO;
+        assert_eq!(Cubic::ack_train_cushion(&t), Dur::ZERO);
     }
 
     #[test]

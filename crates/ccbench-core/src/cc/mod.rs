@@ -68,6 +68,9 @@ pub struct TcpCcState {
     /// (ESCE), and their running total (SCE-aware flows only).
     pub acked_sce: u32,
     pub delivered_sce: u64,
+    /// The sender paces (Linux `sk_pacing_status != SK_PACING_NONE`: fq
+    /// on the sender, `tcp.pacing`, or an algorithm that sets its rate).
+    pub paced: bool,
 }
 
 impl TcpCcState {
@@ -94,6 +97,7 @@ impl TcpCcState {
             edt: now,
             acked_sce: 0,
             delivered_sce: 0,
+            paced: false,
         }
     }
     #[inline]

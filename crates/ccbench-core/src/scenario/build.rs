@@ -137,7 +137,8 @@ pub fn build(s: &Scenario) -> Sim {
                     algo.set_rng(SimRng::for_component(s.seed, &format!("cc:{name}")));
                     let mode = spec.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo.ecn_mode());
                     let syn = syn_rtt(&links, &fwd, &rev);
-                    let tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start, Some(syn));
+                    let mut tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start, Some(syn));
+                    tx.set_rng(SimRng::for_component(s.seed, &format!("tcp:{name}")));
                     let mut rx = TcpReceiver::new(&tcfg, mode);
                     if tx.cc.sce() {
                         rx.enable_sce();

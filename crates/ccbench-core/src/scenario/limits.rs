@@ -190,8 +190,8 @@ pub fn warnings(s: &Scenario, root: &toml::Table) -> Vec<(Vec<Seg>, String)> {
         if !limited {
             out.push((
                 vec![Seg::Key("flows".into()), Seg::Index(i), Seg::Key("path".into())],
-                "no link on this bulk TCP flow's path has a `rate` or a shaping qdisc, so nothing limits its window: \
-                 the run grows until limits.memory stops it (give a link a rate or the flow `bytes`)"
+                "no link on this bulk TCP flow's path has a `rate` or a shaping qdisc: only its socket buffers \
+                 limit it, at an unbounded packet rate, and the run may stop at limits.memory (give a link a rate or the flow `bytes`)"
                     .into(),
             ));
         }

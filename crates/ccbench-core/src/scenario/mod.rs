@@ -631,6 +631,20 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                     if !(1..=65535).contains(&t.init_cwnd) {
                         out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("init_cwnd")], format!("must be 1..=65535, got {}", t.init_cwnd)));
                     }
+                    // Linux clamps socket buffers to at least SOCK_MIN_SNDBUF/RCVBUF
+                    // (4608/2304 B); we ask for room for two full segments.
+                    let min_buf = 2 * u64::from(t.mtu);
+                    if t.tx_jitter > crate::units::Dur::from_millis(100) {
+                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("tx_jitter")], format!("must be at most 100ms, got {}", t.tx_jitter)));
+                    }
+                    // wmem_default is exempt: the send buffer expands at
+                    // establishment (tcp_init_buffer_space), so 16 KiB works
+                    // with jumbo frames as it does in Linux.
+                    for (key, v) in [("wmem_max", t.wmem_max), ("rmem_default", t.rmem_default), ("rmem_max", t.rmem_max)] {
+                        if v.0 < min_buf {
+                            out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k(key)], format!("must be at least 2 MTU ({min_buf} bytes), got {}", v.0)));
+                        }
+                    }
                 }
                 if let Err(e) = build::cc_config(f) {
                     out.push(at(&p("cc_params"), e));

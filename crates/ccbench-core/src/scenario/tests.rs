@@ -147,3 +147,20 @@ fn media_version_parses_round_trips_and_bad_values_are_located() {
     let e = err(&media("feedback_interval = \"0ms\""));
     assert!(e.to_string().contains("flows[0].media.feedback_interval"), "{e}");
 }
+
+#[test]
+fn socket_buffer_keys_have_linux_defaults_and_are_checked() {
+    let p = parse(BASE, "t.toml", &[]).unwrap();
+    let t = p.scenario.flows[0].tcp.as_ref().unwrap();
+    // net.ipv4.tcp_wmem = 4096 16384 4194304, tcp_rmem = 4096 131072 6291456.
+    assert_eq!((t.wmem_default.0, t.wmem_max.0), (16_384, 4_194_304));
+    assert_eq!((t.rmem_default.0, t.rmem_max.0), (131_072, 6_291_456));
+    assert_eq!(t.tx_jitter, Dur::ZERO);
+    let ok = parse(&format!("{BASE}tcp = {{ wmem_max = \"32mb\", rmem_max = 1000000 }}\n"), "t.toml", &[]).unwrap();
+    let t = ok.scenario.flows[0].tcp.as_ref().unwrap();
+    assert_eq!((t.wmem_max.0, t.rmem_max.0), (32 << 20, 1_000_000));
+    let e = err(&format!("{BASE}tcp = {{ wmem_max = \"1kb\", tx_jitter = \"1s\" }}\n"));
+    let keys: Vec<&str> = e.problems.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys, ["flows[0].tcp.tx_jitter", "flows[0].tcp.wmem_max"], "{e}");
+    assert!(e.problems[1].message.contains("at least 2 MTU (3000 bytes), got 1024"), "{e}");
+}

@@ -15,7 +15,7 @@ pub mod sender;
 use serde::{Deserialize, Serialize};
 
 use crate::packet::{ETH_HDR, TCP_IP_HDR};
-use crate::units::Dur;
+use crate::units::{Bytes, Dur};
 
 /// Per-flow TCP knobs, with Linux defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -42,6 +42,24 @@ pub struct TcpConfig {
     pub sack_blocks: u8,
     /// Immediate ACKs at connection start (Linux quick-ACK mode).
     pub quickacks: u32,
+    /// Send buffer, bytes: `net.ipv4.tcp_wmem` default and max (Linux
+    /// 16384 and 4194304). The buffer starts at the default and grows with
+    /// cwnd (`tcp_sndbuf_expand`) up to the max; unacknowledged data may not
+    /// exceed it.
+    pub wmem_default: Bytes,
+    pub wmem_max: Bytes,
+    /// Receive buffer, bytes: `net.ipv4.tcp_rmem` default and max (Linux
+    /// 131072 and 6291456), autotuned per RTT (`tcp_rcv_space_adjust`); the
+    /// advertised window is half of it.
+    pub rmem_default: Bytes,
+    pub rmem_max: Bytes,
+    /// Host processing jitter: each packet an ACK releases leaves a uniform
+    /// random 0..`tx_jitter` after that ACK (in the spirit of ns-2's TCP
+    /// `overhead_`; Floyd & Jacobson 1992, "On traffic phase effects"), in
+    /// order and without limiting the rate. Off (0) by default. Without it
+    /// a deterministic simulator can phase-lock ACK-clocked flows of equal
+    /// RTT to a drop schedule; real hosts jitter by tens of µs.
+    pub tx_jitter: Dur,
 }
 
 impl Default for TcpConfig {
@@ -57,6 +75,11 @@ impl Default for TcpConfig {
             pacing_ca_ratio: 120,
             sack_blocks: 3,
             quickacks: 16,
+            wmem_default: Bytes(16_384),
+            wmem_max: Bytes(4_194_304),
+            rmem_default: Bytes(131_072),
+            rmem_max: Bytes(6_291_456),
+            tx_jitter: Dur::ZERO,
         }
     }
 }

@@ -4,14 +4,27 @@
 //! data and hole fills), and ECN feedback: RFC 3168's sticky ECE until CWR,
 //! plus Accurate ECN counters (RFC 9768 r.cep/r.ceb) carried on every ACK.
 //!
+//! Receive window (Linux tcp_input.c): the buffer starts at
+//! `tcp_rmem[1]` and `tcp_rcv_space_adjust` grows it once per receiver RTT
+//! to 2 × (bytes read in that RTT) + 16 MSS, plus twice the growth since the
+//! last RTT (slow start), in memory terms twice that, capped at `tcp_rmem[2]`;
+//! every ACK advertises half the buffer (TCP_DEFAULT_SCALING_RATIO, i.e.
+//! `tcp_adv_win_scale = 1`). The application reads data as soon as it is in
+//! order. The receiver RTT is Linux's timestamp estimate
+//! (`tcp_rcv_rtt_measure_ts` / `tcp_rcv_rtt_update`): now − TSecr of each
+//! full-sized segment echoing a new TSval; a smaller sample replaces the
+//! estimate, a larger one enters a 1/8 EWMA.
+//!
 //! SCE (chromi/sce, when the sender's algorithm is SCE-aware): ESCE on ACKs
 //! while the data arrives ECT(1), an immediate ACK at each change.
 //!
-//! Deviations: no receive-window limit (the window never binds); no D-SACK;
-//! the delayed-ACK timer is a fixed `delack` (Linux adapts ato between
-//! 40 and 200 ms). At an SCE state change chromi/sce first ACKs the earlier
-//! data with the old state; here one ACK covers both, so at most one
-//! delayed segment per change is echoed with the new state.
+//! Deviations: no D-SACK; the delayed-ACK timer is a fixed `delack` (Linux
+//! adapts ato between 40 and 200 ms); the window/buffer ratio is fixed at
+//! 1/2 (Linux measures it from skb truesize) and `rcv_ssthresh` slow growth
+//! and out-of-order memory are not modelled.
+//! At an SCE state change chromi/sce first ACKs the earlier data with the
+//! old state; here one ACK covers both, so at most one delayed segment per
+//! change is echoed with the new state.
 
 use super::{ack_wire_size, TcpConfig};
 use crate::cc::EcnMode;
@@ -60,6 +73,19 @@ pub struct TcpReceiver {
     sce_state: bool,
     /// SCE-marked data packets received.
     pub sce_packets: u32,
+    /// Receive buffer (`sk_rcvbuf`) and its cap (`tcp_rmem[2]`), bytes.
+    pub rcvbuf: u64,
+    rmem_max: u64,
+    advmss: u64,
+    /// `rcvq_space`: bytes read in the last measured RTT, and where/when
+    /// the current measurement started.
+    space: u64,
+    space_seq: u64,
+    space_time: SimTime,
+    /// `rcv_rtt_est.rtt_us` (×8, ns; 0 until measured) and the last
+    /// TSecr sampled (`rcv_rtt_last_tsecr`).
+    rcv_rtt_x8: u64,
+    last_tsecr: SimTime,
 }
 
 impl TcpReceiver {
@@ -89,6 +115,15 @@ impl TcpReceiver {
             sce: false,
             sce_state: false,
             sce_packets: 0,
+            rcvbuf: cfg.rmem_default.0,
+            rmem_max: cfg.rmem_max.0.max(cfg.rmem_default.0),
+            advmss: u64::from(cfg.mss()),
+            //= Linux tcp_init_buffer_space: min(rcv_wnd, TCP_INIT_CWND·advmss)
+            space: (cfg.rmem_default.0 / 2).min(10 * u64::from(cfg.mss())),
+            space_seq: 0,
+            space_time: SimTime::ZERO,
+            rcv_rtt_x8: 0,
+            last_tsecr: SimTime::ZERO,
         }
     }
 
@@ -97,6 +132,49 @@ impl TcpReceiver {
     /// ESCE ACKs cover the SCE-marked segments.
     pub fn enable_sce(&mut self) {
         self.sce = true;
+    }
+
+    /// The window this receiver advertises, bytes (`tcp_win_from_space`).
+    pub fn window(&self) -> u64 {
+        self.rcvbuf / 2
+    }
+
+    /// The receiver's RTT estimate (zero until measured).
+    pub fn rcv_rtt(&self) -> crate::units::Dur {
+        crate::units::Dur(self.rcv_rtt_x8 / 8)
+    }
+
+    /// Linux `tcp_rcv_rtt_measure_ts` + `tcp_rcv_rtt_update(.., win_dep = 0)`.
+    fn rcv_rtt_measure_ts(&mut self, seg: &TcpSeg, now: SimTime) {
+        if seg.tsecr == self.last_tsecr || seg.tsecr == SimTime::ZERO {
+            return;
+        }
+        self.last_tsecr = seg.tsecr;
+        if u64::from(seg.len) < self.advmss || now <= seg.tsecr {
+            return;
+        }
+        let m = now.since(seg.tsecr).nanos() * 8;
+        let old = self.rcv_rtt_x8;
+        self.rcv_rtt_x8 = if old == 0 || m < old { m } else { old - old / 8 + m / 8 };
+    }
+
+    /// Linux `tcp_rcv_space_adjust` (with `tcp_moderate_rcvbuf` = 1).
+    fn rcv_space_adjust(&mut self, now: SimTime) {
+        if self.rcv_rtt_x8 == 0 || now.since(self.space_time) < self.rcv_rtt() {
+            return;
+        }
+        let copied = self.delivered_bytes - self.space_seq;
+        if copied > self.space {
+            // 2× for losses, +16 MSS cushion, + 2× the growth (slow start).
+            let mut rcvwin = 2 * copied + 16 * self.advmss;
+            let grow = rcvwin * (copied - self.space) / self.space.max(1);
+            rcvwin += 2 * grow;
+            let rcvbuf = (2 * rcvwin).min(self.rmem_max);
+            self.rcvbuf = self.rcvbuf.max(rcvbuf);
+            self.space = copied;
+        }
+        self.space_seq = self.delivered_bytes;
+        self.space_time = now;
     }
 
     /// A data segment arrived. Returns an ACK to send now, if one is due.
@@ -137,6 +215,7 @@ impl TcpReceiver {
                 immediate = true; // Linux enters quick-ACK mode on CE.
             }
         }
+        self.rcv_rtt_measure_ts(seg, now);
         if seg.seq == self.rcv_nxt {
             self.rcv_nxt += 1;
             self.delivered_bytes += u64::from(seg.len);
@@ -151,6 +230,7 @@ impl TcpReceiver {
                 }
             }
             self.unacked += 1;
+            self.rcv_space_adjust(now);
         } else if seg.seq > self.rcv_nxt {
             self.insert_ooo(seg.seq, u64::from(seg.len));
             immediate = true;
@@ -219,6 +299,8 @@ impl TcpReceiver {
             cep: self.ce_packets,
             ceb: self.ce_bytes,
             esce: self.sce && self.sce_state,
+            rwnd: Some(self.window()),
+            tsval: _now,
             ..Default::default()
         };
         // RFC 2018 §4: the first block holds the most recently received

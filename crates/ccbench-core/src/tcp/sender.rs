@@ -7,11 +7,22 @@
 //! (`tcp_update_pacing_rate`: ratio × MSS × cwnd / srtt, 200 % while
 //! cwnd < ssthresh/2, 120 % after).
 //!
-//! Units: segments for windows, ns for time, bit/s for pacing.
+//! Socket buffers: new data is sent only while the write queue (every
+//! segment not cumulatively ACKed, charged at its GSO skb truesize, ≈ MSS +
+//! 1.4 %) fits in `sk_sndbuf`, and only inside the receiver's advertised
+//! window (`tcp_snd_wnd_test`). `sk_sndbuf` starts at `tcp_wmem[1]` and
+//! `tcp_sndbuf_expand` raises it, while not cwnd-limited, to 2 ×
+//! max(10, cwnd, reordering + 1) × per-MSS worst-case skb memory (4352 B
+//! for a 1500 B MTU on x86-64), capped at `tcp_wmem[2]`: the 4 MiB default
+//! holds about 2850 segments, as the kernel's cwnd stops near 2800.
+//!
+//! Units: segments for windows, ns for time, bit/s for pacing, bytes for
+//! buffers.
 //! Deviations from Linux: no tail-loss probe, no undo of spurious
-//! recoveries (no D-SACK/Eifel), no receive-window limit, no TSO bursts
-//! (one segment per send), RACK's reordering timer is evaluated on ACK
-//! arrival only.
+//! recoveries (no D-SACK/Eifel), no TSO bursts (one segment per send),
+//! RACK's reordering timer is evaluated on ACK arrival only; the
+//! application always refills the send buffer at once (a bulk writer like
+//! iperf3), and memory pressure (`tcp_mem`) is not modelled.
 
 use super::rate::RateSampler;
 use super::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
@@ -24,6 +35,17 @@ use crate::units::{Dur, Rate, SimTime};
 const RTO_MAX: Dur = Dur::from_secs(120);
 /// RFC 6675 DupThresh.
 const DUP_THRESH: u32 = 3;
+/// Linux x86-64 sizes for `tcp_sndbuf_expand`'s worst case (one skb per
+/// MSS): MAX_TCP_HEADER and the aligned `skb_shared_info` and `sk_buff`.
+const MAX_TCP_HEADER: u64 = 320;
+const SHINFO_SIZE: u64 = 320;
+const SKB_SIZE: u64 = 256;
+/// A GSO skb of the write queue: up to 64 KiB of payload plus its head,
+/// `skb_shared_info` and `sk_buff` (≈ 900 B of truesize per skb).
+const GSO_SKB_BYTES: u64 = 65_536;
+const GSO_SKB_OVERHEAD: u64 = MAX_TCP_HEADER + SHINFO_SIZE + SKB_SIZE;
+/// Linux `tcp_reordering` default.
+const REORDERING: u64 = 3;
 
 /// What one ACK produced, for the metrics.
 #[derive(Default, Copy, Clone)]
@@ -68,6 +90,8 @@ pub struct TcpSender {
     next_send: SimTime,
     /// Set when sending stopped only because of pacing.
     pace_blocked: bool,
+    /// Set when sending stopped only because of the host's send jitter.
+    jitter_blocked: bool,
     /// Largest flight seen in the current round, for `cwnd_limited`.
     max_flight: u32,
     round_end: u64,
@@ -82,6 +106,20 @@ pub struct TcpSender {
     pub ce_delivered: u64,
     /// Delivery-rate sampling (tcp_rate.c).
     pub rate: RateSampler,
+    /// `sk_sndbuf`, bytes; write-queue truesize charged per segment; and
+    /// `tcp_sndbuf_expand`'s per-MSS memory.
+    pub sndbuf: u64,
+    seg_truesize: u64,
+    per_mss: u64,
+    /// Right edge of the receiver's window (`snd_una + snd_wnd`), segments.
+    snd_wnd_end: u64,
+    /// TSval of the newest ACK (`ts_recent`), echoed on data.
+    ts_recent: SimTime,
+    /// Random stream for `tx_jitter` (None: no jitter), the time of the
+    /// last ACK, and the departure time drawn for the next packet.
+    jitter_rng: Option<crate::rng::SimRng>,
+    jitter_base: SimTime,
+    jitter_target: SimTime,
 }
 
 impl TcpSender {
@@ -124,6 +162,7 @@ impl TcpSender {
             pacing_rate: Rate::UNLIMITED,
             next_send: SimTime::ZERO,
             pace_blocked: false,
+            jitter_blocked: false,
             max_flight: 0,
             round_end: 0,
             last_cc_event: now,
@@ -133,12 +172,37 @@ impl TcpSender {
             cc_owns_cwnd: false,
             ce_delivered: 0,
             rate: RateSampler::default(),
+            sndbuf: 0,
+            seg_truesize: 0,
+            per_mss: 0,
+            snd_wnd_end: 0,
+            ts_recent: SimTime::ZERO,
+            jitter_rng: None,
+            jitter_base: SimTime::ZERO,
+            jitter_target: SimTime::NEVER,
         };
+        let mss64 = u64::from(mss);
+        s.sndbuf = s.cfg.wmem_default.0;
+        s.seg_truesize = mss64 + (GSO_SKB_OVERHEAD * mss64).div_ceil(GSO_SKB_BYTES);
+        // max(mss_clamp, mss_cache): the MSS option is MTU − 40 (no timestamps).
+        s.per_mss = (mss64 + 12 + MAX_TCP_HEADER + SHINFO_SIZE).next_power_of_two() + SKB_SIZE;
+        //= Linux tcp_init_buffer_space: expand once at establishment; the
+        // SYN-ACK's window is tcp_rmem[1]'s.
+        s.sndbuf_expand();
+        s.snd_wnd_end = s.cfg.rmem_default.0 / 2 / mss64;
+        s.t.paced = s.pacing_on();
         if let Some(r) = syn_rtt {
             s.update_rtt(r);
             s.t.min_rtt = r;
         }
         s
+    }
+
+    /// Give the sender its random stream; used only when `tx_jitter` > 0.
+    pub fn set_rng(&mut self, rng: crate::rng::SimRng) {
+        if self.cfg.tx_jitter > Dur::ZERO {
+            self.jitter_rng = Some(rng);
+        }
     }
 
     pub fn srtt(&self) -> Option<Dur> {
@@ -151,7 +215,8 @@ impl TcpSender {
     /// Earliest time this sender needs to be woken (RTO or pacing).
     pub fn next_timer(&self) -> SimTime {
         let pace = if self.pace_blocked { self.next_send } else { SimTime::NEVER };
-        self.rto_at.min(pace)
+        let jitter = if self.jitter_blocked { self.jitter_target } else { SimTime::NEVER };
+        self.rto_at.min(pace).min(jitter)
     }
 
     /// All data the application will send has been delivered.
@@ -161,6 +226,22 @@ impl TcpSender {
 
     fn has_new_data(&self) -> bool {
         self.active && self.total_segs.is_none_or(|n| self.sb.nxt() < n)
+    }
+
+    /// Another new segment fits the send buffer (`sk_stream_memory_free`:
+    /// the application could write it) and the receive window
+    /// (`tcp_snd_wnd_test`).
+    fn buffers_allow_new(&self) -> bool {
+        u64::from(self.sb.packets_out()) * self.seg_truesize < self.sndbuf && self.sb.nxt() < self.snd_wnd_end
+    }
+
+    /// Linux `tcp_sndbuf_expand`.
+    fn sndbuf_expand(&mut self) {
+        let nr_segs = u64::from(self.t.cwnd).max(10).max(REORDERING + 1);
+        let sndmem = 2 * nr_segs * self.per_mss;
+        if self.sndbuf < sndmem {
+            self.sndbuf = sndmem.min(self.cfg.wmem_max.0).max(self.sndbuf);
+        }
     }
 
     fn seg_len(&self, seq: u64) -> u32 {
@@ -177,6 +258,7 @@ impl TcpSender {
     /// The application starts (or resumes) sending.
     pub fn start(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
         self.active = true;
+        self.jitter_base = now;
         self.try_send(now, out);
     }
 
@@ -226,6 +308,13 @@ impl TcpSender {
             return res; // Acknowledges data never sent: ignore.
         }
         let una_advanced = ack.ack > self.sb.una;
+        self.ts_recent = self.ts_recent.max(ack.tsval);
+        self.snd_wnd_end = match ack.rwnd {
+            // The receiver never shrinks its window's right edge.
+            Some(w) => self.snd_wnd_end.max(ack.ack + w / u64::from(self.t.mss)),
+            // An ACK without a window (a peer that does not limit) lifts it.
+            None => u64::MAX,
+        };
         let mut delivered: u32 = 0;
         // Linux: srtt from the oldest newly ACKed never-retransmitted
         // segment (seq_rtt), the CC hook from the newest (ca_rtt).
@@ -305,7 +394,13 @@ impl TcpSender {
             self.max_flight = self.sb.in_flight();
         }
         self.sync_cc_view();
+        //= Linux tcp_new_space / tcp_should_expand_sndbuf: grow the send
+        // buffer when the ACK freed space and cwnd is not what limits.
+        if delivered > 0 && self.sb.in_flight() < self.t.cwnd {
+            self.sndbuf_expand();
+        }
         self.update_pacing_rate();
+        self.jitter_base = now;
         self.try_send(now, out);
         res
     }
@@ -392,9 +487,16 @@ impl TcpSender {
 
     fn update_state(&mut self, ev: &AckEvent, una_advanced: bool, newly_lost: u32) {
         let delivered = ev.acked;
-        // Leave a finished reduction (Linux tcp_fastretrans_alert /
-        // tcp_try_to_open): the whole window present at entry is ACKed.
-        if self.ca_state != CaState::Open && self.ca_state != CaState::Disorder && self.sb.una >= self.high_seq {
+        // Leave a finished reduction (Linux tcp_fastretrans_alert, state
+        // D): the whole window present at entry is ACKed. CWR is held until
+        // something *above* high_seq is ACKed (`snd_una != high_seq`): the
+        // ACK of high_seq itself can still carry the ECE that started it,
+        // and must not start a second reduction.
+        let done = match self.ca_state {
+            CaState::Cwr => self.sb.una > self.high_seq,
+            _ => self.sb.una >= self.high_seq,
+        };
+        if self.ca_state != CaState::Open && self.ca_state != CaState::Disorder && done {
             if self.in_reduction() {
                 self.end_reduction();
             } else {
@@ -439,7 +541,8 @@ impl TcpSender {
     //= RFC 6937 §3 (Linux tcp_cwnd_reduction): proportional rate reduction
     // while pipe > ssthresh, slow-start reduction bound below it.
     fn prr(&mut self, delivered: u32, una_advanced: bool, newly_lost: u32) {
-        if delivered == 0 && newly_lost == 0 {
+        // Linux returns when nothing was newly ACKed or SACKed.
+        if delivered == 0 {
             return;
         }
         self.prr_delivered += delivered;
@@ -491,13 +594,16 @@ impl TcpSender {
     /// data.
     pub fn try_send(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
         self.pace_blocked = false;
+        self.jitter_blocked = false;
         loop {
             if self.sb.in_flight() >= self.t.cwnd {
                 break;
             }
             let lost = self.sb.next_lost();
-            if lost.is_none() && !self.has_new_data() {
-                RateSampler::check_app_limited(&mut self.t, self.sb.in_flight(), self.sb.lost_out, self.sb.retrans_out);
+            if lost.is_none() && !(self.has_new_data() && self.buffers_allow_new()) {
+                if !self.has_new_data() {
+                    RateSampler::check_app_limited(&mut self.t, self.sb.in_flight(), self.sb.lost_out, self.sb.retrans_out);
+                }
                 break;
             }
             if now < self.next_send && self.pacing_on() {
@@ -507,6 +613,22 @@ impl TcpSender {
                 // back only by pacing is cwnd-limited (tcp_cwnd_validate).
                 self.max_flight = self.max_flight.max(self.t.cwnd);
                 break;
+            }
+            if let Some(rng) = &mut self.jitter_rng {
+                // Each packet leaves a random 0..tx_jitter after the ACK
+                // that released it, in order: a burst spreads over at most
+                // tx_jitter and the delays do not add up.
+                if self.jitter_target == SimTime::NEVER {
+                    let j = (self.cfg.tx_jitter.nanos() as f64 * rng.uniform()) as u64;
+                    self.jitter_target = self.jitter_base + Dur(j);
+                }
+                if now < self.jitter_target {
+                    // Committed to the host's queue: counts as cwnd-limited.
+                    self.jitter_blocked = true;
+                    self.max_flight = self.max_flight.max(self.t.cwnd);
+                    break;
+                }
+                self.jitter_target = SimTime::NEVER;
             }
             let packets_out = self.sb.packets_out();
             let (seq, retrans) = match lost {
@@ -538,7 +660,7 @@ impl TcpSender {
                 size: TcpConfig::wire_size(len),
                 ecn,
                 sent_at: now,
-                hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr }),
+                hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr, tsecr: self.ts_recent }),
                 ..self.tmpl
             };
             if self.in_reduction() {
@@ -547,6 +669,7 @@ impl TcpSender {
             if !self.pacing_rate.is_unlimited() && self.pacing_on() {
                 self.next_send = self.next_send.max(now) + self.pacing_rate.tx_time(u64::from(pkt.size));
             }
+
             if self.rto_at == SimTime::NEVER {
                 self.rto_at = now + self.rto;
             }
@@ -565,3 +688,7 @@ impl TcpSender {
         self.t.in_flight = self.sb.in_flight();
     }
 }
+
+#[cfg(test)]
+#[path = "sender_tests.rs"]
+mod tests;

@@ -419,3 +419,113 @@ fn v0_6_is_window_only_and_paces_from_cwnd() {
         assert_eq!(p.pacing, Some(Rate(want * 8)), "{v:?}");
     }
 }
+
+/// Rate mode forced on (`prague_cwnd_mode = 1`) and RTT-independent.
+fn rate_mode_flow(srtt_ms: u64, rate_bytes: u64) -> (Prague, TcpCcState) {
+    let t = ca(10, srtt_ms);
+    let cfg = PragueConfig { cwnd_mode: CwndMode::Rate, ..Default::default() };
+    let mut p = started(cfg, &t);
+    p.round = 10;
+    p.rate_bytes = rate_bytes;
+    p.alpha_stamp = t.now;
+    assert!(p.rate_mode_active(&t));
+    (p, t)
+}
+
+#[test]
+fn window_to_rate_conversion_is_mtu_times_window_over_srtt() {
+    // prague_frac_cwnd_to_pacing_rate: 1500 B × 10.5 / 10 ms = 1 575 000 B/s.
+    let t = ca(10, 10);
+    let mut p = started(PragueConfig::default(), &t);
+    p.frac_cwnd = 10 * ONE_CWND + ONE_CWND / 2;
+    assert_eq!(p.frac_cwnd_to_rate(&t), 1_575_000);
+    // Never below MINIMUM_RATE (100 kbit/s).
+    p.frac_cwnd = ONE_CWND / 100;
+    assert_eq!(p.frac_cwnd_to_rate(&t), 12_500);
+}
+
+#[test]
+fn rate_to_window_conversion_uses_linux_2_pow_20_us_second() {
+    // prague_pacing_rate_to_frac_cwnd: rate × hsrtt_us / 2^20 / MTU, rounded
+    // up: 1.5 MB/s × 10 000 µs / 2^20 / 1500 B = 9.537 segments, i.e.
+    // exactly 10^7 in 2^-20 units (a true second would give 10 segments).
+    let (mut p, t) = rate_mode_flow(10, 1_500_000);
+    assert_eq!(p.hsrtt >> HSRTT_SHIFT, 10_000_000);
+    assert_eq!(p.rate_to_frac_cwnd(&t), 10_000_000);
+    p.rate_bytes = 1_500_001; // 10 000 006.67, rounded up
+    assert_eq!(p.rate_to_frac_cwnd(&t), 10_000_007);
+    // hsrtt is the slow average: without it (0) srtt is used.
+    p.hsrtt = 0;
+    p.rate_bytes = 1_500_000;
+    let t20 = ca(10, 20);
+    assert_eq!(p.rate_to_frac_cwnd(&t20), 20_000_000);
+}
+
+#[test]
+fn rate_mode_adds_1500_bytes_per_vrtt_per_vrtt() {
+    // One ACKed segment at srtt 10 ms: vRTT = rtt_target = 25 ms. The
+    // increase 1500 B × 2^20 µs / 25 ms = 62914 B/s is spread over the
+    // vRTT's window ⌈600 000 B/s × 25 ms / (1500 B × 2^20 µs)⌉ = 10 ACKs:
+    // +6291 B/s per ACK.
+    let (mut p, mut t) = rate_mode_flow(10, 600_000);
+    p.cong_control(&mut t, &ev(1, 0));
+    assert_eq!(p.rate_bytes, 606_291);
+    // The window follows the rate: frac_cwnd = max(frac + acked, rate→window).
+    assert_eq!(p.frac_cwnd, p.rate_to_frac_cwnd(&t).max(10 * ONE_CWND + 1));
+    // At srtt 50 ms the vRTT is the srtt: 1500 B × 2^20 µs / 50 ms = 31457 B/s
+    // over ⌈600 000 × 50 ms / (1500 × 2^20 µs)⌉ = 20 ACKs: +1573 B/s.
+    let (mut p, mut t) = rate_mode_flow(50, 600_000);
+    p.cong_control(&mut t, &ev(1, 0));
+    assert_eq!(p.rate_bytes, 601_573);
+    // CE-marked segments add nothing.
+    let (mut p, mut t) = rate_mode_flow(10, 600_000);
+    p.saw_ce = true;
+    p.cong_control(&mut t, &ev(1, 1));
+    assert_eq!(p.rate_bytes, 600_000);
+}
+
+#[test]
+fn rate_mode_ce_cut_is_rate_times_one_minus_half_alpha_and_loss_halves() {
+    let (mut p, mut t) = rate_mode_flow(10, 800_000);
+    set_alpha(&mut p, 0.5);
+    p.on_state(&mut t, CaState::Cwr);
+    assert_eq!(p.rate_bytes, 600_000, "800 000 × (1 − 0.5/2)");
+    assert_eq!(p.frac_cwnd, p.rate_to_frac_cwnd(&t), "the window follows the rate");
+    p.on_state(&mut t, CaState::Open);
+    p.on_state(&mut t, CaState::Recovery);
+    assert_eq!(p.rate_bytes, 300_000, "loss halves the rate");
+    assert_eq!(p.loss_rate_bytes, 600_000, "kept for undo");
+    // The floor holds.
+    let (mut p, mut t) = rate_mode_flow(10, 13_000);
+    set_alpha(&mut p, 1.0);
+    p.on_state(&mut t, CaState::Cwr);
+    assert_eq!(p.rate_bytes, MINIMUM_RATE);
+}
+
+#[test]
+fn rto_halves_once_from_the_window_before_the_timeout() {
+    // The TCP layer calls ssthresh() (cwnd 40), sets cwnd = 1, then
+    // on_state(Loss): the halving uses 40, as Linux's CA_EVENT_LOSS comes
+    // before the reset.
+    let mut t = ca(40, 10);
+    let mut p = started(PragueConfig { cwnd_mode: CwndMode::FracWin, ..Default::default() }, &t);
+    assert_eq!(p.ssthresh(&t), 40, "prague_ssthresh leaves ssthresh");
+    t.cwnd = 1;
+    p.on_state(&mut t, CaState::Loss);
+    assert_eq!(p.frac_cwnd, 20 * ONE_CWND);
+    assert_eq!(p.loss_cwnd, 40);
+    assert!(p.in_loss);
+    // A timeout during Recovery does not halve again (Linux raises the
+    // loss event only from Open/Disorder).
+    let mut t = ca(40, 10);
+    let mut p = started(PragueConfig { cwnd_mode: CwndMode::FracWin, ..Default::default() }, &t);
+    p.on_state(&mut t, CaState::Recovery);
+    assert_eq!(p.frac_cwnd, 20 * ONE_CWND);
+    p.ssthresh(&t);
+    t.cwnd = 1;
+    p.on_state(&mut t, CaState::Loss);
+    assert_eq!(p.frac_cwnd, 20 * ONE_CWND);
+    // Open again ends the growth freeze.
+    p.on_state(&mut t, CaState::Open);
+    assert!(!p.in_loss);
+}

@@ -1,0 +1,747 @@
+//! Unit tests for the TCP sender against its sources: RFC 6298 (RTO
+//! arithmetic and backoff), RFC 6937 (PRR, both branches), RFC 6675
+//! (DupThresh, NextSeg), RFC 8985 (RACK's time rule), RFC 3168 (CWR, Not-ECT
+//! retransmissions), Linux `tcp_fastretrans_alert` (CWR exit), Linux
+//! `tcp_update_pacing_rate`, and finite transfers.
+
+use super::*;
+use crate::cc::cubic::CubicConfig;
+use crate::cc::dctcp::DctcpConfig;
+use crate::cc::reno::RenoConfig;
+use crate::cc::CcConfig;
+use crate::packet::SackBlock;
+use crate::tcp::receiver::TcpReceiver;
+
+fn ms(x: u64) -> Dur {
+    Dur::from_millis(x)
+}
+fn at(x: u64) -> SimTime {
+    SimTime::ZERO + ms(x)
+}
+fn us(x: u64) -> SimTime {
+    SimTime::ZERO + Dur::from_micros(x)
+}
+
+fn reno_cc() -> CcConfig {
+    CcConfig::Reno(RenoConfig::default())
+}
+fn cubic_cc() -> CcConfig {
+    CcConfig::Cubic(CubicConfig::default())
+}
+fn dctcp_cc() -> CcConfig {
+    CcConfig::Dctcp(DctcpConfig::default())
+}
+
+fn sender(cc: CcConfig, ecn: EcnMode, cfg: TcpConfig, bytes: Option<u64>) -> TcpSender {
+    TcpSender::new(cfg, cc.build(), ecn, Packet::default(), bytes, SimTime::ZERO, Some(ms(100)))
+}
+
+/// Reno in congestion avoidance (ssthresh = cwnd), no ECN, unlimited data.
+fn reno(cwnd: u32) -> TcpSender {
+    let mut s = sender(
+        reno_cc(),
+        EcnMode::Off,
+        TcpConfig {
+            init_cwnd: cwnd,
+            ..Default::default()
+        },
+        None,
+    );
+    s.t.ssthresh = cwnd;
+    s
+}
+
+fn start(s: &mut TcpSender, now: SimTime) -> Vec<Packet> {
+    let mut v = Vec::new();
+    s.start(now, &mut |p| v.push(p));
+    v
+}
+fn ack(s: &mut TcpSender, a: TcpAck, now: SimTime) -> Vec<Packet> {
+    let mut v = Vec::new();
+    s.on_ack(&a, now, &mut |p| v.push(p));
+    v
+}
+fn timer(s: &mut TcpSender, now: SimTime) -> Vec<Packet> {
+    let mut v = Vec::new();
+    s.on_timer(now, &mut |p| v.push(p));
+    v
+}
+fn cum(n: u64) -> TcpAck {
+    TcpAck {
+        ack: n,
+        ..Default::default()
+    }
+}
+fn sack(n: u64, blocks: &[(u64, u64)]) -> TcpAck {
+    let mut a = cum(n);
+    for (k, &(start, end)) in blocks.iter().enumerate() {
+        a.sack[k] = SackBlock { start, end };
+    }
+    a.nsack = blocks.len() as u8;
+    a
+}
+fn seg(p: &Packet) -> TcpSeg {
+    match p.hdr {
+        Header::TcpData(s) => s,
+        _ => panic!("not data"),
+    }
+}
+fn seqs(v: &[Packet]) -> Vec<u64> {
+    v.iter().map(|p| seg(p).seq).collect()
+}
+
+// ---- RFC 6298 ---------------------------------------------------------
+
+#[test]
+fn rto_arithmetic_follows_rfc6298_with_linux_floor() {
+    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig::default(), None);
+    s.srtt = None;
+    // §2.2: first sample R: SRTT = R, RTTVAR = R/2, RTO = SRTT + 4 RTTVAR.
+    s.update_rtt(ms(400));
+    assert_eq!((s.srtt, s.rttvar, s.rto), (Some(ms(400)), ms(200), ms(1200)));
+    // §2.3 with β = 1/4, α = 1/8: RTTVAR = 3/4·200 + 1/4·|400 − 240| = 190,
+    // SRTT = 7/8·400 + 1/8·240 = 380, RTO = 380 + 760.
+    s.update_rtt(ms(240));
+    assert_eq!((s.srtt, s.rttvar, s.rto), (Some(ms(380)), ms(190), ms(1140)));
+    assert_eq!(s.t.srtt, ms(380), "the CC sees srtt");
+    // The 200 ms floor applies to the variance term (Linux tcp_set_rto):
+    // a steady 20 ms path converges to 20 + 200 ms, not to 200 ms.
+    for _ in 0..200 {
+        s.update_rtt(ms(20));
+    }
+    assert_eq!(s.srtt, Some(ms(20)));
+    assert!(s.rttvar < ms(1));
+    assert_eq!(s.rto, ms(220));
+    // Capped at TCP_RTO_MAX.
+    s.update_rtt(Dur::from_secs(200));
+    assert_eq!(s.rto, RTO_MAX);
+}
+
+#[test]
+fn rtt_samples_skip_retransmitted_segments_karn() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    let mut v = Vec::new();
+    let r = s.on_ack(&sack(0, &[(1, 4)]), at(100), &mut |p| v.push(p));
+    assert_eq!(r.rtt, Some(ms(100)), "SACKed segments sent once give a sample");
+    assert_eq!(seqs(&v)[0], 0, "fast retransmit");
+    let r = s.on_ack(&sack(4, &[]), at(150), &mut |p| v.push(p));
+    assert!(r.rtt.is_none(), "RFC 6298 §3 (Karn): only the retransmitted seg 0 is new");
+    let r = s.on_ack(&cum(5), at(160), &mut |p| v.push(p));
+    assert_eq!(r.rtt, Some(ms(160)), "seg 4 was sent once, at 0");
+}
+
+#[test]
+fn rto_fires_backs_off_and_collapses_cwnd() {
+    let mut s = reno(4);
+    let out = start(&mut s, at(0));
+    assert_eq!(out.len(), 4);
+    // syn RTT 100 ms: RTO = 100 + max(200, 4·50) = 300 ms, armed at send.
+    assert_eq!(s.rto, ms(300));
+    assert_eq!(s.rto_at, at(300));
+    assert!(timer(&mut s, at(299)).is_empty());
+    assert_eq!(s.rto_count, 0);
+    let out = timer(&mut s, at(300));
+    // RFC 5681 §3.1 (4): ssthresh = max(FlightSize/2, 2); cwnd = 1 (LW).
+    assert_eq!((s.t.cwnd, s.t.ssthresh, s.ca_state), (1, 2, CaState::Loss));
+    assert_eq!(seqs(&out), vec![0]);
+    // §5.5: RTO doubles; §5.6 the timer restarts with it.
+    assert_eq!((s.rto, s.rto_at), (ms(600), at(900)));
+    timer(&mut s, at(900));
+    assert_eq!((s.rto, s.rto_at), (ms(1200), at(2100)));
+    assert_eq!(s.rto_count, 2);
+    assert_eq!(s.t.ssthresh, 2, "no new ssthresh while already in Loss");
+    let mut now = at(2100);
+    for _ in 0..20 {
+        timer(&mut s, now);
+        now = s.rto_at;
+    }
+    assert_eq!(s.rto, RTO_MAX, "backoff capped at 120 s");
+    assert_eq!(s.retransmits, 22);
+}
+
+#[test]
+fn rto_timer_rearms_on_new_ack_and_stops_when_all_acked() {
+    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig::default(), Some(10 * 1448));
+    start(&mut s, at(0));
+    assert_eq!(s.rto_at, at(300));
+    ack(&mut s, cum(2), at(100));
+    // RTT 100 = srtt: RTTVAR 3/4·50 = 37.5, RTO = 100 + max(200, 150) = 300.
+    assert_eq!(s.rto, ms(300));
+    assert_eq!(s.rto_at, at(400), "§5.3: restarted from this ACK");
+    ack(&mut s, sack(2, &[(3, 4)]), at(150));
+    assert_eq!(s.rto_at, at(400), "a SACK that does not advance una does not rearm");
+    ack(&mut s, cum(10), at(160));
+    assert_eq!(s.rto_at, SimTime::NEVER, "§5.2: all data ACKed, timer off");
+    assert!(s.finished());
+}
+
+// ---- RFC 6675 / RFC 8985 ----------------------------------------------
+
+#[test]
+fn dupthresh_marks_holes_below_three_sacked_and_nextseg_retransmits_lowest_first() {
+    let mut s = reno(10);
+    start(&mut s, at(0)); // segs 0..10, all sent at 0: RACK cannot fire
+                          // Two SACKed above the holes 0, 1: not lost (IsLost needs DupThresh).
+    let out = ack(&mut s, sack(0, &[(2, 4)]), at(100));
+    assert_eq!(s.sb.lost_out, 0);
+    assert_eq!(s.ca_state, CaState::Disorder);
+    assert_eq!(seqs(&out), vec![10, 11], "pipe 8 < cwnd 10: new data");
+    // The third SACKed segment makes both holes lost.
+    let out = ack(&mut s, sack(0, &[(2, 5)]), at(101));
+    assert_eq!(s.sb.lost_out, 2);
+    assert_eq!((s.ca_state, s.t.ssthresh), (CaState::Recovery, 5));
+    // NextSeg rule 1: the lowest lost segment first.
+    assert_eq!(seqs(&out), vec![0]);
+    assert!(seg(&out[0]).retrans);
+    // PRR allows one more per two ACKs; a lost segment beats new data.
+    assert!(ack(&mut s, sack(0, &[(2, 6)]), at(102)).is_empty());
+    let out = ack(&mut s, sack(0, &[(2, 7)]), at(103));
+    assert_eq!(seqs(&out), vec![1]);
+    // Then new data (rule 2) once nothing lost remains and pipe (4) is
+    // below ssthresh (5).
+    ack(&mut s, sack(0, &[(2, 8)]), at(104));
+    assert!(ack(&mut s, sack(0, &[(2, 9)]), at(105)).is_empty(), "pipe = ssthresh");
+    let out = ack(&mut s, sack(0, &[(2, 10)]), at(106));
+    assert_eq!(seqs(&out), vec![12]);
+}
+
+#[test]
+fn rack_marks_lost_after_rack_rtt_plus_quarter_min_rtt() {
+    let mut s = reno(4);
+    s.t.cwnd = 1;
+    start(&mut s, at(0)); // seg 0 at 0
+    s.t.cwnd = 4;
+    let mut v = Vec::new();
+    s.try_send(at(10), &mut |p| v.push(p)); // segs 1..4 at 10 ms
+    assert_eq!(seqs(&v), vec![1, 2, 3]);
+    // Seg 1 (sent at 10) delivered at 60: RACK.rtt = 50, reo_wnd =
+    // min_rtt/4 = 50/4 (syn RTT 100, then 50). Seg 0 is lost once
+    // now >= 0 + 50 + 12.5 ms. One SACKed segment: no DupThresh.
+    ack(&mut s, sack(0, &[(1, 2)]), at(60));
+    assert_eq!(s.t.min_rtt, ms(50));
+    assert_eq!((s.rack_xmit, s.rack_rtt), (at(10), ms(50)));
+    assert_eq!(s.sb.lost_out, 0);
+    // Seg 2, also sent at 10, delivered at 62: RACK.rtt keeps the sample of
+    // the first segment with that send time (only a later send time updates).
+    ack(&mut s, sack(0, &[(1, 3)]), us(62_000));
+    assert_eq!(s.rack_rtt, ms(50));
+    assert_eq!(s.sb.lost_out, 0, "62 ms < 62.5 ms");
+    let out = ack(&mut s, sack(0, &[(1, 3)]), us(62_500));
+    assert_eq!(s.sb.lost_out, 1, "62.5 ms: lost by the time rule");
+    assert_eq!(s.ca_state, CaState::Recovery);
+    assert_eq!(seqs(&out), vec![0]);
+    // Seg 3 was sent at RACK.xmit_time, not before: never marked by RACK.
+    ack(&mut s, sack(0, &[(1, 3)]), at(1000));
+    assert_eq!(s.sb.get(3).flags & LOST, 0);
+}
+
+#[test]
+fn rack_finds_a_lost_retransmission() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    assert_eq!(seqs(&out)[0], 0, "fast retransmit at 100 ms");
+    // Segments sent after the retransmission are SACKed; the retransmission
+    // is not: RACK marks it lost again (DupThresh never does for RETRANS).
+    s.t.cwnd = 20;
+    let mut v = Vec::new();
+    s.try_send(at(110), &mut |p| v.push(p));
+    let last = seg(v.last().unwrap()).seq;
+    ack(&mut s, sack(0, &[(1, last + 1)]), at(210));
+    assert_eq!(s.rack_xmit, at(110));
+    let out = ack(&mut s, sack(0, &[(1, last + 1)]), at(240));
+    assert!(s.sb.get(0).flags & LOST != 0);
+    assert_eq!(seqs(&out)[0], 0, "seg 0 retransmitted a second time");
+    assert_eq!(s.retransmits, 2);
+    let _ = out;
+}
+
+// ---- RFC 6937 PRR ----------------------------------------------------
+
+#[test]
+fn prr_sends_ssthresh_over_prior_cwnd_per_delivered_segment() {
+    // RFC 6937 §5 example: one loss in a window of 20, Reno (ssthresh 10):
+    // PRR sends one segment per two ACKs, prr_out = ⌈prr_delivered·10/20⌉.
+    let mut s = reno(20);
+    start(&mut s, at(0));
+    let mut sent_per_ack = Vec::new();
+    for k in 1..=19u64 {
+        let out = ack(&mut s, sack(0, &[(1, 1 + k)]), at(100 + k));
+        if s.ca_state == CaState::Recovery {
+            sent_per_ack.push(out.len());
+            let d = u64::from(s.prr_delivered);
+            if k < 19 {
+                assert!(s.sb.in_flight() > s.t.ssthresh, "pipe above ssthresh");
+                assert_eq!(u64::from(s.prr_out), (d * 10).div_ceil(20), "after {k} SACKs");
+            } else {
+                // pipe has reached ssthresh: the reduction bound holds it there.
+                assert_eq!((s.sb.in_flight(), s.prr_out), (10, 8));
+            }
+        }
+    }
+    assert_eq!(s.prior_cwnd, 20);
+    assert_eq!(s.t.ssthresh, 10);
+    assert_eq!(sent_per_ack, vec![1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0]);
+    // Recovery ends once high_seq is ACKed: cwnd = ssthresh.
+    let high = s.high_seq;
+    ack(&mut s, sack(20, &[]), at(200));
+    assert_eq!(s.ca_state, CaState::Recovery);
+    ack(&mut s, cum(high), at(201));
+    assert_eq!((s.ca_state, s.t.cwnd), (CaState::Open, 10));
+}
+
+#[test]
+fn prr_slow_start_reduction_bound_when_pipe_below_ssthresh() {
+    // Twelve of twenty lost: pipe (5) < ssthresh (10), RFC 6937 PRR-SSRB.
+    let mut s = reno(20);
+    start(&mut s, at(0));
+    let out = ack(&mut s, sack(0, &[(12, 15)]), at(100));
+    assert_eq!(s.sb.lost_out, 12);
+    // sndcnt = min(ssthresh − pipe, max(prr_delivered − prr_out, delivered))
+    //        = min(5, 3) = 3: three retransmissions.
+    assert_eq!(seqs(&out), vec![0, 1, 2]);
+    assert_eq!(s.t.cwnd, 8);
+    // una advances with nothing newly lost: one more (the "+1" of SSRB).
+    // pipe 7, delta 3, sndcnt = max(4 − 3, 1) + 1 = 2.
+    let out = ack(&mut s, sack(1, &[(12, 15)]), at(101));
+    assert_eq!(seqs(&out), vec![3, 4]);
+    assert_eq!(s.t.cwnd, 9);
+    // A SACK with nothing new delivered changes nothing.
+    let before = s.t.cwnd;
+    assert!(ack(&mut s, sack(1, &[(12, 15)]), at(102)).is_empty());
+    assert_eq!(s.t.cwnd, before);
+}
+
+// ---- Pacing (Linux tcp_update_pacing_rate) ----------------------------
+
+#[test]
+fn pacing_rate_is_ratio_times_window_over_srtt() {
+    let mut s = reno(10);
+    s.t.ssthresh = INFINITE_SSTHRESH;
+    s.update_pacing_rate();
+    // 200 % · 10 · 1448 B / 100 ms = 289 600 B/s.
+    assert_eq!(s.pacing_rate, Rate(289_600 * 8));
+    // 120 % once cwnd >= ssthresh/2 (10 < 20/2 is false).
+    s.t.ssthresh = 20;
+    s.update_pacing_rate();
+    assert_eq!(s.pacing_rate, Rate(173_760 * 8));
+    s.t.ssthresh = 22;
+    s.update_pacing_rate();
+    assert_eq!(s.pacing_rate, Rate(289_600 * 8));
+    // max(cwnd, packets_out).
+    start(&mut s, at(0));
+    s.t.cwnd = 5;
+    s.update_pacing_rate();
+    assert_eq!(s.pacing_rate, Rate(289_600 * 8));
+}
+
+#[test]
+fn paced_sender_spaces_packets_at_the_pacing_rate() {
+    let cfg = TcpConfig {
+        pacing: true,
+        init_cwnd: 10,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    assert!(s.t.paced);
+    start(&mut s, at(0));
+    let out = ack(&mut s, cum(2), at(100));
+    // Slow start: cwnd 12, srtt 100 ms → 200 % · 12 · 1448 B / 0.1 s.
+    let rate = Rate(2 * 12 * 1448 * 8 * 10);
+    assert_eq!(s.pacing_rate, rate);
+    assert_eq!(out.len(), 1, "the second packet waits for its release time");
+    let gap = rate.tx_time(u64::from(out[0].size));
+    assert_eq!(s.next_timer(), at(100) + gap);
+    assert!(timer(&mut s, SimTime((at(100) + gap).0 - 1)).is_empty());
+    assert_eq!(timer(&mut s, at(100) + gap).len(), 1);
+    // Unpaced: the same ACK releases the whole opening at once.
+    let mut u = reno(10);
+    u.t.ssthresh = INFINITE_SSTHRESH;
+    assert!(!u.t.paced);
+    start(&mut u, at(0));
+    assert_eq!(ack(&mut u, cum(2), at(100)).len(), 4);
+}
+
+// ---- Finite transfers and ECN codepoints -------------------------------
+
+#[test]
+fn finite_transfer_ends_with_a_short_last_segment() {
+    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig::default(), Some(3000));
+    let out = start(&mut s, at(0));
+    let lens: Vec<u32> = out.iter().map(|p| seg(p).len).collect();
+    assert_eq!(lens, vec![1448, 1448, 104]);
+    assert_eq!(out[2].size, TcpConfig::wire_size(104));
+    assert!(!s.finished());
+    // The last segment is lost; its retransmission keeps its length.
+    ack(&mut s, cum(2), at(100));
+    let rto_at = s.rto_at;
+    let out = timer(&mut s, rto_at);
+    assert_eq!((seg(&out[0]).seq, seg(&out[0]).len), (2, 104));
+    assert!(ack(&mut s, cum(3), at(1000)).is_empty(), "nothing after the last segment");
+    assert!(s.finished());
+    // An exact multiple of the MSS ends with a full segment; 0 bytes sends one.
+    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig::default(), Some(2 * 1448));
+    let lens: Vec<u32> = start(&mut s, at(0)).iter().map(|p| seg(p).len).collect();
+    assert_eq!(lens, vec![1448, 1448]);
+    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig::default(), Some(1));
+    let lens: Vec<u32> = start(&mut s, at(0)).iter().map(|p| seg(p).len).collect();
+    assert_eq!(lens, vec![1]);
+}
+
+#[test]
+fn retransmissions_are_not_ect_with_classic_ecn() {
+    let cfg = TcpConfig {
+        init_cwnd: 10,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Classic, cfg.clone(), None);
+    s.t.ssthresh = 10;
+    let out = start(&mut s, at(0));
+    assert!(out.iter().all(|p| p.ecn == Ecn::Ect0), "RFC 3168 §6.1.5: new data is ECT(0)");
+    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    assert!(seg(&out[0]).retrans);
+    assert_eq!(out[0].ecn, Ecn::NotEct, "fast retransmission");
+    let rto_at = s.rto_at;
+    let out = timer(&mut s, rto_at);
+    assert!(seg(&out[0]).retrans);
+    assert_eq!(out[0].ecn, Ecn::NotEct, "RTO retransmission");
+    // Accurate ECN (L4S): every packet carries the codepoint (RFC 9331 §4).
+    let mut s = sender(reno_cc(), EcnMode::Accurate(Ecn::Ect1), cfg, None);
+    s.t.ssthresh = 10;
+    start(&mut s, at(0));
+    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    assert!(seg(&out[0]).retrans);
+    assert_eq!(out[0].ecn, Ecn::Ect1);
+}
+
+// ---- CWR (RFC 3168 §6.1.2, Linux tcp_fastretrans_alert state D) -------
+
+/// cwnd 20 in congestion avoidance, 20 segments out at 0; the ACK of 0..2
+/// carries ECE (or a CE count). Then every ACK up to and including
+/// high_seq = 20 echoes it; the ACK of the CWR segment does not.
+fn one_mark(cc: CcConfig, ecn: EcnMode) -> TcpSender {
+    let cfg = TcpConfig {
+        init_cwnd: 20,
+        ..Default::default()
+    };
+    let mut s = sender(cc, ecn, cfg, None);
+    s.t.ssthresh = 20;
+    start(&mut s, at(0));
+    let mark = |n: u64, echo: bool| TcpAck {
+        ack: n,
+        ece: echo && ecn == EcnMode::Classic,
+        cep: 1,
+        ..Default::default()
+    };
+    let mut cwr_segs = 0;
+    let mut first_ssthresh = None;
+    for (k, n) in (2..=20).step_by(2).enumerate() {
+        for p in ack(&mut s, mark(n, true), at(100 + k as u64)) {
+            cwr_segs += u32::from(seg(&p).cwr);
+        }
+        first_ssthresh.get_or_insert(s.t.ssthresh);
+        assert_eq!(s.t.ssthresh, first_ssthresh.unwrap(), "ACK {n}: a second reduction");
+        assert_eq!(s.high_seq, 20);
+    }
+    assert_eq!(s.sb.una, s.high_seq);
+    assert_eq!(s.ca_state, CaState::Cwr, "held until something above high_seq is ACKed");
+    let high = s.high_seq;
+    ack(&mut s, mark(high + 1, false), at(130));
+    assert_eq!(s.ca_state, CaState::Open);
+    assert_eq!(s.t.cwnd, first_ssthresh.unwrap(), "cwnd = ssthresh at the end of CWR");
+    if ecn == EcnMode::Classic {
+        assert_eq!(cwr_segs, 1, "one CWR segment");
+    }
+    s
+}
+
+#[test]
+fn one_ce_mark_gives_one_reduction_reno_cubic_dctcp() {
+    let s = one_mark(reno_cc(), EcnMode::Classic);
+    assert_eq!(s.t.ssthresh, 10, "Reno: β = 1/2");
+    let s = one_mark(cubic_cc(), EcnMode::Classic);
+    assert_eq!(s.t.ssthresh, 14, "CUBIC: β = 717/1024");
+    let s = one_mark(dctcp_cc(), EcnMode::Accurate(Ecn::Ect0));
+    // DCTCP: cwnd·(1 − α/2) with α after this ACK's update: the first
+    // window had F = 1/2, α = 1024·15/16 + 512/16 = 992; 20 − ⌊20·992/2048⌋.
+    assert_eq!(s.t.ssthresh, 11);
+}
+
+/// Sender and receiver joined by a fixed one-way delay, no queue; data
+/// segments whose sequence is in `ce` arrive CE-marked (first transmission
+/// only). Returns the sender after `dur` and each ssthresh change.
+fn pair(cc: CcConfig, ecn: EcnMode, ce: &[u64], dur: Dur) -> (TcpSender, Vec<u32>, u32) {
+    let owd = ms(25);
+    let cfg = TcpConfig {
+        init_cwnd: 20,
+        quickacks: 0,
+        ..Default::default()
+    };
+    let mut s = TcpSender::new(cfg.clone(), cc.build(), ecn, Packet::default(), None, SimTime::ZERO, Some(owd * 2));
+    s.t.ssthresh = 20;
+    let mut r = TcpReceiver::new(&cfg, ecn);
+    let mut data: Vec<(SimTime, Packet)> = Vec::new();
+    let mut acks: Vec<(SimTime, TcpAck)> = Vec::new();
+    let mut now = SimTime::ZERO;
+    let mut out = Vec::new();
+    s.start(now, &mut |p| out.push(p));
+    let mut changes = Vec::new();
+    let mut last = s.t.ssthresh;
+    let mut cwr = 0;
+    let end = SimTime::ZERO + dur;
+    loop {
+        for mut p in out.drain(..) {
+            let sg = seg(&p);
+            cwr += u32::from(sg.cwr);
+            if ce.contains(&sg.seq) && !sg.retrans && p.ecn != Ecn::NotEct {
+                p.ecn = Ecn::Ce;
+            }
+            data.push((now + owd, p));
+        }
+        let next_data = data.first().map_or(SimTime::NEVER, |d| d.0);
+        let next_ack = acks.first().map_or(SimTime::NEVER, |a| a.0);
+        now = next_data.min(next_ack).min(r.delack_at).min(s.next_timer());
+        if now >= end {
+            break;
+        }
+        if next_data == now {
+            let (_, p) = data.remove(0);
+            if let Some(a) = r.on_data(&seg(&p), p.ecn, now) {
+                acks.push((now + owd, a));
+            }
+        } else if next_ack == now {
+            let (_, a) = acks.remove(0);
+            s.on_ack(&a, now, &mut |p| out.push(p));
+        } else if r.delack_at == now {
+            if let Some(a) = r.on_timer(now) {
+                acks.push((now + owd, a));
+            }
+        } else {
+            s.on_timer(now, &mut |p| out.push(p));
+        }
+        if s.t.ssthresh != last {
+            changes.push(s.t.ssthresh);
+            last = s.t.ssthresh;
+        }
+    }
+    (s, changes, cwr)
+}
+
+#[test]
+fn each_ce_mark_in_a_closed_loop_gives_exactly_one_reduction() {
+    // The mark lands at every position of a window in turn, so some ACK
+    // covers exactly high_seq while the receiver still echoes ECE.
+    for (cc, ecn, beta) in [
+        (reno_cc(), EcnMode::Classic, 0.5),
+        (cubic_cc(), EcnMode::Classic, 717.0 / 1024.0),
+        (dctcp_cc(), EcnMode::Accurate(Ecn::Ect0), 0.5),
+    ] {
+        for mark in 60..100 {
+            let (s, changes, cwr) = pair(cc.clone(), ecn, &[mark], ms(1000));
+            assert_eq!(changes.len(), 1, "{cc:?} mark {mark}: ssthresh {changes:?}");
+            if ecn == EcnMode::Classic {
+                assert_eq!(cwr, 1, "{cc:?} mark {mark}");
+                // Reno/CUBIC: cwnd before the cut was 20-22 (CA from 20).
+                // A second cut would leave about half of that.
+                let w = f64::from(changes[0]) / beta;
+                assert!((19.0..=26.0).contains(&w), "{cc:?} mark {mark}: ssthresh {}", changes[0]);
+            }
+            assert_eq!(s.retransmits, 0);
+            assert_eq!(s.ca_state, CaState::Open);
+        }
+    }
+}
+
+#[test]
+fn hystart_exits_later_when_paced() {
+    // Linux hystart_update halves the ACK-train threshold only for
+    // unpaced sockets. The ACK train of a 20 ms path is as long as the
+    // window's serialization; a paced CUBIC waits for a train of delay_min,
+    // an unpaced one for delay_min/2.
+    let exit = |pacing: bool| {
+        let cfg = TcpConfig {
+            pacing,
+            ..Default::default()
+        };
+        let train_only = CubicConfig {
+            hystart_detect: 1,
+            ..Default::default()
+        };
+        let mut s = TcpSender::new(
+            cfg,
+            CcConfig::Cubic(train_only).build(),
+            EcnMode::Off,
+            Packet::default(),
+            None,
+            SimTime::ZERO,
+            Some(ms(20)),
+        );
+        // ACKs come back spaced by a 10 Mbit/s bottleneck (1.2 ms apart).
+        let gap = Rate(10_000_000).tx_time(1514);
+        let mut sent: Vec<SimTime> = Vec::new();
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut |p| out.push(p));
+        let mut link_free = SimTime::ZERO;
+        let mut acks: std::collections::VecDeque<(SimTime, u64)> = Default::default();
+        let mut now;
+        while s.t.ssthresh == INFINITE_SSTHRESH {
+            for p in out.drain(..) {
+                let sq = seg(&p).seq;
+                let depart = link_free.max(p.sent_at) + gap;
+                link_free = depart;
+                sent.push(depart);
+                acks.push_back((depart + ms(20), sq + 1));
+            }
+            let paced_at = s.next_timer();
+            let (t_ack, n) = *acks.front().expect("acks");
+            if paced_at < t_ack {
+                now = paced_at;
+                s.on_timer(now, &mut |p| out.push(p));
+                continue;
+            }
+            acks.pop_front();
+            now = t_ack;
+            s.on_ack(&cum(n), now, &mut |p| out.push(p));
+            assert!(now < at(5000));
+        }
+        s.t.ssthresh
+    };
+    let unpaced = exit(false);
+    let paced = exit(true);
+    // ~delay_min/2 vs ~delay_min worth of 1.2 ms ACK spacing past the round
+    // start: the paced exit window is larger.
+    assert!(unpaced >= 16, "unpaced exit {unpaced}");
+    assert!(paced > unpaced + unpaced / 4, "paced exit {paced} vs unpaced {unpaced}");
+}
+
+#[test]
+fn tx_jitter_spreads_a_burst_within_the_jitter_without_adding_up() {
+    let cfg = TcpConfig {
+        tx_jitter: ms(1),
+        init_cwnd: 20,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    s.set_rng(crate::rng::SimRng::for_component(1, "tcp:test"));
+    let mut sent = start(&mut s, at(0)).len();
+    while sent < 20 {
+        let t = s.next_timer();
+        assert!(t <= at(1));
+        sent += timer(&mut s, t).len();
+    }
+    // One ACK for 10 segments in slow start releases 20 packets; each
+    // leaves at max(previous, ack + U(0, 1 ms)).
+    let mut times = Vec::new();
+    let mut now = at(100);
+    let mut out = ack(&mut s, cum(10), now);
+    times.extend(out.iter().map(|p| p.sent_at));
+    while times.len() < 20 {
+        now = s.next_timer();
+        assert!(now >= at(100) && now <= at(101), "wake-up {now:?}");
+        out = timer(&mut s, now);
+        times.extend(out.iter().map(|p| p.sent_at));
+    }
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "in order");
+    assert!(times.iter().all(|&t| t >= at(100) && t <= at(101)), "{times:?}");
+    assert!(times.last().unwrap() > &at(100), "some delay drawn");
+    // Without the random stream (tx_jitter 0) the burst leaves at once.
+    let mut s = reno(20);
+    s.t.ssthresh = INFINITE_SSTHRESH;
+    start(&mut s, at(0));
+    assert_eq!(ack(&mut s, cum(10), at(100)).len(), 20);
+}
+
+// ---- Socket buffers (Linux tcp_sndbuf_expand, tcp_snd_wnd_test) -------
+
+#[test]
+fn send_buffer_starts_expanded_and_grows_with_cwnd_to_wmem_max() {
+    let mut s = reno(10);
+    assert_eq!(s.srtt(), Some(ms(100)));
+    // per_mss = roundup_pow_of_two(1460 + 320 + 320) + 256 = 4352 B; the
+    // write queue charges 1448 + ⌈896·1448/65536⌉ = 1468 B per segment.
+    assert_eq!((s.per_mss, s.seg_truesize), (4352, 1468));
+    // tcp_init_buffer_space: 2 × max(10, cwnd) × 4352 > tcp_wmem[1] = 16384.
+    assert_eq!(s.sndbuf, 2 * 10 * 4352);
+    s.t.cwnd = 100;
+    s.sndbuf_expand();
+    assert_eq!(s.sndbuf, 2 * 100 * 4352);
+    s.t.cwnd = 50;
+    s.sndbuf_expand();
+    assert_eq!(s.sndbuf, 2 * 100 * 4352, "never shrinks");
+    s.t.cwnd = 1000;
+    s.sndbuf_expand();
+    assert_eq!(s.sndbuf, 4_194_304, "capped at tcp_wmem[2]");
+    // A small cwnd still gets room for TCP_INIT_CWND segments.
+    let cfg = TcpConfig {
+        init_cwnd: 2,
+        wmem_default: crate::units::Bytes(4096),
+        ..Default::default()
+    };
+    let s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    assert_eq!(s.sndbuf, 2 * 10 * 4352);
+}
+
+#[test]
+fn send_buffer_and_receive_window_each_stop_new_data() {
+    // wmem_max 10 × 1468 B: at most 10 segments unacknowledged, whatever cwnd.
+    let small = TcpConfig {
+        init_cwnd: 20,
+        wmem_default: crate::units::Bytes(4096),
+        wmem_max: crate::units::Bytes(10 * 1468),
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, small.clone(), None);
+    assert_eq!(s.sndbuf, 10 * 1468);
+    assert_eq!(start(&mut s, at(0)).len(), 10);
+    // SACKed segments stay in the write queue until cumulatively ACKed.
+    assert!(ack(&mut s, sack(0, &[(1, 3)]), at(100)).is_empty());
+    assert_eq!(seqs(&ack(&mut s, cum(3), at(101))), vec![10, 11, 12]);
+    // The receiver's window: right edge = ack + rwnd / mss, never shrinking.
+    let mut s = reno(20);
+    s.t.ssthresh = INFINITE_SSTHRESH;
+    assert_eq!(s.snd_wnd_end, 65_536 / 1448, "the SYN-ACK's window: tcp_rmem[1] / 2");
+    start(&mut s, at(0));
+    s.t.cwnd = 100; // cwnd is not what limits here
+    let a = TcpAck {
+        ack: 2,
+        rwnd: Some(5 * 1448),
+        ..Default::default()
+    };
+    let out = ack(&mut s, a, at(100));
+    assert_eq!(seqs(&out), (20..45).collect::<Vec<_>>(), "the old edge (45) stays");
+    let a = TcpAck {
+        ack: 30,
+        rwnd: Some(20 * 1448 + 1447),
+        ..Default::default()
+    };
+    let out = ack(&mut s, a, at(101));
+    assert_eq!(seqs(&out), (45..50).collect::<Vec<_>>(), "edge 30 + 20");
+    // Retransmissions are not held back by either limit.
+    let mut s = sender(reno_cc(), EcnMode::Off, small, None);
+    start(&mut s, at(0));
+    let rto_at = s.rto_at;
+    assert_eq!(seqs(&timer(&mut s, rto_at)), vec![0]);
+}
+
+#[test]
+fn data_echoes_the_newest_ack_timestamp() {
+    let mut s = reno(4);
+    let out = start(&mut s, at(0));
+    assert_eq!(seg(&out[0]).tsecr, SimTime::ZERO);
+    let a = TcpAck {
+        ack: 1,
+        tsval: at(60),
+        ..Default::default()
+    };
+    let out = ack(&mut s, a, at(110));
+    assert!(out.iter().all(|p| seg(p).tsecr == at(60)));
+    // An older TSval (reordered ACK) does not move ts_recent back.
+    let a = TcpAck {
+        ack: 2,
+        tsval: at(50),
+        ..Default::default()
+    };
+    let out = ack(&mut s, a, at(111));
+    assert!(out.iter().all(|p| seg(p).tsecr == at(60)));
+}
