@@ -114,7 +114,8 @@ def test_ctrl_c_during_a_run_exits_130_and_writes_nothing(write_scenario, tmp_pa
     import time
 
     scenario = write_scenario(TWO_FLOWS.replace('duration = "2s"', 'duration = "100000s"'))
-    proc = subprocess.Popen([sys.executable, "-m", "ccbench", "run", str(scenario), "-o", "out", "--no-plot"],
+    lift = ["--set", 'limits.memory="1000gb"', "--set", "limits.events=1000000000000000"]  # a long run on purpose
+    proc = subprocess.Popen([sys.executable, "-m", "ccbench", "run", str(scenario), "-o", "out", "--no-plot", *lift],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(2.0)
     t0 = time.monotonic()
