@@ -470,7 +470,9 @@ impl Prague {
             acked -= i64::from(ev.acked_ce);
         }
         let debt = self.cfg.version.params().loss == LossLaw::Debt;
-        if acked > 0 && !(self.in_loss && !debt) && tcp.cwnd_limited {
+        // The in_loss gate (v0.6, v0.7); 2020-04 has none.
+        let gated = self.in_loss && !debt;
+        if acked > 0 && !gated && tcp.cwnd_limited {
             let mut acked = acked as u64;
             if tcp.in_slow_start() {
                 let before = tcp.cwnd;

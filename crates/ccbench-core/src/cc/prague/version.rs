@@ -40,7 +40,10 @@
 //!   90 % loss on a drop-only queue, normal response once classic CE cuts
 //!   have set ssthresh) is what the code without `in_loss` does, so
 //!   "2020-04" is modelled without it. This is our inference, not a read
-//!   of `e741f5ac`.
+//!   of `e741f5ac`. Deviation: after an RTO Linux's debt is relative to
+//!   the reset cwnd (cwnd_cnt ≈ −cwnd_before/2 against cwnd 1, paid down to
+//!   2 segments once slow start ends); the model halves the fractional
+//!   window absolutely, as it does for every version.
 //! - Desensitisation on loss: as the code has it, the heuristic has no
 //!   loss input; it runs only at α updates after a CE mark, and its RTT
 //!   filters' gain 2^-g, g = min(18, ⌊log2 ssthresh⌋·1.5 + 1), is reset only
