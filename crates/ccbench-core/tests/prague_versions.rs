@@ -42,3 +42,38 @@ fn the_2020_heuristic_goes_classic_behind_codel_and_stays_l4s_behind_dualpi2() {
     // Off (the module default): no detection.
     assert_eq!(classic_score(CODEL1Q, r#"version = "2020-04""#, 1), 0.0);
 }
+
+/// Prague and CUBIC through a drop-only FIFO (no CE ever); returns
+/// (Prague's ssthresh, its lost and delivered segments, CUBIC's delivered).
+fn fifo_vs_cubic(version: &str, seed: u64) -> (u32, u64, u64, u64) {
+    let mut flows = tcp("p", "prague", &format!("ecn = true\ncc_params = {{ version = \"{version}\" }}"));
+    flows.push_str(&tcp("c", "cubic", ""));
+    let text = dumbbell("50Mbit", 40.0, r#"{ kind = "pfifo", limit = 200 }"#, "10s", &flows);
+    let parsed = ccbench_core::scenario::parse(&text, "t.toml", &[format!("seed={seed}")]).unwrap();
+    let mut sim = ccbench_core::scenario::build::build(&parsed.scenario);
+    let end = sim.end;
+    sim.run_until(end);
+    let Endpoints::Tcp { tx: p, .. } = &sim.flows[0].ep else { panic!("not TCP") };
+    let Endpoints::Tcp { tx: c, .. } = &sim.flows[1].ep else { panic!("not TCP") };
+    (p.t.ssthresh, p.t.lost, p.t.delivered, c.t.delivered)
+}
+
+/// The SCE/L4S report's "loss ignored in L4S mode" (pfifo and PIE-noecn
+/// runs: > 90 % loss, CUBIC starved) is what the 2020 tree's loss law
+/// does: with no CE the window never leaves slow start (ssthresh stays
+/// Linux's infinite 0x7fffffff) because slow start never pays the halving
+/// debt. v0.6's `in_loss` gate pays it: ssthresh falls and CUBIC gets a
+/// share.
+#[test]
+fn the_2020_tree_keeps_slow_start_through_drops_and_starves_cubic() {
+    for seed in 1..=5 {
+        let (ss, lost, delivered, cubic) = fifo_vs_cubic("2020-04", seed);
+        assert_eq!(ss, 0x7fff_ffff, "seed {seed}: 2020 left slow start");
+        assert!(lost > 4 * delivered, "seed {seed}: lost {lost}, delivered {delivered}");
+        assert!(cubic * 10 < delivered, "seed {seed}: CUBIC {cubic} vs Prague {delivered}");
+        let (ss, lost, delivered, cubic) = fifo_vs_cubic("v0.6", seed);
+        assert!(ss < 1000, "seed {seed}: v0.6 ssthresh {ss}");
+        assert!(lost * 20 < delivered, "seed {seed}: v0.6 lost {lost}, delivered {delivered}");
+        assert!(cubic * 3 > delivered, "seed {seed}: v0.6 CUBIC {cubic} vs Prague {delivered}");
+    }
+}

@@ -6,9 +6,11 @@
 //! Versions: `cc_params.version` = "v0.7" (default), "v0.6" (L4STeam 5.15:
 //! α₀ = 1, RTT independence after 500 rounds, window only, pacing from the
 //! integer cwnd) or "2020-04" (L4STeam `e741f5ac`, modelled with v0.6's
-//! laws and classic-ECN detection; its loss behaviour in L4S mode and the
-//! heuristic's desensitisation on loss are known only from the SCE/L4S
-//! report and not modelled). The differences are one table in
+//! laws and classic-ECN detection, and without the `in_loss` gate: a loss
+//! halves the fractional window as a debt that slow start does not pay, so
+//! on a drop-only path the window keeps growing and ssthresh, hence the
+//! detector's slowest filter gain, stays put; see `version.rs` for the
+//! sources and what is inferred). The differences are one table in
 //! `version.rs`; an explicit key overrides its version's default.
 //!
 //! Prague sets cwnd and the pacing rate itself (`cong_control`). Per ACK:
@@ -23,7 +25,8 @@
 //! Pacing: MTU·max(frac_cwnd, in_flight)/srtt, ×2 while cwnd < ssthresh/2.
 //! CE (CWR entry): frac_cwnd −= frac_cwnd·α/2, at most once per rtt_target
 //! when RTT-independent. Loss (Recovery entry, RTO): halve, no growth until
-//! Open; `ssthresh()` leaves ssthresh unchanged. Rate mode (cwnd_mode 1, or
+//! Open (2020-04: no gate, see above); α is not touched; `ssthresh()`
+//! leaves ssthresh unchanged. Rate mode (cwnd_mode 1, or
 //! 2 while CE was seen and cwnd·MTU ≤ cwnd_transit·1500 B) acts once
 //! RTT-independent: the state is a rate growing by 1500 B/vRTT per vRTT
 //! (vRTT = max(srtt, rtt_target)), cut ×(1 − α/2) on CE and ×½ on loss, paced
@@ -58,7 +61,7 @@ mod version;
 
 use serde::{Deserialize, Serialize};
 
-pub use version::{PacingLaw, PragueVersion, VersionParams};
+pub use version::{LossLaw, PacingLaw, PragueVersion, VersionParams};
 
 use super::{AckEvent, CaState, CongestionControl, EcnMode, TcpCcState};
 use crate::packet::{Ecn, TCP_IP_HDR};
@@ -315,6 +318,16 @@ impl Prague {
         self.classic.score
     }
 
+    /// The detector's RTT-filter gain exponent g (gain 2^-g; 18 until the
+    /// first `ssthresh()` call).
+    pub fn classic_gain_shift(&self) -> u32 {
+        self.classic.g_srtt
+    }
+    /// The detector's smoothed RTT (`srtt_pace_us >> g_srtt_shift`).
+    pub fn classic_srtt(&self) -> Dur {
+        Dur(self.classic.srtt_pace >> self.classic.g_srtt)
+    }
+
     fn mtu(tcp: &TcpCcState) -> u64 {
         u64::from(tcp.mss + TCP_IP_HDR)
     }
@@ -456,11 +469,21 @@ impl Prague {
             self.saw_ce = true;
             acked -= i64::from(ev.acked_ce);
         }
-        if acked > 0 && !self.in_loss && tcp.cwnd_limited {
+        let debt = self.cfg.version.params().loss == LossLaw::Debt;
+        // The in_loss gate (v0.6, v0.7); 2020-04 has none.
+        let gated = self.in_loss && !debt;
+        if acked > 0 && !gated && tcp.cwnd_limited {
             let mut acked = acked as u64;
             if tcp.in_slow_start() {
+                let before = tcp.cwnd;
                 acked = u64::from(tcp.slow_start(acked as u32));
-                self.frac_cwnd = u64::from(tcp.cwnd) << CWND_UNIT;
+                if debt {
+                    // 2020-04: slow start moves snd_cwnd and leaves the
+                    // carry (a loss or CE debt) unpaid (`cwnd_cnt`).
+                    self.frac_cwnd += u64::from(tcp.cwnd - before) << CWND_UNIT;
+                } else {
+                    self.frac_cwnd = u64::from(tcp.cwnd) << CWND_UNIT;
+                }
                 if acked == 0 {
                     self.update_ai(tcp);
                     return;

@@ -529,3 +529,90 @@ fn rto_halves_once_from_the_window_before_the_timeout() {
     p.on_state(&mut t, CaState::Open);
     assert!(!p.in_loss);
 }
+
+/// 2020-04 loss law (`prague_enter_loss` without the later `in_loss`
+/// gate): cwnd_cnt −= (cwnd << 19) + cwnd_cnt/2, i.e. frac_cwnd = (cwnd +
+/// cwnd_cnt)/2, α untouched, ssthresh left as it was (`prague_ssthresh`).
+/// In slow start `tcp_slow_start` moves snd_cwnd and returns before the
+/// carry is paid, so the window keeps doubling; once not cwnd-limited the
+/// debt is paid one segment per ACK, each step setting ssthresh = cwnd.
+/// v0.6 stops growth until Open and pays from the first ACK.
+#[test]
+fn v2020_loss_halves_as_a_debt_that_slow_start_leaves_unpaid() {
+    use crate::cc::INFINITE_SSTHRESH;
+    for v in [PragueVersion::V2020_04, PragueVersion::V0_6] {
+        let mut t = ca(100, 20);
+        t.ssthresh = INFINITE_SSTHRESH;
+        let mut p = started(PragueConfig::for_version(v), &t);
+        set_alpha(&mut p, 0.25);
+        t.ssthresh = p.ssthresh(&t);
+        assert_eq!(t.ssthresh, INFINITE_SSTHRESH, "{v:?}: prague_ssthresh keeps ssthresh");
+        p.on_state(&mut t, CaState::Recovery);
+        assert_eq!(p.frac_cwnd(), 50.0, "{v:?}: (100 + 0)/2");
+        assert_eq!(p.alpha(), Some(0.25), "{v:?}: loss leaves α");
+        p.cong_control(&mut t, &ev(10, 0));
+        if v == PragueVersion::V2020_04 {
+            assert_eq!((t.cwnd, t.ssthresh, p.frac_cwnd()), (110, INFINITE_SSTHRESH, 60.0), "slow start, debt kept");
+            t.cwnd_limited = false;
+            for k in 1..=50 {
+                p.cong_control(&mut t, &ev(1, 0));
+                assert_eq!((t.cwnd, t.ssthresh), (110 - k, 110 - k), "debt paid one segment per ACK");
+            }
+            p.cong_control(&mut t, &ev(1, 0));
+            assert_eq!((t.cwnd, p.frac_cwnd()), (60, 60.0), "paid off at ⌈frac_cwnd⌉");
+        } else {
+            assert_eq!((t.cwnd, t.ssthresh, p.frac_cwnd()), (99, 99, 50.0), "no growth, first step");
+        }
+    }
+    // In congestion avoidance the 2020 window still grows during recovery:
+    // frac_cwnd += acked/frac_cwnd (2/20 segment), v0.6 stays at 20.
+    for (v, want) in [(PragueVersion::V2020_04, 20.1), (PragueVersion::V0_6, 20.0)] {
+        let mut t = ca(40, 20);
+        let mut p = started(PragueConfig::for_version(v), &t);
+        t.ssthresh = p.ssthresh(&t);
+        p.on_state(&mut t, CaState::Recovery);
+        p.cong_control(&mut t, &ev(2, 0));
+        assert!((p.frac_cwnd() - want).abs() < 1e-6, "{v:?}: {}", p.frac_cwnd());
+        assert_eq!(t.cwnd, 39, "{v:?}");
+    }
+}
+
+/// `prague_update_rtt_scaling` (called from `prague_ssthresh`) sets the
+/// detector's filter gain 2^-g, g = min(18, ⌊log2 ssthresh⌋·1.5 + 1). A
+/// loss in slow start leaves the 2020 tree in slow start with ssthresh
+/// "infinite", so at the next loss g is still 18 and 2000 RTT samples 20 ms
+/// above the filter move it by 20·(1 − (1 − 2^-18)^2000) ≈ 0.15 ms; v0.6
+/// has paid 10 segments of the cut (ssthresh = 90, g = 10) and moves
+/// 20·(1 − (1 − 2^-10)^2000) ≈ 17.2 ms.
+#[test]
+fn v2020_losses_keep_the_detector_at_its_slowest_gain() {
+    use crate::cc::INFINITE_SSTHRESH;
+    let gain_for = |s: u32| {
+        let l = s.ilog2();
+        (l + l / 2 + 1).min(18)
+    };
+    for (v, ssthresh) in [(PragueVersion::V2020_04, INFINITE_SSTHRESH), (PragueVersion::V0_6, 90)] {
+        let mut t = ca(100, 20);
+        t.ssthresh = INFINITE_SSTHRESH;
+        let cfg = PragueConfig { ecn_fallback: EcnFallback::DetectAndFallback, ..PragueConfig::for_version(v) };
+        let mut p = started(cfg, &t);
+        p.on_rtt(&mut t, Dur::from_millis(20));
+        t.ssthresh = p.ssthresh(&t);
+        p.on_state(&mut t, CaState::Recovery);
+        for _ in 0..10 {
+            p.cong_control(&mut t, &ev(1, 0));
+        }
+        p.on_state(&mut t, CaState::Open);
+        assert_eq!(t.ssthresh, ssthresh, "{v:?}");
+        t.ssthresh = p.ssthresh(&t);
+        p.on_state(&mut t, CaState::Recovery);
+        let g = gain_for(ssthresh);
+        assert_eq!((p.classic_gain_shift(), g), (g, [18, 10][usize::from(v == PragueVersion::V0_6)]), "{v:?}");
+        for _ in 0..2000 {
+            p.on_rtt(&mut t, Dur::from_millis(40));
+        }
+        let want = 40.0 - 20.0 * (1.0 - (-f64::from(g)).exp2()).powi(2000);
+        let got = p.classic_srtt().nanos() as f64 / 1e6;
+        assert!((got - want).abs() < 0.01, "{v:?}: filter srtt {got} ms, formula {want} ms");
+    }
+}
