@@ -6,7 +6,7 @@ PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 # What the tests need beyond PYDEPS: flent itself, for the flent-compatibility check (tests/flent_check.py).
 TESTDEPS := flent==2.3.0
 
-.PHONY: help setup build run test test-rust test-py test-tools bench clean
+.PHONY: help setup build run test test-rust test-py test-tools bench bench-ns3 clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -50,6 +50,9 @@ test-py: build $(VENV)/.test-deps test-tools  ## Python tests (CLI, API, errors,
 
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
 	cargo run --release -q -p ccbench-core --example bench
+
+bench-ns3:  ## ns-3 3.44 vs ccbench on S1-S4 (not in `make test`; REPS=3, QUICK=1 for simulated time / 10)
+	python3 bench/ns3_bench.py
 
 clean:  ## remove build outputs and results
 	rm -rf target out $(VENV)
