@@ -6,7 +6,7 @@ PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 # What the tests need beyond PYDEPS: flent itself, for the flent-compatibility check (tests/flent_check.py).
 TESTDEPS := flent==2.3.0
 
-.PHONY: help setup build run test test-rust test-py test-tools test-emu bench mutants clean
+.PHONY: help setup build run test test-rust test-py test-tools test-emu bench bench-ns3 mutants clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -54,6 +54,9 @@ test-emu:  ## live emulation tests (root; real packets between namespaces; run s
 
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
 	cargo run --release -q -p ccbench-core --example bench
+
+bench-ns3:  ## ns-3 3.44 vs ccbench on S1-S4 (not in `make test`; REPS=3, QUICK=1 for simulated time / 10)
+	python3 bench/ns3_bench.py
 
 # One file at a time keeps a run short:
 #   make mutants MUTANTS="-f crates/ccbench-core/src/tcp/sender.rs -- --lib"

@@ -15,8 +15,9 @@ def test_run_writes_a_result_directory_and_show_reads_it(run_cli, write_scenario
     result = run_cli("run", scenario, "-o", "out")
     assert result.exit_code == 0, result.stderr
     out = Path("out")
-    for name in ("summary.json", "scenario.toml", "flow_series.parquet", "timeseries.png"):
+    for name in ("summary.json", "scenario.toml", "flow_series.parquet"):
         assert (out / name).is_file(), name
+    assert not (out / "timeseries.png").exists()  # the PNG only with --plot
     assert sorted(p.name for p in Path().iterdir()) == ["out", "tiny.toml"]  # no temporary directories left
     assert "f1" in result.stdout and "wrote out" in result.stdout
 
@@ -39,6 +40,18 @@ def test_run_options_reach_the_scenario(run_cli, write_scenario) -> None:
     summary = ccbench.load("out").summary
     assert (summary["seed"], summary["duration_s"]) == (7, 1.0)
     assert not Path("out/timeseries.png").exists()
+
+
+def test_run_writes_the_plot_only_with_the_plot_flag(run_cli, write_scenario) -> None:
+    scenario = write_scenario()
+    assert run_cli("run", scenario, "-o", "with", "--plot", "--set", "duration=1s").exit_code == 0
+    png = Path("with/timeseries.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+    assert run_cli("run", scenario, "-o", "without", "--set", "duration=1s").exit_code == 0
+    assert not Path("without/timeseries.png").exists()
+    # the tables are the same either way
+    a, b = ccbench.load("with"), ccbench.load("without")
+    assert a.summary["flows"] == b.summary["flows"] and a.tables["flow_series"].equals(b.tables["flow_series"])
 
 
 def test_run_defaults_to_results_named_after_the_file(run_cli, write_scenario) -> None:
@@ -152,3 +165,31 @@ def test_a_skipped_test_fails_the_session(tmp_path) -> None:
     allowed = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=120,
                              env={**os.environ, "CCBENCH_ALLOW_SKIPS": "1"})
     assert allowed.returncode == 0, allowed.stdout
+
+
+def test_run_without_plot_loads_no_plotting_or_suite_code(write_scenario) -> None:
+    """`ccbench run`'s start-up stays small: matplotlib only for --plot, sweep/suite code only for suites."""
+    import subprocess
+    import sys
+
+    scenario = write_scenario()
+    heavy = ("matplotlib", "ccbench.plot", "ccbench.suite", "ccbench.sweep", "ccbench.frame", "ccbench.report")
+    code = (
+        "import sys\n"
+        "from ccbench.cli import cli\n"
+        f"cli(['run', {str(scenario)!r}, '-o', 'lazy', '--set', 'duration=\"1s\"'], standalone_mode=False)\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=scenario.parent).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+    assert (scenario.parent / "lazy" / "summary.json").is_file()
+
+
+def test_sweep_module_is_callable_however_it_is_imported() -> None:
+    import subprocess
+    import sys
+
+    code = "import ccbench.sweep as s, ccbench\nprint(callable(s), ccbench.sweep is s, callable(ccbench.load_suite))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "True"]

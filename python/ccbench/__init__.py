@@ -15,27 +15,32 @@ scenarios, turns its columns into Polars tables, and writes, plots and shows
 results.
 """
 
-import types
 from typing import Any
 
-from ccbench import errors, frame as _frame, sweep
+from ccbench import errors
 from ccbench._core import version as _native_version
 from ccbench.api import run, validate
 from ccbench.errors import CcbenchError, ScenarioError, SimulationError
-from ccbench.frame import load_suite
 from ccbench.results import Result, load
 
 __version__: str = _native_version()
 
 
-class _CallableModule(types.ModuleType):
-    """``ccbench.sweep`` is both the module of sweeps and, called, :func:`ccbench.frame.sweep`."""
+def __getattr__(name: str) -> Any:
+    """``sweep`` and ``load_suite`` load on first use: ``ccbench run`` needs neither.
 
-    def __call__(self, *args: Any, **kw: Any) -> Any:
-        return _frame.sweep(*args, **kw)
+    ``ccbench.sweep`` is both the module of sweeps and, called,
+    :func:`ccbench.frame.sweep` (ccbench/sweep.py makes itself callable).
+    """
+    if name == "sweep":
+        import ccbench.sweep
 
+        return ccbench.sweep
+    if name == "load_suite":
+        from ccbench.frame import load_suite
 
-sweep.__class__ = _CallableModule
+        return load_suite
+    raise AttributeError(f"module 'ccbench' has no attribute {name!r}")
 
 __all__ = [
     "CcbenchError",

@@ -137,12 +137,16 @@ def cli() -> None:
                    "the result goes to OUT/SCENARIO-FILE-STEM.  [default: results/SCENARIO-FILE-STEM]")
 @_set_option
 @click.option("--seed", type=int, help="Random seed (same as --set seed=N).")
-@click.option("--no-plot", is_flag=True, help="Skip timeseries.png.")
+@click.option("--plot/--no-plot", default=False,
+              help="Also write timeseries.png (matplotlib; adds about a second).  [default: --no-plot]")
 @click.option("--pcap", "pcap_links", multiple=True, metavar="LINK",
               help="Capture LINK's packets into OUT/LINK.pcap (repeatable; sets metrics.capture).")
-def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | None, no_plot: bool,
+def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | None, plot: bool,
         pcap_links: Sequence[str]) -> None:
     """Simulate SCENARIO and write its result directory.
+
+    The PNG plot is written only with --plot: rendering it takes longer than
+    most runs, and `ccbench show`, suites and reports read the Parquet tables.
 
     Exits 130 if interrupted (Ctrl-C); nothing is written then.
     """
@@ -158,7 +162,7 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
             result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture], progress=bar)
         finally:
             bar.close()
-        target = result.save(target, plot=not no_plot)
+        target = result.save(target, plot=plot)
         for link in links:
             write_pcap(result, target / f"{link}.pcap", link)
     except KeyboardInterrupt:

@@ -60,10 +60,12 @@ import platform
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import traceback
+import types
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -717,3 +719,14 @@ def resume_command(suite: str, out: str | os.PathLike[str], *, jobs: int | None 
         words += ["--set", o]
     return " ".join(shlex.quote(w) for w in words)
 
+
+class _CallableModule(types.ModuleType):
+    """``ccbench.sweep`` is both this module and, called, :func:`ccbench.frame.sweep`."""
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        from ccbench.frame import sweep
+
+        return sweep(*args, **kw)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -22,10 +22,13 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-fn child(path: &str) {
+/// One scenario in this process; `overrides` are `key=value` strings as
+/// `ccbench run --set` takes them (bench/ns3_bench.py passes QUICK durations).
+fn child(path: &str, overrides: &[String]) {
     let text = std::fs::read_to_string(path).expect("read scenario");
     let t0 = Instant::now();
-    let out = ccbench_core::run(&text, path, &[], &mut || false).expect("valid scenario").expect("not interrupted");
+    let out =
+        ccbench_core::run(&text, path, overrides, &mut || false).expect("valid scenario").expect("not interrupted");
     let wall = t0.elapsed().as_secs_f64();
     let s = &out.summary;
     let pkts = s.links.iter().find(|l| l.id == "bottleneck").map_or(0, |l| l.tx_packets);
@@ -43,8 +46,9 @@ fn child(path: &str) {
 }
 
 fn main() {
-    if let Some(path) = std::env::args().nth(1) {
-        return child(&path);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some((path, overrides)) = args.split_first() {
+        return child(path, overrides);
     }
     let exe = std::env::current_exe().expect("own path");
     println!("| scen | sim s | wall s | events (M) | events/s (M) | sim-s / wall-s | bottleneck pkts / wall-s (k) | peak RSS MiB | goodput Mbit/s | Jain |");

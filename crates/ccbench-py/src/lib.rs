@@ -10,6 +10,8 @@ use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use ccbench_core::metrics::Column;
+
 create_exception!(_core, ScenarioError, PyException, "A scenario file or override is invalid.");
 create_exception!(_core, SimulationError, PyException, "The simulation failed.");
 
@@ -25,6 +27,29 @@ fn problem_list<'py>(py: Python<'py>, ps: &[ccbench_core::Problem]) -> Bound<'py
         let _ = problems.append(d);
     }
     problems
+}
+
+/// A column's little-endian bytes, encoded straight into the Python bytes
+/// object (one copy, element-wise, instead of a byte iterator into a `Vec`
+/// and a second copy into Python).
+fn le_bytes<'py>(py: Python<'py>, data: &Column) -> PyResult<Bound<'py, PyBytes>> {
+    fn fill<'py, T: Copy, const N: usize>(
+        py: Python<'py>,
+        v: &[T],
+        le: fn(T) -> [u8; N],
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        PyBytes::new_with(py, v.len() * N, |buf| {
+            for (dst, x) in buf.chunks_exact_mut(N).zip(v) {
+                dst.copy_from_slice(&le(*x));
+            }
+            Ok(())
+        })
+    }
+    match data {
+        Column::F64(v) => fill(py, v, f64::to_le_bytes),
+        Column::U32(v) => fill(py, v, u32::to_le_bytes),
+        Column::U64(v) => fill(py, v, u64::to_le_bytes),
+    }
 }
 
 fn scenario_err(py: Python<'_>, e: &ccbench_core::ScenarioError) -> PyErr {
@@ -78,7 +103,7 @@ fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<Stri
     for (name, cols) in out.metrics.tables() {
         let t = PyDict::new(py);
         for (col, data) in cols {
-            t.set_item(col, (data.dtype(), PyBytes::new(py, &data.to_le_bytes())))?;
+            t.set_item(col, (data.dtype(), le_bytes(py, &data)?))?;
         }
         tables.set_item(name, t)?;
     }
