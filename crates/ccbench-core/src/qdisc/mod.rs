@@ -19,6 +19,7 @@ pub mod htb;
 pub mod netem;
 pub mod tbf;
 pub mod grant;
+pub mod twin_codel_af;
 
 use serde::{Deserialize, Serialize};
 
@@ -162,6 +163,7 @@ pub enum QdiscConfig {
     Tbf(tbf::TbfConfig),
     Htb(htb::HtbConfig),
     Netem(netem::NetemConfig),
+    TwinCodelAf(twin_codel_af::TwinCodelAfConfig),
 }
 
 impl Default for QdiscConfig {
@@ -183,6 +185,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(c) => c.validate(),
             QdiscConfig::Htb(c) => c.validate(),
             QdiscConfig::Netem(c) => c.validate(),
+            QdiscConfig::TwinCodelAf(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -215,6 +218,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(c) => AnyQdisc::Tbf(Box::new(c.build(rng))),
             QdiscConfig::Htb(c) => AnyQdisc::Htb(Box::new(c.build(rng))),
             QdiscConfig::Netem(c) => AnyQdisc::Netem(Box::new(c.build(rng))),
+            QdiscConfig::TwinCodelAf(c) => AnyQdisc::TwinCodelAf(Box::new(c.build(rng.next_u32()))),
         }
     }
     /// Whether `tc qdisc change` may turn `self` into `new` in place: same
@@ -235,6 +239,7 @@ impl QdiscConfig {
             (Q::Tbf(a), Q::Tbf(b)) => child(&a.child, &b.child),
             (Q::Htb(a), Q::Htb(b)) => child(&a.child, &b.child),
             (Q::Netem(a), Q::Netem(b)) => child(&a.child, &b.child),
+            (Q::TwinCodelAf(_), Q::TwinCodelAf(_)) => Ok(()),
             (a, b) if a.name() != b.name() => Err(format!("`change` cannot turn {} into {} (use `qdisc = {{...}}` to replace)", a.name(), b.name())),
             (a, _) => Err(format!("{} cannot be changed in place (use `qdisc = {{...}}` to replace it)", a.name())),
         }
@@ -254,6 +259,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(_) => "tbf",
             QdiscConfig::Htb(_) => "htb",
             QdiscConfig::Netem(_) => "netem",
+            QdiscConfig::TwinCodelAf(_) => "twin_codel_af",
         }
     }
 }
@@ -273,6 +279,7 @@ pub enum AnyQdisc {
     Netem(Box<netem::Netem>),
     /// A qdisc behind a request-grant gate (`links[].grant`).
     Granted(Box<grant::Granted>),
+    TwinCodelAf(Box<twin_codel_af::TwinCodelAf>),
 }
 
 impl AnyQdisc {
@@ -308,6 +315,7 @@ macro_rules! dispatch {
             AnyQdisc::Htb($q) => $e,
             AnyQdisc::Netem($q) => $e,
             AnyQdisc::Granted($q) => $e,
+            AnyQdisc::TwinCodelAf($q) => $e,
         }
     };
 }
