@@ -269,7 +269,7 @@ impl CobaltVars {
     /// `cobalt_queue_full` (BLUE up, both schedules forced on).
     fn queue_full(&mut self, p: &CobaltParams, now: i64) {
         if now - self.blue_timer > p.ce_target as i64 {
-            self.p_drop = self.p_drop.checked_add(p.p_inc).unwrap_or(u32::MAX);
+            self.p_drop = self.p_drop.saturating_add(p.p_inc);
             self.blue_timer = now;
         }
         self.ce_dropping = true;
@@ -362,7 +362,7 @@ impl CobaltVars {
             if pkt.ecn == Ecn::Ect0 {
                 pkt.ecn = Ecn::Ect1;
                 sce_marked = true;
-                self.sce_count = self.sce_count.checked_add(1).unwrap_or(u32::MAX);
+                self.sce_count = self.sce_count.saturating_add(1);
                 self.invsqrt(cache);
                 self.sce_next = Self::control(self.sce_next, p.sce_interval, self.sce_isqrt);
             }
@@ -394,7 +394,7 @@ impl CobaltVars {
         }
         if next_due && self.ce_dropping {
             drop = !cx.mark(pkt);
-            self.ce_count = self.ce_count.checked_add(1).unwrap_or(u32::MAX);
+            self.ce_count = self.ce_count.saturating_add(1);
             self.invsqrt(cache);
             self.ce_next = Self::control(self.ce_next, p.ce_interval, self.ce_isqrt);
             schedule = now - self.ce_next;
