@@ -30,10 +30,12 @@
 //!
 //! Units: time in ns, `bandwidth` in bit/s (tc's bytes/s ×8), sizes in bytes.
 //!
-//! Deviations: the source chooses class 0 when class 1 has packets but a
-//! larger deficit, even if class 0 holds no real packet (it then returns
-//! nothing until the next enqueue); here the class with packets is served.
-//! The source sets `limit = 10240` but never enforces it; here arrivals
+//! Version: chromi/sce commit acc6ad66 (class chosen among those with
+//! packets, deficits updated before the AQM, placeholders drained from the
+//! bulk head after each dequeue). Commit 03a785e differs in exactly these:
+//! it may pick an empty class 0 (and then stall until the next enqueue).
+//!
+//! Deviations: the source sets `limit = 10240` but never enforces it; here arrivals
 //! beyond `limit` packets are tail-dropped (memory guard), which the
 //! defaults make unreachable in the suites. `mtu_time` is never set in the
 //! source (0), so only its "sojourn > 0" remains. No GSO splitting, no
@@ -577,12 +579,23 @@ impl Qdisc for TwinCodelAf {
                 return None;
             }
             self.wake = None;
-            let mut c = usize::from(
-                self.classes[1].backlog != 0 && self.classes[0].deficit >= self.classes[1].deficit,
-            );
-            if self.classes[c].backlog == 0 {
-                c ^= 1; // see the header's deviations
-            }
+            // Class choice, then the flow-fair deficits, before the AQM (so
+            // a dropped packet's attempt counts too), as acc6ad66 orders it.
+            let c = if self.classes[1].backlog == 0 {
+                0
+            } else if self.classes[0].backlog == 0 {
+                1
+            } else {
+                usize::from(self.classes[0].deficit >= self.classes[1].deficit)
+            };
+            let o = c ^ 1;
+            let other = &self.classes[o];
+            let credit = i64::from(other.active_flows) + i64::from(other.active_sparse)
+                - i64::from(other.sparse_dummies);
+            self.classes[c].deficit += credit;
+            let m = self.classes[c].deficit.min(self.classes[o].deficit);
+            self.classes[c].deficit -= m;
+            self.classes[o].deficit -= m;
             let (sparse, mut slot) = match self.classes[c].dequeue_sparse() {
                 Some(s) => (true, s),
                 None => (
@@ -618,15 +631,6 @@ impl Qdisc for TwinCodelAf {
                     continue;
                 }
             }
-            // Flow-fair deficits between the classes.
-            let o = c ^ 1;
-            let other = &self.classes[o];
-            let credit = i64::from(other.active_flows) + i64::from(other.active_sparse)
-                - i64::from(other.sparse_dummies);
-            self.classes[c].deficit += credit;
-            let m = self.classes[c].deficit.min(self.classes[o].deficit);
-            self.classes[c].deficit -= m;
-            self.classes[o].deficit -= m;
             // Shaper.
             if self.rate_ns != 0 {
                 let dur = (u128::from(len) * u128::from(self.rate_ns)) >> self.rate_shift;
@@ -638,6 +642,22 @@ impl Qdisc for TwinCodelAf {
                 self.vars[d].queue_empty(&self.classes[0].params, now, &self.isqrt_cache);
             }
             self.decay_index = (d + 1) % QUEUES;
+            // Drain placeholders at the bulk head while no sparse packet
+            // is waiting.
+            for cls in &mut self.classes {
+                while cls.sparse_dummies != 0 && cls.active_sparse == 0 {
+                    if !cls.bulk.front().is_some_and(|s| s.dummy) {
+                        break;
+                    }
+                    let s = cls.bulk.pop_front().expect("front exists");
+                    let b = &mut cls.backlogs[s.flow as usize];
+                    *b -= 1;
+                    if *b == 0 {
+                        cls.active_flows -= 1;
+                    }
+                    cls.sparse_dummies -= 1;
+                }
+            }
             return Some(slot.pkt);
         }
     }
@@ -924,5 +944,46 @@ mod tests {
             n += 1;
         }
         assert_eq!((n, q.len(), q.bytes()), (51, 0, 0));
+    }
+}
+
+#[cfg(test)]
+mod class_share_tests {
+    use super::*;
+    use crate::qdisc::testing::{pkt, Harness};
+
+    #[test]
+    fn backlogged_classes_share_flow_fairly() {
+        // One bulk flow per class, both always backlogged (AQM out of the
+        // way): the deficits alternate service, 1:1 within one packet. With
+        // two flows in class 0 and one in class 1, class 0 gets 2/3.
+        for (n0, want0) in [(1u32, 0.5), (2, 2.0 / 3.0)] {
+            let mut h = Harness::new();
+            let cfg = TwinCodelAfConfig {
+                target: Dur::from_millis(1000),
+                interval: Dur::from_millis(4000),
+                ..Default::default()
+            };
+            let mut q = cfg.build(0);
+            let mut got = [0u32; 2];
+            for i in 0..3000u32 {
+                let now = SimTime(u64::from(i) * 1000);
+                for f in 0..n0 {
+                    h.enq(&mut q, now, pkt(10 + f, Ecn::NotEct));
+                }
+                let mut p = pkt(1, Ecn::NotEct);
+                p.dscp = 4;
+                h.enq(&mut q, now, p);
+                let p = h.deq(&mut q, now).expect("backlogged");
+                if i >= 100 {
+                    got[usize::from(p.dscp == 4)] += 1;
+                }
+            }
+            let share0 = f64::from(got[0]) / f64::from(got[0] + got[1]);
+            assert!(
+                (share0 - want0).abs() < 0.01,
+                "{n0} class-0 flows: share {share0} vs {want0}"
+            );
+        }
     }
 }
