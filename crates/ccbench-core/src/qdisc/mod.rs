@@ -20,6 +20,7 @@ pub mod htb;
 pub mod netem;
 pub mod tbf;
 pub mod grant;
+pub mod twin_codel_af;
 
 use serde::{Deserialize, Serialize};
 
@@ -164,6 +165,7 @@ pub enum QdiscConfig {
     Htb(htb::HtbConfig),
     Netem(netem::NetemConfig),
     Cake(cake::CakeConfig),
+    TwinCodelAf(twin_codel_af::TwinCodelAfConfig),
 }
 
 impl Default for QdiscConfig {
@@ -186,6 +188,7 @@ impl QdiscConfig {
             QdiscConfig::Htb(c) => c.validate(),
             QdiscConfig::Netem(c) => c.validate(),
             QdiscConfig::Cake(c) => c.validate(),
+            QdiscConfig::TwinCodelAf(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -199,6 +202,7 @@ impl QdiscConfig {
             QdiscConfig::Htb(c) => (Some(c.ceil.unwrap_or(c.rate).max(c.rate)), &c.child),
             QdiscConfig::Netem(c) => (c.rate, &c.child),
             QdiscConfig::Cake(c) if !c.bandwidth.is_unlimited() => return Some(c.bandwidth),
+            QdiscConfig::TwinCodelAf(c) if !c.bandwidth.is_unlimited() => return Some(c.bandwidth),
             _ => return None,
         };
         let below = child.as_ref().and_then(|q| q.shaped_rate());
@@ -237,6 +241,7 @@ impl QdiscConfig {
             QdiscConfig::Htb(c) => AnyQdisc::Htb(Box::new(c.build(rng))),
             QdiscConfig::Netem(c) => AnyQdisc::Netem(Box::new(c.build(rng))),
             QdiscConfig::Cake(c) => AnyQdisc::Cake(Box::new(c.build_with_perturbation(rng.next_u32()))),
+            QdiscConfig::TwinCodelAf(c) => AnyQdisc::TwinCodelAf(Box::new(c.build(rng.next_u32()))),
         }
     }
     /// Whether `tc qdisc change` may turn `self` into `new` in place: same
@@ -257,6 +262,7 @@ impl QdiscConfig {
             (Q::Tbf(a), Q::Tbf(b)) => child(&a.child, &b.child),
             (Q::Htb(a), Q::Htb(b)) => child(&a.child, &b.child),
             (Q::Netem(a), Q::Netem(b)) => child(&a.child, &b.child),
+            (Q::TwinCodelAf(_), Q::TwinCodelAf(_)) => Ok(()),
             (a, b) if a.name() != b.name() => Err(format!("`change` cannot turn {} into {} (use `qdisc = {{...}}` to replace)", a.name(), b.name())),
             (a, _) => Err(format!("{} cannot be changed in place (use `qdisc = {{...}}` to replace it)", a.name())),
         }
@@ -277,6 +283,7 @@ impl QdiscConfig {
             QdiscConfig::Htb(_) => "htb",
             QdiscConfig::Netem(_) => "netem",
             QdiscConfig::Cake(_) => "cake",
+            QdiscConfig::TwinCodelAf(_) => "twin_codel_af",
         }
     }
 }
@@ -297,6 +304,7 @@ pub enum AnyQdisc {
     /// A qdisc behind a request-grant gate (`links[].grant`).
     Granted(Box<grant::Granted>),
     Cake(Box<cake::Cake>),
+    TwinCodelAf(Box<twin_codel_af::TwinCodelAf>),
 }
 
 impl AnyQdisc {
@@ -333,6 +341,7 @@ macro_rules! dispatch {
             AnyQdisc::Netem($q) => $e,
             AnyQdisc::Granted($q) => $e,
             AnyQdisc::Cake($q) => $e,
+            AnyQdisc::TwinCodelAf($q) => $e,
         }
     };
 }

@@ -15,13 +15,22 @@ pub fn run(text: &str, overrides: &[&str]) -> RunOutput {
 }
 
 pub fn flow<'a>(s: &'a Summary, id: &str) -> &'a FlowSummary {
-    s.flows.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("no flow {id}"))
+    s.flows
+        .iter()
+        .find(|f| f.id == id)
+        .unwrap_or_else(|| panic!("no flow {id}"))
 }
 pub fn link<'a>(s: &'a Summary, id: &str) -> &'a LinkSummary {
-    s.links.iter().find(|l| l.id == id).unwrap_or_else(|| panic!("no link {id}"))
+    s.links
+        .iter()
+        .find(|l| l.id == id)
+        .unwrap_or_else(|| panic!("no link {id}"))
 }
 pub fn probe<'a>(s: &'a Summary, id: &str) -> &'a ProbeSummary {
-    s.probes.iter().find(|l| l.id == id).unwrap_or_else(|| panic!("no probe {id}"))
+    s.probes
+        .iter()
+        .find(|l| l.id == id)
+        .unwrap_or_else(|| panic!("no probe {id}"))
 }
 
 /// A dumbbell: `rate` bottleneck with `qdisc`, symmetric delay for a base
