@@ -1,4 +1,4 @@
-"""Issue 9 (core half) as a user sees it: warnings printed by the CLI and
+"""Resource guards as a user sees them: warnings printed by the CLI and
 raised from the API, a run over its memory limit failing cleanly, progress
 reported while a run is under way, and start jitter making seeds matter."""
 

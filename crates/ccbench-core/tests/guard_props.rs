@@ -1,5 +1,5 @@
-//! Property tests for issue 9: no scenario the validator accepts aborts or
-//! hangs (bounded sizes, with the issue's extreme values in the mix), and
+//! Property tests of the resource guards: no scenario the validator accepts aborts or
+//! hangs (bounded sizes, with known extreme values in the mix), and
 //! no summary or series reports more than a link can carry.
 
 use proptest::prelude::*;

@@ -1,7 +1,7 @@
-//! Issue 9 (core half): resource guards, summaries that cannot mislead,
+//! Resource guards, summaries that cannot mislead,
 //! unit warnings, error locations and seed-driven variation.
 //!
-//! The regression inputs are the ones the issue reported: each used to
+//! The regression inputs are reported ones: each used to
 //! abort (SIGABRT on allocation failure), hang, or run out of memory.
 
 mod common;
@@ -84,7 +84,7 @@ fn cost_estimate_refuses_runs_beyond_the_limits() {
 
 #[test]
 fn unlimited_path_warns_and_stops_at_the_memory_limit_without_results() {
-    // The issue's input: two links without a rate and one CUBIC flow. Its
+    // A reported input: two links without a rate and one CUBIC flow. Its
     // socket buffers bound its window, but at no serialization cost it
     // still records per-packet samples fast: a small limit stops it.
     let text = r#"
@@ -221,7 +221,7 @@ fn goodput_and_jain_are_null_when_there_is_nothing_to_measure() {
 
 #[test]
 fn jumbo_frames_on_a_slow_link_do_not_exceed_full_utilization() {
-    // The issue's case: 9000 B MTU at 64 kbit/s (1.125 s per frame), with a
+    // A reported case: 9000 B MTU at 64 kbit/s (1.125 s per frame), with a
     // warm-up that ends while a frame is on the wire.
     let flows = "[[flows]]\nid = \"a\"\ntcp = { mtu = 9000 }\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n";
     let text = dumbbell("64kbit", 20.0, "{ kind = \"pfifo\" }", "10s", flows);

@@ -1,5 +1,5 @@
 //! Whole-path checks against the recorded Linux 6.18 runs
-//! (`shared/anchors/kernel/RESULTS.md`, issue 8).
+//! (recorded Linux 6.18 runs through an emulated bottleneck).
 
 mod common;
 use common::*;
