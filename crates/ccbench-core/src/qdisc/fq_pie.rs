@@ -101,11 +101,7 @@ impl FqPieConfig {
             errs.push(format!("ecn_prob is a percentage (0..=100), got {}", self.ecn_prob));
         }
         validate_pie(&mut errs, self.alpha, self.beta, self.tupdate, self.target, self.hz);
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs.join("; "))
-        }
+        super::problems(errs)
     }
 
     pub fn params(&self) -> PieParams {

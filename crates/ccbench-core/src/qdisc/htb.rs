@@ -127,16 +127,8 @@ impl HtbConfig {
                 errs.push(e);
             }
         }
-        if let Some(c) = &self.child {
-            if let Err(e) = c.validate() {
-                errs.push(format!("child: {e}"));
-            }
-        }
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs.join("; "))
-        }
+        super::validate_child(&self.child, &mut errs);
+        super::problems(errs)
     }
 
     fn child_config(&self) -> QdiscConfig {
@@ -231,10 +223,7 @@ impl Qdisc for Htb {
         self.child.bytes()
     }
     fn next_wakeup(&self) -> Option<SimTime> {
-        match (self.wake, self.child.next_wakeup()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        super::min_some(self.wake, self.child.next_wakeup())
     }
 
     fn change(&mut self, cfg: &QdiscConfig, cx: &mut Cx) -> Result<(), String> {

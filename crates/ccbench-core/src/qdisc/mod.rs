@@ -32,6 +32,31 @@ use crate::units::{Rate, SimTime};
 /// of backlog" guards and FQ quantum defaults.
 pub const PSCHED_MTU: u32 = 1514;
 
+/// The smaller of two optional values (a release time, a rate): what a
+/// qdisc and its child together allow.
+pub(crate) fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A config's collected problems as one `validate()` result.
+pub(crate) fn problems(errs: Vec<String>) -> Result<(), String> {
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs.join("; "))
+    }
+}
+
+/// Add an optional child qdisc's problems, prefixed `child:`.
+pub(crate) fn validate_child(child: &Option<Box<QdiscConfig>>, errs: &mut Vec<String>) {
+    if let Some(Err(e)) = child.as_ref().map(|c| c.validate()) {
+        errs.push(format!("child: {e}"));
+    }
+}
+
 /// Why a qdisc dropped a packet.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DropReason {
@@ -205,11 +230,7 @@ impl QdiscConfig {
             QdiscConfig::TwinCodelAf(c) if !c.bandwidth.is_unlimited() => return Some(c.bandwidth),
             _ => return None,
         };
-        let below = child.as_ref().and_then(|q| q.shaped_rate());
-        match (own, below) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        min_some(own, child.as_ref().and_then(|q| q.shaped_rate()))
     }
 
     /// Fill in what tc would derive (RED's thresholds, burst, EWMA and

@@ -109,11 +109,7 @@ impl PieConfig {
             errs.push("limit must be at least 1 packet".into());
         }
         validate_pie(&mut errs, self.alpha, self.beta, self.tupdate, self.target, self.hz);
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs.join("; "))
-        }
+        super::problems(errs)
     }
 
     pub fn params(&self) -> PieParams {

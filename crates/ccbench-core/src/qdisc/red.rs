@@ -260,11 +260,7 @@ impl RedConfig {
         if let Err(e) = self.derive() {
             errs.push(e);
         }
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs.join("; "))
-        }
+        super::problems(errs)
     }
 
     /// Fill in what tc derives, for the resolved scenario. Leaves the

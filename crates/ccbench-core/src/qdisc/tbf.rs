@@ -106,16 +106,8 @@ impl TbfConfig {
                 errs.push(e);
             }
         }
-        if let Some(c) = &self.child {
-            if let Err(e) = c.validate() {
-                errs.push(format!("child: {e}"));
-            }
-        }
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs.join("; "))
-        }
+        super::validate_child(&self.child, &mut errs);
+        super::problems(errs)
     }
 
     fn child_config(&self) -> QdiscConfig {
@@ -217,10 +209,7 @@ impl Qdisc for Tbf {
         self.child.bytes()
     }
     fn next_wakeup(&self) -> Option<SimTime> {
-        match (self.wake, self.child.next_wakeup()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        super::min_some(self.wake, self.child.next_wakeup())
     }
 
     fn change(&mut self, cfg: &QdiscConfig, cx: &mut Cx) -> Result<(), String> {

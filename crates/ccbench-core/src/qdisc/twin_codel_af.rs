@@ -127,11 +127,7 @@ impl TwinCodelAfConfig {
         if self.limit == 0 {
             errs.push("limit: must be at least 1 packet".to_string());
         }
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs.join("; "))
-        }
+        super::problems(errs)
     }
 
     /// The parameters of class `cls` (0 or 1), as `cnq_init` + `cnq_change`

@@ -329,16 +329,8 @@ impl NetemConfig {
                 errs.push("slot.jitter: must be at most 2147483647 ns".into());
             }
         }
-        if let Some(c) = &self.child {
-            if let Err(e) = c.validate() {
-                errs.push(format!("child: {e}"));
-            }
-        }
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs.join("; "))
-        }
+        super::validate_child(&self.child, &mut errs);
+        super::problems(errs)
     }
 
     pub fn build(&self, rng: &mut SimRng) -> Netem {
@@ -868,10 +860,7 @@ impl Qdisc for Netem {
         self.bytes + self.child.as_ref().map_or(0, |c| c.bytes())
     }
     fn next_wakeup(&self) -> Option<SimTime> {
-        match (self.wake, self.child.as_ref().and_then(|c| c.next_wakeup())) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        super::min_some(self.wake, self.child.as_ref().and_then(|c| c.next_wakeup()))
     }
 
     fn change(&mut self, cfg: &QdiscConfig, cx: &mut Cx) -> Result<(), String> {
