@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 
 use super::blocks::drr::Drr;
 use super::blocks::flow_hash::{FlowHasher, DEFAULT_PERTURBATION};
-use super::blocks::pie::{first_update, ticks, tupdate_period, PieParams, PieVars, MAX_PROB};
-use super::pie::{validate_pie, DEFAULT_HZ};
+use super::blocks::pie::{first_update, tupdate_period, PieParams, PieVars, MAX_PROB};
+use super::pie::{pie_params, validate_pie, DEFAULT_HZ};
 use super::{Cx, DropReason, Qdisc, QdiscProbe, PSCHED_MTU};
 use crate::packet::Packet;
 use crate::units::{Bytes, Dur, SimTime};
@@ -105,14 +105,7 @@ impl FqPieConfig {
     }
 
     pub fn params(&self) -> PieParams {
-        PieParams {
-            target: ticks(self.target),
-            alpha: self.alpha,
-            beta: self.beta,
-            bytemode: self.bytemode,
-            dq_rate_estimator: self.dq_rate_estimator,
-            mtu: PSCHED_MTU,
-        }
+        pie_params(self.target, self.alpha, self.beta, self.bytemode, self.dq_rate_estimator)
     }
 
     /// Build with the default hash perturbation.
@@ -301,6 +294,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::qdisc::blocks::pie::ticks;
     use crate::packet::Ecn;
     use crate::qdisc::blocks::drr::List;
     use crate::qdisc::testing::{pkt, Harness};

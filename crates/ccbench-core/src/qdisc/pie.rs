@@ -85,6 +85,12 @@ impl Default for PieConfig {
 }
 
 /// Range checks shared by `pie` and `fq_pie` (tc's and the kernel's).
+/// The controller's parameters in Linux's units, from the tc keys PIE and
+/// FQ-PIE share.
+pub(crate) fn pie_params(target: Dur, alpha: u32, beta: u32, bytemode: bool, dq_rate_estimator: bool) -> PieParams {
+    PieParams { target: ticks(target), alpha, beta, bytemode, dq_rate_estimator, mtu: PSCHED_MTU }
+}
+
 pub(crate) fn validate_pie(errs: &mut Vec<String>, alpha: u32, beta: u32, tupdate: Dur, target: Dur, hz: u32) {
     for (name, v) in [("alpha", alpha), ("beta", beta)] {
         if v > 32 {
@@ -113,14 +119,7 @@ impl PieConfig {
     }
 
     pub fn params(&self) -> PieParams {
-        PieParams {
-            target: ticks(self.target),
-            alpha: self.alpha,
-            beta: self.beta,
-            bytemode: self.bytemode,
-            dq_rate_estimator: self.dq_rate_estimator,
-            mtu: PSCHED_MTU,
-        }
+        pie_params(self.target, self.alpha, self.beta, self.bytemode, self.dq_rate_estimator)
     }
 
     pub fn build(&self) -> Pie {
