@@ -10,7 +10,7 @@ use crate::link::{Link, LinkStep};
 use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
-use crate::qdisc::{AnyQdisc, Qdisc};
+use crate::qdisc::Qdisc;
 use crate::units::{Dur, Rate, SimTime};
 
 pub struct Sim {
@@ -328,17 +328,7 @@ impl Sim {
                     let from = if link.busy() { link.tx_span.1.max(now) } else { now };
                     self.rate_history[l.0 as usize].push((from, r));
                 }
-                LinkStep::Replace(cfg) => {
-                    // tc qdisc replace: the old qdisc's packets are discarded.
-                    link.stats.drops_loss += link.qdisc.len() as u64;
-                    link.stats.drop_bytes += link.qdisc.bytes();
-                    let fresh = cfg.build(&mut link.rng);
-                    match &mut link.qdisc {
-                        // The grant gate is the link's MAC, not part of the qdisc.
-                        AnyQdisc::Granted(g) => g.replace_inner(fresh),
-                        q => *q = fresh,
-                    }
-                }
+                LinkStep::Replace(cfg) => link.qdisc.replace(&cfg, &mut link.rng, &mut link.stats),
                 LinkStep::Change(cfg) => {
                     let (q, mut cx) = link.cx(now);
                     q.change(&cfg, &mut cx).expect("qdisc changes are validated with the scenario");

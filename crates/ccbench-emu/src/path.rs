@@ -200,12 +200,7 @@ impl Stage {
             let (_, step) = self.schedule.pop_front().unwrap();
             match step {
                 LinkStep::Rate(r) => self.rate = r,
-                LinkStep::Replace(cfg) => {
-                    // tc qdisc replace: the old qdisc's packets are discarded.
-                    self.stats.drops_loss += self.qdisc.len() as u64;
-                    self.stats.drop_bytes += self.qdisc.bytes();
-                    self.qdisc = cfg.build(&mut self.rng);
-                }
+                LinkStep::Replace(cfg) => self.qdisc.replace(&cfg, &mut self.rng, &mut self.stats),
                 LinkStep::Change(cfg) => {
                     let mut cx = Cx { now: t, rng: &mut self.rng, stats: &mut self.stats };
                     self.qdisc.change(&cfg, &mut cx).expect("qdisc changes are validated with the scenario");

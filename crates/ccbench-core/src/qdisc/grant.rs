@@ -316,4 +316,23 @@ mod tests {
         };
         assert!(c.validate().unwrap_err().contains("rate"));
     }
+
+    /// `tc qdisc replace` behind a grant gate: the queue is discarded and
+    /// counted, the gate stays with the new qdisc behind it.
+    #[test]
+    fn replace_keeps_the_gate_and_counts_the_discarded_queue() {
+        let mut h = Harness::new();
+        let mut g = gate(10, 4);
+        put(&mut h, &mut g, ms(0), 5, 1000);
+        let mut q = AnyQdisc::Granted(Box::new(g));
+        let codel = crate::qdisc::QdiscConfig::Codel(Default::default());
+        q.replace(&codel, &mut h.rng, &mut h.stats);
+        assert_eq!((h.stats.drops_loss, h.stats.drop_bytes), (5, 5000));
+        let AnyQdisc::Granted(g) = &q else { panic!("the grant gate was dropped") };
+        assert!(matches!(g.inner(), AnyQdisc::Codel(_)) && q.is_empty());
+        // Replacing a plain qdisc swaps it.
+        let mut plain = AnyQdisc::Fifo(PfifoConfig::default().build());
+        plain.replace(&codel, &mut h.rng, &mut h.stats);
+        assert!(matches!(plain, AnyQdisc::Codel(_)));
+    }
 }

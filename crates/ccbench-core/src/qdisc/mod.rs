@@ -340,6 +340,19 @@ impl AnyQdisc {
             _ => self,
         }
     }
+    /// `tc qdisc replace`: the queued packets are discarded (counted as
+    /// losses in `stats`) and a fresh `cfg` qdisc takes over. A grant gate
+    /// is the link's MAC, not part of the qdisc: it stays, with the new
+    /// qdisc behind it.
+    pub fn replace(&mut self, cfg: &QdiscConfig, rng: &mut SimRng, stats: &mut QdiscStats) {
+        stats.drops_loss += self.len() as u64;
+        stats.drop_bytes += self.bytes();
+        let fresh = cfg.build(rng);
+        match self {
+            AnyQdisc::Granted(g) => g.replace_inner(fresh),
+            q => *q = fresh,
+        }
+    }
     /// Whether the queue-holding qdisc has an L and a C queue (DualPI2), for
     /// the per-queue sojourn summaries.
     pub fn has_two_queues(&self) -> bool {
