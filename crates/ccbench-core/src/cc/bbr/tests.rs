@@ -178,3 +178,188 @@ fn probe_rtt_caps_cwnd_at_4_for_200_ms() {
     assert!(t.now.since(entered) > PROBE_RTT_MODE, "{:?}", t.now.since(entered));
     assert!(t.cwnd > CWND_MIN_TARGET, "saved cwnd restored");
 }
+
+/// `bbr_update_min_rtt` (Linux 1b9e2a8c99a5): only a strictly lower RTT
+/// restarts the 10 s window, so a path whose RTT sits exactly at the
+/// minimum still gets PROBE_RTT every 10 s.
+#[test]
+fn rtt_equal_to_the_minimum_does_not_postpone_probe_rtt() {
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    let mut t = tcp();
+    t.in_flight = 50;
+    round(&mut b, &mut t, 10, 10, 0, 10);
+    let stamp = b.min_rtt_stamp;
+    // Every sample equals min_rtt (10 ms).
+    while b.mode() != Mode::ProbeRtt {
+        round(&mut b, &mut t, 10, 10, 0, 50);
+        assert!(t.now.0 < 10_200 * MS, "no PROBE_RTT by {:?}", t.now);
+    }
+    assert_eq!(b.probe_rtt_entries, 1);
+    assert!(t.now.since(stamp) > MIN_RTT_WIN, "entered after {:?}", t.now.since(stamp));
+    // A strictly lower sample does restart the window.
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    let mut t = tcp();
+    t.in_flight = 50;
+    round(&mut b, &mut t, 10, 10, 0, 10);
+    while t.now.0 < 8_000 * MS {
+        round(&mut b, &mut t, 10, 10, 0, 50);
+    }
+    t.srtt = Dur::from_micros(9_999);
+    round(&mut b, &mut t, 10, 10, 0, 50);
+    t.srtt = Dur::from_millis(10);
+    while t.now.0 < 17_000 * MS {
+        round(&mut b, &mut t, 10, 10, 0, 50);
+        assert_ne!(b.mode(), Mode::ProbeRtt, "at {:?}", t.now);
+    }
+}
+
+/// One ACK at `at_us`, newly delivering `acked` segments, with a rate
+/// sample of 11 packets/ms; it starts a round only if `new_round`.
+fn ack_at(b: &mut Bbr, t: &mut TcpCcState, acked: u32, at_us: u64, new_round: bool) {
+    t.now = SimTime(at_us * 1000);
+    let prior = if new_round { b.next_rtt_delivered } else { b.next_rtt_delivered - 1 };
+    t.delivered += u64::from(acked);
+    t.delivered_mstamp = t.now;
+    t.rs = RateSample {
+        prior_delivered: prior,
+        prior_mstamp: Some(SimTime(t.now.0.saturating_sub(10 * MS))),
+        delivered: Some(110),
+        interval: Some(Dur::from_millis(10)),
+        acked_sacked: acked,
+        prior_in_flight: t.in_flight,
+        rtt: Some(t.srtt),
+        ..RateSample::default()
+    };
+    b.cong_control(t, &AckEvent::default());
+}
+
+/// A flow in PROBE_BW with bw = 11 packets/ms, min_rtt 10 ms.
+fn cruising() -> (Bbr, TcpCcState) {
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    let mut t = tcp();
+    t.in_flight = 300;
+    for d in [10, 20, 40, 80, 110, 110, 110, 110] {
+        round(&mut b, &mut t, d, 10, 0, 10);
+    }
+    t.in_flight = 100;
+    round(&mut b, &mut t, 110, 10, 0, 10);
+    assert_eq!(b.mode(), Mode::ProbeBw);
+    assert!((b.bw_pps() - 11_000.0).abs() < 1.0, "{}", b.bw_pps());
+    (b, t)
+}
+
+/// The cwnd `bbr_set_cwnd` aims at with `extra` packets of aggregation.
+fn target_with(b: &Bbr, extra: u32) -> u32 {
+    b.quantization_budget(b.bdp_at(b.bw(), CWND_GAIN) + extra)
+}
+
+/// `bbr_update_ack_aggregation` on a synthetic ACK train. ACKs of 2
+/// segments every 200 µs (10 packets/ms, below the 11/ms estimate) never
+/// run ahead of bw × time: each one restarts the epoch and the excess is
+/// the 2 segments it carries. After 4 ms of silence, 5 ACKs of 10 segments
+/// 50 µs apart (a receiver or link that aggregates) run ahead: the epoch
+/// starts at the first, and by the fifth 50 segments arrived where
+/// ⌊bw × 200 µs⌋ = 2 were expected, so extra_acked = 48, which the cwnd
+/// target then carries (`bbr_ack_aggregation_cwnd`, gain 1).
+#[test]
+fn extra_acked_measures_an_aggregated_ack_train() {
+    let (mut b, mut t) = cruising();
+    b.extra_acked = [0; 2];
+    // 20 ms after the last round's ACK: the epoch restarts at the first ACK.
+    let t0 = t.now.0 / 1000 + 20_000;
+    for i in 0..20 {
+        ack_at(&mut b, &mut t, 2, t0 + 200 * i, false);
+    }
+    assert_eq!(b.extra_acked(), 2, "steady train");
+    assert_eq!(t.cwnd, target_with(&b, 2));
+    let t1 = t0 + 200 * 19 + 4000;
+    for i in 0..5 {
+        ack_at(&mut b, &mut t, 10, t1 + 50 * i, false);
+    }
+    assert_eq!(b.extra_acked(), 48);
+    assert_eq!(b.ack_aggregation_cwnd(), 48);
+    // cwnd grows by at most the ACKed segments towards the new target.
+    assert_eq!(t.cwnd, target_with(&b, 48).min(target_with(&b, 2) + 50));
+    // The ACK clock resumes at the estimate (2 per 182 µs): the epoch runs
+    // on, ACKs no longer run ahead, and the excess does not grow.
+    for i in 1..=10 {
+        ack_at(&mut b, &mut t, 2, t1 + 200 + 182 * i, false);
+    }
+    assert_eq!(b.extra_acked(), 48);
+}
+
+/// The aggregation allowance is capped by cwnd (per sample) and by 100 ms
+/// at the estimated bw (`bbr_extra_acked_max_us`), and forgotten after
+/// two windows of 5 rounds (`bbr_extra_acked_win_rtts`) without
+/// aggregation: 6 to 10 rounds, depending on where the window stood.
+#[test]
+fn extra_acked_is_capped_and_expires_after_5_to_10_rounds() {
+    let (mut b, mut t) = cruising();
+    b.extra_acked = [0; 2];
+    t.cwnd = 30;
+    let t0 = t.now.0 / 1000 + 20_000;
+    ack_at(&mut b, &mut t, 100, t0, false);
+    assert_eq!(b.extra_acked(), 30, "capped by cwnd");
+    // 100 ms at 11 packets/ms = 1100 packets (1099 after bw's integer
+    // scaling, as in Linux): a 2000-segment burst counts 1099.
+    t.cwnd = 5000;
+    ack_at(&mut b, &mut t, 2000, t0 + 20_000, false);
+    assert_eq!(b.extra_acked(), 2000);
+    assert_eq!(b.ack_aggregation_cwnd(), 1099);
+    // Expiry: a fresh flow, one burst of 40 after a silence, then 5 ms of
+    // silence (the epoch falls behind bw × time, so later ACKs do not carry
+    // the burst into the next window) and rounds of 10 ms with a steady ACK
+    // clock below the estimate. The burst's window lives out its 5 rounds
+    // (w of them already counted), the next window 5 more: 10 − w rounds.
+    let (mut b, mut t) = cruising();
+    b.extra_acked = [0; 2];
+    let mut at = t.now.0 / 1000 + 20_000;
+    ack_at(&mut b, &mut t, 40, at, false);
+    assert_eq!(b.extra_acked(), 40);
+    let w = b.extra_acked_win_rtts;
+    at += 5000;
+    let mut rounds = 0;
+    while b.extra_acked() >= 40 {
+        for i in 0..40 {
+            ack_at(&mut b, &mut t, 2, at, i == 0);
+            at += 250;
+        }
+        rounds += 1;
+        assert!(rounds <= 10, "still {} after {rounds} rounds", b.extra_acked());
+    }
+    assert_eq!(rounds, 10 - w, "forgotten after {rounds} rounds, window at {w}");
+    assert!(b.extra_acked() <= 2, "{}", b.extra_acked());
+}
+
+/// `bbr_quantization_budget` and `bbr_tso_segs_goal`: 3 TSO bursts of
+/// ~1 ms at the pacing rate (`sk_pacing_shift` 10), at least 2 segments
+/// from 1.2 Mbit/s up and 1 below (`bbr_min_tso_segs`), rounded up to an
+/// even count, +2 only in PROBE_BW's 1.25 phase.
+#[test]
+fn quantization_budget_by_rate_and_phase() {
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    // 6,000,000 B/s >> 10 = 5859 B = 4 segments of 1448.
+    b.pacing_rate = 6_000_000;
+    assert_eq!(b.tso_segs_goal(), 4);
+    b.mode = Mode::Startup;
+    assert_eq!(b.quantization_budget(83), 96); // 83 + 12 = 95, even: 96
+    assert_eq!(b.quantization_budget(84), 96);
+    b.mode = Mode::ProbeBw;
+    for idx in 0..CYCLE_LEN {
+        b.cycle_idx = idx;
+        let want = if idx == 0 { 98 } else { 96 };
+        assert_eq!(b.quantization_budget(83), want, "phase {idx}");
+    }
+    b.mode = Mode::ProbeRtt;
+    b.cycle_idx = 0;
+    assert_eq!(b.quantization_budget(83), 96);
+    // Below bbr_min_tso_rate (1.2 Mbit/s = 150,000 B/s): 1 segment.
+    b.pacing_rate = 149_999;
+    assert_eq!(b.tso_segs_goal(), 1);
+    assert_eq!(b.quantization_budget(7), 10);
+    b.pacing_rate = 150_000;
+    assert_eq!(b.tso_segs_goal(), 2);
+    // GSO's 64 KB cap: 45 segments at any higher rate.
+    b.pacing_rate = 125_000_000;
+    assert_eq!(b.tso_segs_goal(), 45);
+}
