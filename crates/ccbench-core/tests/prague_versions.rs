@@ -79,3 +79,19 @@ fn the_2020_tree_keeps_slow_start_through_drops_and_starves_cubic() {
         assert!(cubic * 3 > delivered, "seed {seed}: v0.6 CUBIC {cubic} vs Prague {delivered}");
     }
 }
+
+/// The 5.15 tree (v0.6) scaled α to 2^-24 but kept the detector's
+/// reference levels in 2^-20 units (`V0_LG`, `D0_LG`; L4STeam/linux issue
+/// #38, "Prague 5.15 ECN fallback always activates, even on L4S AQMs"):
+/// each α update adds ≈ 0.5·log2(mdev) − 0.3 instead of
+/// 0.5·log2(mdev/750 µs), so behind DualPI2, where the 2020 tree's
+/// score stays in the L4S range, v0.6's climbs to the classic clamp.
+#[test]
+fn the_5_15_detector_goes_classic_even_behind_dualpi2() {
+    for seed in 1..=5 {
+        let v06 = classic_score(r#"{ kind = "dualpi2" }"#, r#"version = "v0.6", ecn_fallback = 2"#, seed);
+        assert!(v06 > 9.0, "seed {seed}: v0.6 score {v06} behind DualPI2");
+        let v2020 = classic_score(r#"{ kind = "dualpi2" }"#, r#"version = "2020-04", ecn_fallback = 2"#, seed);
+        assert!(v2020 <= 8.0, "seed {seed}: 2020-04 score {v2020} behind DualPI2");
+    }
+}

@@ -55,7 +55,9 @@
 //!   `snd_cwnd_clamp`, `sk_max_pacing_rate`, the "prague-reno" fallback when
 //!   AccECN is not negotiated.
 //! - ecn_fallback (v0.6 only) runs on v0.7's state; its score uses exact
-//!   log2 where v0.6 uses integer logs with a carried remainder.
+//!   log2 where v0.6 uses integer logs with a carried remainder. v0.6's
+//!   reference levels are 1/16 of their intended size, as in the 5.15
+//!   tree (see `version.rs`).
 
 mod version;
 
@@ -249,7 +251,7 @@ impl PragueConfig {
             pacing: None,
             ca_state: CaState::Open,
             cwnd_at_ssthresh: 0,
-            classic: ClassicEcn::new(),
+            classic: ClassicEcn::new(self.version.params().ecn_fallback_ref_shift),
         }
     }
 }
@@ -689,6 +691,9 @@ struct ClassicEcn {
     mdev_pace: u64,
     /// Score in α units (`classic_ecn`).
     score: f64,
+    /// The reference levels are 2^-ref_shift of their intended size
+    /// (`VersionParams::ecn_fallback_ref_shift`).
+    ref_shift: u32,
 }
 
 /// Score thresholds: ≤ L_STICKY pure L4S, CLASSIC_ECN transition done,
@@ -699,8 +704,8 @@ const C_STICKY: f64 = 17.0;
 const MAX_SRTT_BITS: u32 = 18;
 
 impl ClassicEcn {
-    fn new() -> ClassicEcn {
-        ClassicEcn { g_srtt: MAX_SRTT_BITS, g_mdev: MAX_SRTT_BITS + 1, srtt_pace: 0, mdev_pace: 0, score: 0.0 }
+    fn new(ref_shift: u32) -> ClassicEcn {
+        ClassicEcn { g_srtt: MAX_SRTT_BITS, g_mdev: MAX_SRTT_BITS + 1, srtt_pace: 0, mdev_pace: 0, score: 0.0, ref_shift }
     }
 
     /// `prague_rtt_estimator`, per RTT sample.
@@ -741,10 +746,11 @@ impl ClassicEcn {
             return;
         }
         let lg_us = |ns: u64| (ns as f64 / 1000.0).max(1.0).log2();
-        let mut s = self.score + 0.5 * (lg_us(self.mdev_pace >> self.g_mdev) - 750f64.log2());
+        let scale = 1.0 / f64::from(1u32 << self.ref_shift);
+        let mut s = self.score + 0.5 * (lg_us(self.mdev_pace >> self.g_mdev) - 750f64.log2() * scale);
         let min_rtt = tcp.min_rtt.nanos();
         if srtt > min_rtt {
-            let depth = 0.5 * (lg_us(srtt - min_rtt) - 2000f64.log2());
+            let depth = 0.5 * (lg_us(srtt - min_rtt) - 2000f64.log2() * scale);
             if depth > 0.0 {
                 s += depth;
             }

@@ -9,7 +9,7 @@
 //! | controlled state (`cwnd_mode`) | window | window | window, rate at ≤ 4 packets |
 //! | pacing | MTU·max(cwnd, in_flight)/srtt | MTU·max(cwnd, in_flight)/srtt | MTU·max(frac_cwnd, in_flight)/srtt |
 //! | loss (`loss`) | halving as a debt, no `in_loss` gate | halve, no growth until Open | halve, no growth until Open |
-//! | classic-ECN detection (`ecn_fallback`) | available, off by default | available, off by default | (kept available) |
+//! | classic-ECN detection (`ecn_fallback`) | available, off by default | available, off by default; reference levels 1/16 scale (always drifts classic) | (kept available) |
 //!
 //! Every row except `loss` can be overridden by its own key; `version`
 //! only sets the defaults. Sources: v0.6 and v0.7 from the L4STeam
@@ -52,6 +52,41 @@
 //!   start, so ssthresh stays "infinite" and the filters stay at the
 //!   slowest gain 2^-18: the detector is frozen by losses. The report
 //!   describes this only by its effect.
+//!
+//! Searched again (2026-11-23) for `e741f5ac` or a dated tree near it:
+//! `find_files net/ipv4/tcp_prague.c` lists 17 repositories; read besides
+//! the above: L4STeam/linux (one stored version, 02573a21: frac_cwnd,
+//! α 2^-20, `in_loss`), L4STeam/tcp-prague@90aea47f (v0.7-era: α 2^-24,
+//! rate mode, `in_loss`, stale `V0_LG`/`D0_LG`), JoakimMisund/net-next
+//! @03aa0451 (paced chirping on the 51f3dd16 code, MODULE_VERSION 0.6),
+//! dboru/linux@696e94e3 (the 2019 DCTCP-like Prague: no cwnd_cnt, no
+//! detection); not read: dboru/mptcp, ij1/linux-flowstartup, the minuscat
+//! 6.x trees (all later designs). The code index has the string
+//! `e741f5ac` nowhere; L4STeam/tcp-prague's snapshot is 2.4 GB, over the
+//! fetch limit; heistp/sce-l4s-ect1 (the report) names the commit (Test
+//! Setup: "L4STeam/linux@e741f5ac… (from Apr 8, 2020)") but neither the
+//! code nor the module options. No stored copy carries a date, so what
+//! follows is still inference:
+//! - Every stored tree that has `prague_ecn_fallback` also has `in_loss`.
+//!   Without it, `prague_update_cwnd` returns from slow start before its
+//!   `adjust` step, so a loss's debt is never paid while cwnd < ssthresh
+//!   (ssthresh is only set by that step): exactly the report's "loss
+//!   ignored in L4S mode". The `in_loss` gate (skip growth, go straight to
+//!   `adjust`) is the fix that symptom calls for, which fits the L4S team's
+//!   "after fixing a bug reported in the original set of experiments". So
+//!   "2020-04" stays without the gate; a tree with it is `loss = Gated`.
+//! - The 2020-era trees (51f3dd16, 02573a21, 03aa0451) keep α in 2^-20
+//!   units and RTTs for the RTT-independence law in 128 µs units
+//!   (`RTT_UNIT` 7); the model uses 2^-24 and ns for every version (α's
+//!   resolution and a ≤ 128 µs rounding of srtt/rtt_target only).
+//!   `DEFAULT_RTT_TRANSITION` 500, `prague_rtt_target` 25 ms, α₀ = 1,
+//!   pacing from max(snd_cwnd, in_flight) ×2 below ssthresh/2, and the
+//!   detector's constants and gains are as in the table for all three.
+//! - v0.6: the 5.15 tree (and L4STeam/tcp-prague@90aea47f) moved α to
+//!   2^-24 units but kept `V0_LG`/`D0_LG` at their 2^-20 values (L4STeam/
+//!   linux issue #38), so the detector's reference levels count 1/16:
+//!   with `ecn_fallback` on it reaches the classic clamp behind an L4S
+//!   queue too (`ecn_fallback_ref_shift`; tests/prague_versions.rs).
 
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +135,13 @@ pub struct VersionParams {
     pub ecn_fallback: EcnFallback,
     pub pacing: PacingLaw,
     pub loss: LossLaw,
+    /// Bits by which the classic-ECN detector's reference levels (`V0_LG`,
+    /// `D0_LG`: log2 750 µs and log2 2 ms) lag α's scaling: 4 in the 5.15
+    /// tree, whose α went from 2^-20 to 2^-24 units while the constants
+    /// kept their 2^-20 values (L4STeam/linux issue #38), so they count
+    /// 1/16 of what they should and the score drifts to "classic" on any
+    /// path; 0 where they match.
+    pub ecn_fallback_ref_shift: u32,
 }
 
 impl PragueVersion {
@@ -108,6 +150,7 @@ impl PragueVersion {
         match self {
             PragueVersion::V2020_04 => VersionParams {
                 loss: LossLaw::Debt,
+                ecn_fallback_ref_shift: 0,
                 ..PragueVersion::V0_6.params()
             },
             PragueVersion::V0_6 => VersionParams {
@@ -117,6 +160,7 @@ impl PragueVersion {
                 ecn_fallback: EcnFallback::Off,
                 pacing: PacingLaw::Cwnd,
                 loss: LossLaw::Gated,
+                ecn_fallback_ref_shift: 4,
             },
             PragueVersion::V0_7 => VersionParams {
                 alpha_mode: AlphaMode::HalveAtFirstMark,
@@ -125,6 +169,7 @@ impl PragueVersion {
                 ecn_fallback: EcnFallback::Off,
                 pacing: PacingLaw::FracCwnd,
                 loss: LossLaw::Gated,
+                ecn_fallback_ref_shift: 0,
             },
         }
     }
