@@ -363,3 +363,26 @@ fn quantization_budget_by_rate_and_phase() {
     b.pacing_rate = 125_000_000;
     assert_eq!(b.tso_segs_goal(), 45);
 }
+
+/// `bbr_packets_in_net_at_edt`: in flight now, plus the TSO burst about to
+/// leave when the gain is > 1, less what the estimated bw delivers before
+/// the next departure time (EDT); never negative.
+#[test]
+fn in_flight_at_the_next_departure_time() {
+    let (mut b, mut t) = cruising();
+    b.pacing_rate = 6_000_000; // tso_segs_goal 4
+    t.edt = t.now + Dur::from_millis(2);
+    // 11 packets/ms (184549 in BW_UNIT) × 2000 µs = 21.99: 21 delivered.
+    b.pacing_gain = BBR_UNIT;
+    assert_eq!(b.packets_in_net_at_edt(&t, 100), 79);
+    b.pacing_gain = BBR_UNIT * 5 / 4;
+    assert_eq!(b.packets_in_net_at_edt(&t, 100), 83);
+    b.pacing_gain = BBR_UNIT * 3 / 4;
+    assert_eq!(b.packets_in_net_at_edt(&t, 100), 79);
+    // A departure time in the past counts as now.
+    t.edt = SimTime(t.now.0 - 5 * MS);
+    assert_eq!(b.packets_in_net_at_edt(&t, 100), 100);
+    // More delivered before the EDT than in flight: 0.
+    t.edt = t.now + Dur::from_millis(20);
+    assert_eq!(b.packets_in_net_at_edt(&t, 100), 0);
+}
