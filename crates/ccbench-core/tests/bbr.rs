@@ -182,7 +182,8 @@ fn two_bbr_flows_converge_at(seed: u64) {
 /// BBR against CUBIC in a 1-BDP FIFO (50 Mbit/s, 20 ms, 83 packets): BBR's
 /// model ignores the loss CUBIC backs off from, and takes most of the link.
 /// Linux 6.18 through the same bottleneck (shared/anchors/kernel,
-/// c_cubic_bbr_bdp and _r2): BBR 0.894 and 0.883 of the goodput.
+/// c_cubic_bbr_bdp and _r2): BBR 0.894 and 0.883 of the goodput; two more
+/// runs on 2026-11-23: 0.871 and 0.875.
 #[test]
 fn bbr_takes_most_of_a_one_bdp_fifo_from_cubic() {
     for seed in 1..=5 {
@@ -192,7 +193,7 @@ fn bbr_takes_most_of_a_one_bdp_fifo_from_cubic() {
         let c = flow(&out.summary, "cubic").goodput_mbps;
         let b = flow(&out.summary, "bbr").goodput_mbps;
         let share = b / (b + c);
-        assert!((0.83..=0.95).contains(&share), "seed {seed}: BBR share {share} (Linux 0.883-0.894)");
+        assert!((0.83..=0.95).contains(&share), "seed {seed}: BBR share {share} (Linux 0.871-0.894)");
         assert!(b + c > 0.95 * 50.0 * 1448.0 / 1514.0, "seed {seed}: total {}", b + c);
     }
 }
@@ -230,7 +231,8 @@ fn single_flow_with_ack_noise(seed: u64, half_us: u32) -> (f64, f64, f64) {
 /// exact, so its estimate is the link rate and the pacing margin drains 1 %
 /// of it. Adding ACK-arrival noise of the size the kernel's bias implies
 /// (≈ 200 µs spread, 0.8 % of a 24 ms round) moves the model the same way:
-/// bw +0.7 %, queue 2.2 → 3.2 ms, ping 22.4 → 23.4 ms (seeds 1–5).
+/// bw +0.7 %, queue 2.2 → 3.2 ms, ping 22.4 → 23.4 ms (seeds 1–5), most
+/// of the way to the kernel's 3.9–5.7 ms; the noise is not tuned further.
 #[test]
 fn ack_timing_noise_biases_the_bw_filter_up_and_builds_queue() {
     for seed in 1..=5 {
