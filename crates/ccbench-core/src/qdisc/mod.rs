@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
-use crate::units::{Rate, SimTime};
+use crate::units::{Dur, Rate, SimTime};
 
 /// `psched_mtu()` on Ethernet: 1500 B MTU + 14 B header. Used by the "one MTU
 /// of backlog" guards and FQ quantum defaults.
@@ -231,6 +231,18 @@ impl QdiscConfig {
             _ => return None,
         };
         min_some(own, child.as_ref().and_then(|q| q.shaped_rate()))
+    }
+
+    /// Delay the qdisc adds to a packet on an idle link: netem's mean
+    /// `delay`, through shapers' and netem's children (what a handshake
+    /// would measure of it).
+    pub fn idle_delay(&self) -> Dur {
+        match self {
+            QdiscConfig::Netem(c) => c.delay + c.child.as_ref().map_or(Dur::ZERO, |q| q.idle_delay()),
+            QdiscConfig::Tbf(c) => c.child.as_ref().map_or(Dur::ZERO, |q| q.idle_delay()),
+            QdiscConfig::Htb(c) => c.child.as_ref().map_or(Dur::ZERO, |q| q.idle_delay()),
+            _ => Dur::ZERO,
+        }
     }
 
     /// Fill in what tc would derive (RED's thresholds, burst, EWMA and

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::{EcnSetting, FlowKind, FlowSpec, Scenario, PING_INTERVAL, PING_SIZE};
+use super::{EcnSetting, FlowKind, FlowSpec, LinkSpec, Scenario, PING_INTERVAL, PING_SIZE};
 use crate::cc::CongestionControl;
 use crate::media::rfc8888::MediaReceiver;
 use crate::media::sender::MediaSender;
@@ -65,9 +65,18 @@ fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q:
 }
 
 /// The RTT a SYN/SYN-ACK exchange would measure on an idle path:
-/// propagation plus serialization of a 74 B SYN on every link, both ways.
-fn syn_rtt(links: &[Link], fwd: &[LinkId], rev: &[LinkId]) -> Dur {
-    fwd.iter().chain(rev).map(|l| &links[l.0 as usize]).map(|l| l.delay + l.rate.tx_time(74)).fold(Dur::ZERO, |a, b| a + b)
+/// propagation, the delay a qdisc adds when idle (netem), and serialization
+/// of a 74 B SYN on every link, both ways. `specs` are the scenario's links,
+/// the first entries of `links`.
+fn syn_rtt(links: &[Link], specs: &[LinkSpec], fwd: &[LinkId], rev: &[LinkId]) -> Dur {
+    fwd.iter()
+        .chain(rev)
+        .map(|l| {
+            let link = &links[l.0 as usize];
+            let qdisc = specs.get(l.0 as usize).map_or(Dur::ZERO, |s| s.qdisc.idle_delay());
+            link.delay + qdisc + link.rate.tx_time(74)
+        })
+        .fold(Dur::ZERO, |a, b| a + b)
 }
 
 /// Build the simulator for a validated, resolved scenario.
@@ -136,7 +145,7 @@ pub fn build(s: &Scenario) -> Sim {
                     let mut algo = cc.build();
                     algo.set_rng(SimRng::for_component(s.seed, &format!("cc:{name}")));
                     let mode = spec.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo.ecn_mode());
-                    let syn = syn_rtt(&links, &fwd, &rev);
+                    let syn = syn_rtt(&links, &s.links, &fwd, &rev);
                     let mut tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start, Some(syn));
                     tx.set_rng(SimRng::for_component(s.seed, &format!("tcp:{name}")));
                     let mut rx = TcpReceiver::new(&tcfg, mode);
