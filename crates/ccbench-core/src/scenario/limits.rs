@@ -73,7 +73,17 @@ pub fn estimate(s: &Scenario) -> Cost {
     let secs = s.duration.as_secs_f64();
     let m = &s.metrics;
     let ticks = secs / m.interval.as_secs_f64().max(1e-9) + 1.0;
-    let max_rate = |l: &super::LinkSpec| l.rate.or(l.qdisc.shaped_rate()).into_iter().chain(l.schedule.iter().filter_map(|st| st.rate)).map(Rate::bps).max();
+    // A link carries at most the slower of its own rate and its qdisc's
+    // shaper (an HTB at 50 Mbit on a 10 Gbit link), at the fastest step of
+    // its rate schedule.
+    let max_rate = |l: &super::LinkSpec| {
+        let shaped = l.qdisc.shaped_rate().map(Rate::bps);
+        let own = l.rate.into_iter().chain(l.schedule.iter().filter_map(|st| st.rate)).map(Rate::bps).max();
+        match (own, shaped) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    };
     let fastest = s.links.iter().filter_map(max_rate).max().unwrap_or(0) as f64;
     let index = |id: &str| s.links.iter().position(|l| l.id == id);
     // Flow copies sending data over each link: they share its rate.
