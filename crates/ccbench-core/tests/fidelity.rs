@@ -85,7 +85,9 @@ fn reno_under_random_loss_follows_mathis() {
 
 /// Reno and CUBIC differ where RFC 9438 says they should: at a large BDP
 /// CUBIC's window recovers faster than Reno's +1/RTT and takes more of a
-/// shared FIFO.
+/// shared FIFO. Real Linux 6.18 through the kernel anchor (`kemu.py run
+/// --rate 100 --rtt-ms 100 --limit 800 -t 60`, both flow orders) gave CUBIC
+/// 57.2 / Reno 38.4 Mbit/s (1.49×) and 54.7 / 40.9 (1.34×).
 #[test]
 fn cubic_outgrows_reno_on_a_long_fat_path() {
     let flows = tcp("reno", "reno", "") + &tcp("cubic", "cubic", "");
@@ -93,5 +95,6 @@ fn cubic_outgrows_reno_on_a_long_fat_path() {
     let out = run(&text, &["metrics.warmup=\"10s\""]);
     let reno = flow(&out.summary, "reno").goodput_mbps;
     let cubic = flow(&out.summary, "cubic").goodput_mbps;
-    assert!(cubic > 1.5 * reno, "cubic {cubic} vs reno {reno}");
+    let ratio = cubic / reno;
+    assert!((1.25..=1.6).contains(&ratio), "cubic {cubic} vs reno {reno}: {ratio:.2}× (kernel 1.34–1.49×)");
 }

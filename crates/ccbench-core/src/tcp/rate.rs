@@ -116,6 +116,12 @@ impl RateSampler {
         };
     }
 
+    /// The sample's `prior_delivered` so far on this ACK (None before any
+    /// delivery), for RACK's `tcp_rack_update_reo_wnd`.
+    pub fn prior_delivered(&self) -> Option<u64> {
+        self.rs.prior_mstamp.map(|_| self.rs.prior_delivered)
+    }
+
     /// Start a new ACK's sample.
     pub fn begin_ack(&mut self, prior_in_flight: u32) {
         self.rs = RateSample { prior_in_flight, ..RateSample::default() };

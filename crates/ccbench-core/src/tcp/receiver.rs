@@ -18,7 +18,11 @@
 //! SCE (chromi/sce, when the sender's algorithm is SCE-aware): ESCE on ACKs
 //! while the data arrives ECT(1), an immediate ACK at each change.
 //!
-//! Deviations: no D-SACK; the delayed-ACK timer is a fixed `delack` (Linux
+//! D-SACK (RFC 2883, Linux `tcp_dsack_set`): a duplicate segment, below
+//! rcv_nxt or inside a received range, is reported in the first SACK block
+//! of the next ACK, which is sent at once.
+//!
+//! Deviations: the delayed-ACK timer is a fixed `delack` (Linux
 //! adapts ato between 40 and 200 ms); the window/buffer ratio is fixed at
 //! 1/2 (Linux measures it from skb truesize) and `rcv_ssthresh` slow growth
 //! and out-of-order memory are not modelled.
@@ -58,6 +62,8 @@ pub struct TcpReceiver {
     pub ack_ecn: Ecn,
     last_ts: SimTime,
     sack_blocks: u8,
+    /// Duplicate segment to report as D-SACK on the next ACK.
+    dsack: Option<u64>,
     delack: crate::units::Dur,
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
@@ -107,6 +113,7 @@ impl TcpReceiver {
             },
             last_ts: SimTime::ZERO,
             sack_blocks: cfg.sack_blocks,
+            dsack: None,
             delack: cfg.delack,
             delivered_bytes: 0,
             received_bytes: 0,
@@ -232,9 +239,12 @@ impl TcpReceiver {
             self.unacked += 1;
             self.rcv_space_adjust(now);
         } else if seg.seq > self.rcv_nxt {
-            self.insert_ooo(seg.seq, u64::from(seg.len));
+            if !self.insert_ooo(seg.seq, u64::from(seg.len)) {
+                self.dsack = Some(seg.seq);
+            }
             immediate = true;
         } else {
+            self.dsack = Some(seg.seq);
             immediate = true; // Duplicate: ACK at once.
         }
         if immediate || self.unacked >= 2 || self.quickacks > 0 {
@@ -263,12 +273,13 @@ impl TcpReceiver {
         Packet { size: ack_wire_size(ack.nsack), ecn: self.ack_ecn, sent_at: now, hdr: Header::TcpAck(ack), ..*tmpl }
     }
 
-    fn insert_ooo(&mut self, seq: u64, bytes: u64) {
+    /// Returns false for a duplicate of data already held.
+    fn insert_ooo(&mut self, seq: u64, bytes: u64) -> bool {
         self.stamp += 1;
         let i = self.ooo.partition_point(|r| r.end < seq);
         if i < self.ooo.len() && self.ooo[i].start <= seq && seq < self.ooo[i].end {
             self.ooo[i].touched = self.stamp; // duplicate inside a range
-            return;
+            return false;
         }
         if i < self.ooo.len() && self.ooo[i].end == seq {
             // Extend range i to the right, maybe merging with i+1.
@@ -287,6 +298,7 @@ impl TcpReceiver {
         } else {
             self.ooo.insert(i, Range { start: seq, end: seq + 1, bytes, touched: self.stamp });
         }
+        true
     }
 
     fn make_ack(&mut self, _now: SimTime) -> TcpAck {
@@ -303,9 +315,16 @@ impl TcpReceiver {
             tsval: _now,
             ..Default::default()
         };
+        //= RFC 2883 §4: a D-SACK block comes first, then the SACK blocks.
+        let mut first = 0;
+        if let Some(d) = self.dsack.take().filter(|_| self.sack_blocks > 0) {
+            ack.sack[0] = SackBlock { start: d, end: d + 1 };
+            first = 1;
+        }
         // RFC 2018 §4: the first block holds the most recently received
         // segment, then the most recently reported others.
-        let n = (self.sack_blocks as usize).min(self.ooo.len()).min(3);
+        let n = (self.sack_blocks as usize).min(self.ooo.len()).min(3 - first);
+        ack.nsack = first as u8;
         if n > 0 {
             let mut idx: [usize; 3] = [usize::MAX; 3];
             for k in 0..n {
@@ -321,9 +340,9 @@ impl TcpReceiver {
                 idx[k] = best.unwrap();
             }
             for (k, &j) in idx.iter().enumerate().take(n) {
-                ack.sack[k] = SackBlock { start: self.ooo[j].start, end: self.ooo[j].end };
+                ack.sack[first + k] = SackBlock { start: self.ooo[j].start, end: self.ooo[j].end };
             }
-            ack.nsack = n as u8;
+            ack.nsack = (first + n) as u8;
         }
         ack
     }
@@ -338,6 +357,29 @@ mod tests {
     }
     fn rx() -> TcpReceiver {
         TcpReceiver::new(&TcpConfig { quickacks: 0, ..Default::default() }, EcnMode::Classic)
+    }
+
+    /// RFC 2883: a duplicate below rcv_nxt, or inside a held range, is
+    /// reported at once in the first SACK block, the SACK blocks after it.
+    #[test]
+    fn duplicates_are_reported_as_dsack_first() {
+        let mut r = rx();
+        r.on_data(&seg(0), Ecn::NotEct, SimTime::ZERO);
+        r.on_data(&seg(1), Ecn::NotEct, SimTime::ZERO);
+        // Below rcv_nxt (2): D-SACK [0, 1).
+        let a = r.on_data(&seg(0), Ecn::NotEct, SimTime::ZERO).expect("immediate");
+        assert_eq!((a.ack, a.nsack), (2, 1));
+        assert_eq!(a.sack[0], SackBlock { start: 0, end: 1 });
+        // Out of order, then a duplicate of it: D-SACK [5, 6) inside SACK [5, 6).
+        r.on_data(&seg(5), Ecn::NotEct, SimTime::ZERO);
+        let a = r.on_data(&seg(5), Ecn::NotEct, SimTime::ZERO).expect("immediate");
+        assert_eq!(a.nsack, 2);
+        assert_eq!(a.sack[0], SackBlock { start: 5, end: 6 });
+        assert_eq!(a.sack[1], SackBlock { start: 5, end: 6 });
+        // Reported once.
+        let a = r.on_data(&seg(7), Ecn::NotEct, SimTime::ZERO).expect("ooo");
+        assert_eq!(a.sack[0], SackBlock { start: 7, end: 8 });
+        assert_eq!(a.nsack, 2);
     }
 
     /// chromi/sce receiver: ESCE follows the SCE state of the data

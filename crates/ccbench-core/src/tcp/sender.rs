@@ -1,11 +1,15 @@
-//! TCP sender: SACK scoreboard, loss detection by RFC 6675 DupThresh plus
-//! RACK's time rule (RFC 8985 §6.2, which also finds lost
-//! retransmissions), PRR during Recovery and CWR (RFC 6937, as Linux
-//! `tcp_cwnd_reduction`), RFC 6298 RTO with Linux's 200 ms floor and
-//! exponential backoff, RFC 3168 ECN (ECT(0) on new data only, CWR after a
-//! reduction, at most one reduction per window), and Linux internal pacing
-//! (`tcp_update_pacing_rate`: ratio × MSS × cwnd / srtt, 200 % while
-//! cwnd < ssthresh/2, 120 % after).
+//! TCP sender: SACK scoreboard, loss detection by RACK alone as Linux's
+//! default (`tcp_recovery` = 1; RFC 8985 §6.2, net/ipv4/tcp_recovery.c,
+//! state in `tcp/rack.rs`: until reordering is seen the window is 0 once
+//! DupThresh segments are SACKed, then min_rtt/4 × steps, with its timer),
+//! reordering detection and D-SACK-driven window growth, undo of spurious
+//! recoveries (Linux tcp_input.c `tcp_try_undo_recovery` with the timestamp
+//! test `tcp_packet_delayed`, `tcp_try_undo_dsack`), PRR during Recovery
+//! and CWR (RFC 6937, as Linux `tcp_cwnd_reduction`), RFC 6298 RTO with
+//! Linux's 200 ms floor and exponential backoff, RFC 3168 ECN (ECT(0) on
+//! new data only, CWR after a reduction, at most one reduction per window),
+//! and Linux internal pacing (`tcp_update_pacing_rate`: ratio × MSS × cwnd /
+//! srtt, 200 % while cwnd < ssthresh/2, 120 % after).
 //!
 //! Socket buffers: new data is sent only while the write queue (every
 //! segment not cumulatively ACKed, charged at its GSO skb truesize, ≈ MSS +
@@ -18,12 +22,16 @@
 //!
 //! Units: segments for windows, ns for time, bit/s for pacing, bytes for
 //! buffers.
-//! Deviations from Linux: no tail-loss probe, no undo of spurious
-//! recoveries (no D-SACK/Eifel), no TSO bursts (one segment per send),
-//! RACK's reordering timer is evaluated on ACK arrival only; the
+//! Deviations from Linux: no tail-loss probe, no F-RTO and no undo after a
+//! timeout or on a partial ACK (`tcp_try_undo_loss`/`_partial`), no TSO
+//! bursts (one segment per send); RACK's reordering timer is its own, where
+//! Linux's replaces the RTO timer while armed; RACK.rtt is the RTT of the
+//! most recently sent delivered segment (RFC 8985), where Linux keeps the
+//! last one it processed; the
 //! application always refills the send buffer at once (a bulk writer like
 //! iperf3), and memory pressure (`tcp_mem`) is not modelled.
 
+use super::rack::{Rack, TIMEOUT_MIN};
 use super::rate::RateSampler;
 use super::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
 use super::TcpConfig;
@@ -33,8 +41,6 @@ use crate::units::{Dur, Rate, SimTime};
 
 /// Maximum RTO (TCP_RTO_MAX).
 const RTO_MAX: Dur = Dur::from_secs(120);
-/// RFC 6675 DupThresh.
-const DUP_THRESH: u32 = 3;
 /// Linux x86-64 sizes for `tcp_sndbuf_expand`'s worst case (one skb per
 /// MSS): MAX_TCP_HEADER and the aligned `skb_shared_info` and `sk_buff`.
 const MAX_TCP_HEADER: u64 = 320;
@@ -44,8 +50,6 @@ const SKB_SIZE: u64 = 256;
 /// `skb_shared_info` and `sk_buff` (≈ 900 B of truesize per skb).
 const GSO_SKB_BYTES: u64 = 65_536;
 const GSO_SKB_OVERHEAD: u64 = MAX_TCP_HEADER + SHINFO_SIZE + SKB_SIZE;
-/// Linux `tcp_reordering` default.
-const REORDERING: u64 = 3;
 
 /// What one ACK produced, for the metrics.
 #[derive(Default, Copy, Clone)]
@@ -82,9 +86,20 @@ pub struct TcpSender {
     rto: Dur,
     pub rto_at: SimTime,
 
-    /// RACK: send time and RTT of the most recently sent segment delivered.
-    rack_xmit: SimTime,
-    rack_rtt: Dur,
+    /// RACK and the reordering it has seen (tcp_recovery.c), and its
+    /// reordering timer (`ICSK_TIME_REO_TIMEOUT`).
+    pub rack: Rack,
+    reo_at: SimTime,
+    /// Undo of a spurious recovery (Linux `undo_marker`, `undo_retrans`,
+    /// `retrans_stamp`, `prior_ssthresh`): set at entry, D-SACKs of the
+    /// retransmissions or a timestamp echo older than the first
+    /// retransmission prove the originals arrived.
+    undo_marker: Option<u64>,
+    undo_retrans: i64,
+    retrans_stamp: SimTime,
+    prior_ssthresh: u32,
+    /// Reductions undone (Linux TCPFULLUNDO + TCPDSACKUNDO).
+    pub undos: u64,
 
     pub pacing_rate: Rate,
     next_send: SimTime,
@@ -157,8 +172,13 @@ impl TcpSender {
             srtt: None,
             rttvar: Dur::ZERO,
             rto_at: SimTime::NEVER,
-            rack_xmit: SimTime::ZERO,
-            rack_rtt: Dur::ZERO,
+            rack: Rack::default(),
+            reo_at: SimTime::NEVER,
+            undo_marker: None,
+            undo_retrans: 0,
+            retrans_stamp: SimTime::NEVER,
+            prior_ssthresh: 0,
+            undos: 0,
             pacing_rate: Rate::UNLIMITED,
             next_send: SimTime::ZERO,
             pace_blocked: false,
@@ -212,11 +232,12 @@ impl TcpSender {
         self.ecn
     }
 
-    /// Earliest time this sender needs to be woken (RTO or pacing).
+    /// Earliest time this sender needs to be woken (RTO, RACK's
+    /// reordering timer or pacing).
     pub fn next_timer(&self) -> SimTime {
         let pace = if self.pace_blocked { self.next_send } else { SimTime::NEVER };
         let jitter = if self.jitter_blocked { self.jitter_target } else { SimTime::NEVER };
-        self.rto_at.min(pace).min(jitter)
+        self.rto_at.min(self.reo_at).min(pace).min(jitter)
     }
 
     /// All data the application will send has been delivered.
@@ -237,7 +258,7 @@ impl TcpSender {
 
     /// Linux `tcp_sndbuf_expand`.
     fn sndbuf_expand(&mut self) {
-        let nr_segs = u64::from(self.t.cwnd).max(10).max(REORDERING + 1);
+        let nr_segs = u64::from(self.t.cwnd).max(10).max(u64::from(self.rack.reordering) + 1);
         let sndmem = 2 * nr_segs * self.per_mss;
         if self.sndbuf < sndmem {
             self.sndbuf = sndmem.min(self.cfg.wmem_max.0).max(self.sndbuf);
@@ -267,9 +288,14 @@ impl TcpSender {
         self.active = false;
     }
 
-    /// A timer fired: retransmission timeout or pacing release.
+    /// A timer fired: retransmission timeout, RACK's reordering timer or
+    /// pacing release.
     pub fn on_timer(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
         self.t.now = now;
+        if now >= self.reo_at {
+            self.reo_at = SimTime::NEVER;
+            self.rack_reo_timeout(now);
+        }
         if now >= self.rto_at {
             self.rto_at = SimTime::NEVER;
             if self.sb.packets_out() > 0 {
@@ -279,8 +305,27 @@ impl TcpSender {
         self.try_send(now, out);
     }
 
+    /// Linux `tcp_rack_reo_timeout`: segments that waited out the
+    /// reordering window are lost; start Recovery if not in it.
+    fn rack_reo_timeout(&mut self, now: SimTime) {
+        let newly = self.detect_losses(now);
+        if newly == 0 {
+            return;
+        }
+        self.t.lost += u64::from(newly);
+        self.sync_cc_view();
+        if self.ca_state != CaState::Recovery && self.ca_state != CaState::Loss {
+            self.enter_recovery();
+            if !self.cc_owns_cwnd {
+                self.prr(1, false, 0);
+            }
+        }
+    }
+
     fn on_rto(&mut self, now: SimTime) {
         self.rto_count += 1;
+        self.undo_marker = None;
+        self.reo_at = SimTime::NEVER;
         //= RFC 5681 §3.1 eq. (4) on timeout; Linux tcp_enter_loss only
         // recomputes ssthresh when not already reducing.
         if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
@@ -320,29 +365,48 @@ impl TcpSender {
         // segment (seq_rtt), the CC hook from the newest (ca_rtt).
         let mut oldest: Option<SimTime> = None;
         let mut newest: Option<SimTime> = None;
-        let mut rack_xmit = self.rack_xmit;
+        // Lowest never-retransmitted segment delivered, against the highest
+        // SACKed sequence before this ACK (tcp_check_sack_reordering).
+        let mut low = u64::MAX;
+        let prior_fack = self.fack();
+        //= RFC 2883 §4: a first SACK block below the cumulative ACK, or
+        // inside the second block, reports a duplicate (D-SACK).
+        let sacks = &ack.sack[..ack.nsack as usize];
+        let dsack = sacks.first().filter(|d| d.start < ack.ack || sacks.get(1).is_some_and(|b| d.start >= b.start && d.end <= b.end));
+        if let Some(d) = dsack {
+            self.rack.dsack_seen = true;
+            // Linux tcp_check_dsack: a duplicate of data sent in this
+            // recovery episode answers one of its retransmissions.
+            if self.undo_retrans > 0 && self.undo_marker.is_some_and(|m| d.end > m) {
+                self.undo_retrans = (self.undo_retrans - (d.end - d.start) as i64).max(0);
+            }
+        }
         self.rate.begin_ack(self.sb.in_flight());
         {
             let rate = &mut self.rate;
+            let rack = &mut self.rack;
+            let min_rtt = self.t.min_rtt;
             let mut on_delivered = |seq: u64, s: &super::scoreboard::Seg| {
                 rate.on_delivered(seq, s);
                 delivered += 1;
-                if s.flags & EVER_RETRANS == 0 {
+                let ever = s.flags & EVER_RETRANS != 0;
+                if !ever {
                     oldest = Some(oldest.map_or(s.sent_at, |o: SimTime| o.min(s.sent_at)));
                     newest = Some(newest.map_or(s.sent_at, |o: SimTime| o.max(s.sent_at)));
+                    low = low.min(seq);
                 }
-                rack_xmit = rack_xmit.max(s.sent_at);
+                rack.advance(seq, s.sent_at, ever, now, min_rtt);
             };
             self.sb.advance(ack.ack, &mut on_delivered);
-            for b in &ack.sack[..ack.nsack as usize] {
+            for b in sacks.iter().skip(usize::from(dsack.is_some())) {
                 self.sb.sack(b.start, b.end, &mut on_delivered);
             }
         }
         // The hooks below see the scoreboard after this ACK.
         self.sync_cc_view();
-        if rack_xmit > self.rack_xmit {
-            self.rack_xmit = rack_xmit;
-            self.rack_rtt = now.since(rack_xmit);
+        if low < prior_fack {
+            let fack = self.fack();
+            self.rack.check_reordering(low, prior_fack, fack);
         }
         // CE feedback: Accurate ECN gives the exact count (the receiver's
         // r.cep delta); a classic (RFC 3168) flow only sees ECE, and Linux
@@ -357,6 +421,7 @@ impl TcpSender {
         self.ce_delivered += u64::from(acked_ce);
         self.t.delivered += u64::from(delivered);
         self.t.delivered_ce += u64::from(acked_ce);
+        self.rack.update_reo_wnd(self.rate.prior_delivered(), self.t.delivered);
         // SCE echo: the segments an ESCE ACK delivers arrived SCE-marked.
         self.t.acked_sce = if ack.esce { delivered } else { 0 };
         self.t.delivered_sce += u64::from(self.t.acked_sce);
@@ -381,11 +446,14 @@ impl TcpSender {
         let ev = AckEvent { acked: delivered, acked_ce, ece: ack.ece };
         self.cc.on_ack_event(&self.t, &ev);
 
-        let newly_lost = self.detect_losses(now);
+        if self.ca_state == CaState::Recovery {
+            self.try_undo_dsack();
+        }
+        let newly_lost = if self.rack.advanced { self.detect_losses(now) } else { 0 };
         self.t.lost += u64::from(newly_lost);
         self.sync_cc_view();
         self.rate.generate(&mut self.t, delivered, newly_lost, ca_rtt, now);
-        self.update_state(&ev, una_advanced, newly_lost);
+        self.update_state(&ev, una_advanced, newly_lost, ack.tsecr);
 
         // Round tracking for cwnd_limited (Linux tcp_cwnd_validate).
         if self.sb.una >= self.round_end {
@@ -433,36 +501,109 @@ impl TcpSender {
         self.rto = (srtt + (self.rttvar * 4).max(self.cfg.min_rto)).min(RTO_MAX);
     }
 
-    /// Mark lost segments. RFC 6675 IsLost: DupThresh SACKed segments above
-    /// a never-retransmitted hole. RFC 8985 RACK: a segment sent before the
-    /// most recently delivered one, and unacknowledged for longer than
-    /// rack_rtt + reo_wnd (min_rtt/4), is lost; this also catches lost
-    /// retransmissions. Returns the count newly marked.
+    /// Highest SACKed sequence (`tcp_highest_sack_seq`), or snd_una.
+    fn fack(&self) -> u64 {
+        if self.sb.sacked_out > 0 {
+            self.sb.high_sacked
+        } else {
+            self.sb.una
+        }
+    }
+
+    /// RACK loss detection (Linux `tcp_rack_detect_loss`, RFC 8985 §6.2):
+    /// a segment sent before the most recently delivered one and
+    /// unacknowledged for longer than RACK.rtt + reo_wnd is lost; this also
+    /// finds lost retransmissions. Linux's default (`tcp_recovery` = 1)
+    /// marks losses by RACK alone: until reordering is seen, reo_wnd is 0
+    /// once DupThresh segments are SACKed, which is RFC 6675's rule in the
+    /// time domain. Segments still inside the window arm the reordering
+    /// timer. Returns the count newly marked.
     fn detect_losses(&mut self, now: SimTime) -> u32 {
+        self.rack.advanced = false;
         if self.sb.sacked_out == 0 {
             return 0;
         }
-        let reo_wnd = if self.t.min_rtt == Dur::MAX { Dur::ZERO } else { self.t.min_rtt / 4 };
-        let deadline_slack = self.rack_rtt + reo_wnd;
-        let mut sacked_above = self.sb.sacked_out;
+        let in_recovery = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
+        let srtt = self.srtt.unwrap_or(Dur::MAX);
+        let reo_wnd = self.rack.reo_wnd(in_recovery, self.sb.sacked_out, self.t.min_rtt, srtt);
+        let deadline_slack = self.rack.rtt + reo_wnd;
+        let mut wait = Dur::ZERO;
         let mut newly = 0;
         let end = self.sb.high_sacked.min(self.sb.nxt());
-        let mut seq = self.sb.una;
-        while seq < end && sacked_above > 0 {
+        for seq in self.sb.una..end {
             let s = *self.sb.get(seq);
-            let retrans = s.flags & RETRANS != 0;
-            if s.flags & SACKED != 0 {
-                sacked_above -= 1;
-            } else if s.flags & LOST == 0 || retrans {
-                let dupthresh = !retrans && sacked_above >= DUP_THRESH;
-                let rack = s.sent_at < self.rack_xmit && now >= s.sent_at + deadline_slack;
-                if (dupthresh || rack) && self.sb.mark_lost(seq) {
-                    newly += 1;
+            // Delivered, or marked lost and not yet retransmitted: skip.
+            if s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
+                continue;
+            }
+            if !self.rack.sent_after(s.sent_at, seq + 1) {
+                let waited = now.since(s.sent_at);
+                if waited >= deadline_slack {
+                    if self.sb.mark_lost(seq) {
+                        newly += 1;
+                    }
+                } else {
+                    wait = wait.max(deadline_slack - waited);
                 }
             }
-            seq += 1;
+        }
+        if wait > Dur::ZERO {
+            //= Linux tcp_rack_mark_lost: usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN.
+            let jiffy = Dur::from_millis(1).nanos();
+            self.reo_at = now + Dur(wait.nanos().div_ceil(jiffy) * jiffy) + TIMEOUT_MIN;
         }
         newly
+    }
+
+    /// Linux `tcp_enter_recovery`: start the undo record; remember the
+    /// ssthresh to restore unless already reducing (CWR).
+    fn enter_recovery(&mut self) {
+        self.undo_marker = Some(self.sb.una);
+        self.undo_retrans = if self.sb.retrans_out > 0 { i64::from(self.sb.retrans_out) } else { -1 };
+        self.prior_ssthresh = 0;
+        if self.ca_state == CaState::Cwr {
+            // Already reducing for ECN: keep ssthresh, switch to Recovery.
+            self.ca_state = CaState::Recovery;
+            self.high_seq = self.sb.nxt();
+            self.cc.on_state(&mut self.t, CaState::Recovery);
+        } else {
+            //= Linux tcp_current_ssthresh outside a reduction.
+            self.prior_ssthresh = self.t.ssthresh.max(self.t.cwnd / 2 + self.t.cwnd / 4);
+            self.enter_reduction(CaState::Recovery);
+        }
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`: the reduction was spurious.
+    fn undo_reduction(&mut self) {
+        if self.prior_ssthresh != 0 && !self.cc_owns_cwnd {
+            self.t.cwnd = self.cc.undo_cwnd(&self.t, self.prior_cwnd);
+            self.t.ssthresh = self.t.ssthresh.max(self.prior_ssthresh);
+        }
+        self.undo_marker = None;
+        self.undos += 1;
+        self.rack.advanced = true;
+    }
+
+    /// Linux `tcp_try_undo_dsack`: D-SACKs answered every retransmission.
+    fn try_undo_dsack(&mut self) {
+        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+            self.rack.reo_wnd_persist = (self.rack.reo_wnd_persist + 1).min(super::rack::RECOVERY_THRESH);
+            self.undo_reduction();
+            // tcp_try_to_open.
+            self.ca_state = CaState::Open;
+            self.cc.on_state(&mut self.t, CaState::Open);
+            self.retrans_stamp = SimTime::NEVER;
+        }
+    }
+
+    /// Linux `tcp_may_undo` at the end of Recovery: no retransmission was
+    /// needed (all D-SACKed), or the ACK echoes a timestamp (1 ms TSval
+    /// clock) from before the first retransmission (`tcp_packet_delayed`;
+    /// a zero TSecr carries no timestamp, as in Linux).
+    fn may_undo(&self, tsecr: SimTime) -> bool {
+        let ms = |t: SimTime| t.0 / 1_000_000;
+        let delayed = self.retrans_stamp != SimTime::NEVER && tsecr != SimTime::ZERO && ms(tsecr) < ms(self.retrans_stamp);
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || delayed)
     }
 
     fn enter_reduction(&mut self, state: CaState) {
@@ -483,9 +624,11 @@ impl TcpSender {
         self.t.cwnd_cnt = 0;
         self.ca_state = CaState::Open;
         self.cc.on_state(&mut self.t, CaState::Open);
+        self.undo_marker = None;
+        self.retrans_stamp = SimTime::NEVER;
     }
 
-    fn update_state(&mut self, ev: &AckEvent, una_advanced: bool, newly_lost: u32) {
+    fn update_state(&mut self, ev: &AckEvent, una_advanced: bool, newly_lost: u32, tsecr: SimTime) {
         let delivered = ev.acked;
         // Leave a finished reduction (Linux tcp_fastretrans_alert, state
         // D): the whole window present at entry is ACKed. CWR is held until
@@ -497,22 +640,25 @@ impl TcpSender {
             _ => self.sb.una >= self.high_seq,
         };
         if self.ca_state != CaState::Open && self.ca_state != CaState::Disorder && done {
-            if self.in_reduction() {
+            if self.ca_state == CaState::Recovery && self.may_undo(tsecr) {
+                //= Linux tcp_try_undo_recovery: the originals arrived.
+                self.undo_reduction();
+                self.ca_state = CaState::Open;
+                self.cc.on_state(&mut self.t, CaState::Open);
+                self.retrans_stamp = SimTime::NEVER;
+            } else if self.in_reduction() {
+                if self.ca_state == CaState::Recovery {
+                    self.rack.reo_wnd_persist = self.rack.reo_wnd_persist.saturating_sub(1);
+                }
                 self.end_reduction();
             } else {
                 self.ca_state = CaState::Open;
                 self.cc.on_state(&mut self.t, CaState::Open);
+                self.retrans_stamp = SimTime::NEVER;
             }
         }
         if self.sb.lost_out > 0 && !matches!(self.ca_state, CaState::Recovery | CaState::Loss) {
-            if self.ca_state == CaState::Cwr {
-                // Already reducing for ECN: keep ssthresh, switch to Recovery.
-                self.ca_state = CaState::Recovery;
-                self.high_seq = self.sb.nxt();
-                self.cc.on_state(&mut self.t, CaState::Recovery);
-            } else {
-                self.enter_reduction(CaState::Recovery);
-            }
+            self.enter_recovery();
         }
         //= RFC 3168 §6.1.2: react to ECE at most once per window of data.
         // With Accurate ECN a rising CE counter does the same (Linux enters
@@ -635,6 +781,11 @@ impl TcpSender {
                 Some(seq) => {
                     self.sb.on_retransmit(seq, now);
                     self.retransmits += 1;
+                    //= Linux tcp_retransmit_skb: stamp the first, count all.
+                    if self.retrans_stamp == SimTime::NEVER {
+                        self.retrans_stamp = now;
+                    }
+                    self.undo_retrans = self.undo_retrans.max(0) + 1;
                     (seq, true)
                 }
                 None => {

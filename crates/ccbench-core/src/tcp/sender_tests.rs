@@ -216,22 +216,28 @@ fn rack_marks_lost_after_rack_rtt_plus_quarter_min_rtt() {
     s.try_send(at(10), &mut |p| v.push(p)); // segs 1..4 at 10 ms
     assert_eq!(seqs(&v), vec![1, 2, 3]);
     // Seg 1 (sent at 10) delivered at 60: RACK.rtt = 50, reo_wnd =
-    // min_rtt/4 = 50/4 (syn RTT 100, then 50). Seg 0 is lost once
-    // now >= 0 + 50 + 12.5 ms. One SACKed segment: no DupThresh.
+    // min_rtt/4 = 50/4 (syn RTT 100, then 50): fewer than DupThresh
+    // segments are SACKed and no reordering was seen.
     ack(&mut s, sack(0, &[(1, 2)]), at(60));
     assert_eq!(s.t.min_rtt, ms(50));
-    assert_eq!((s.rack_xmit, s.rack_rtt), (at(10), ms(50)));
+    assert_eq!((s.rack.xmit, s.rack.rtt), (at(10), ms(50)));
     assert_eq!(s.sb.lost_out, 0);
-    // Seg 2, also sent at 10, delivered at 62: RACK.rtt keeps the sample of
-    // the first segment with that send time (only a later send time updates).
+    // Seg 2, sent at the same time with a higher sequence, delivered at 62
+    // (tcp_rack_sent_after's tie-break): RACK.rtt = 52; seg 0 is lost at
+    // 0 + 52 + 12.5 ms.
     ack(&mut s, sack(0, &[(1, 3)]), us(62_000));
-    assert_eq!(s.rack_rtt, ms(50));
-    assert_eq!(s.sb.lost_out, 0, "62 ms < 62.5 ms");
-    let out = ack(&mut s, sack(0, &[(1, 3)]), us(62_500));
-    assert_eq!(s.sb.lost_out, 1, "62.5 ms: lost by the time rule");
+    assert_eq!((s.rack.rtt, s.rack.end_seq), (ms(52), 3));
+    assert_eq!(s.sb.lost_out, 0, "62 ms < 64.5 ms");
+    // The reordering timer: 2.5 ms rounded up to whole jiffies + TCP_TIMEOUT_MIN.
+    assert_eq!(s.next_timer(), at(67));
+    // An ACK that delivers nothing new does not scan (rack.advanced).
+    ack(&mut s, sack(0, &[(1, 3)]), us(64_600));
+    assert_eq!(s.sb.lost_out, 0);
+    let out = timer(&mut s, at(67));
+    assert_eq!(s.sb.lost_out, 1, "the timer marks it");
     assert_eq!(s.ca_state, CaState::Recovery);
     assert_eq!(seqs(&out), vec![0]);
-    // Seg 3 was sent at RACK.xmit_time, not before: never marked by RACK.
+    // Seg 3 was sent at RACK.xmit_time after seg 2: never marked by RACK.
     ack(&mut s, sack(0, &[(1, 3)]), at(1000));
     assert_eq!(s.sb.get(3).flags & LOST, 0);
 }
@@ -243,18 +249,86 @@ fn rack_finds_a_lost_retransmission() {
     let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
     assert_eq!(seqs(&out)[0], 0, "fast retransmit at 100 ms");
     // Segments sent after the retransmission are SACKed; the retransmission
-    // is not: RACK marks it lost again (DupThresh never does for RETRANS).
+    // is not: RACK marks it lost again. In Recovery with no reordering
+    // seen reo_wnd is 0, so at once.
     s.t.cwnd = 20;
     let mut v = Vec::new();
     s.try_send(at(110), &mut |p| v.push(p));
     let last = seg(v.last().unwrap()).seq;
-    ack(&mut s, sack(0, &[(1, last + 1)]), at(210));
-    assert_eq!(s.rack_xmit, at(110));
-    let out = ack(&mut s, sack(0, &[(1, last + 1)]), at(240));
+    let out = ack(&mut s, sack(0, &[(1, last + 1)]), at(210));
+    assert_eq!(s.rack.xmit, at(110));
     assert!(s.sb.get(0).flags & LOST != 0);
     assert_eq!(seqs(&out)[0], 0, "seg 0 retransmitted a second time");
     assert_eq!(s.retransmits, 2);
-    let _ = out;
+}
+
+// ---- Reordering: RACK window, D-SACK, undo (tcp_recovery.c, tcp_input.c)
+
+#[test]
+fn a_late_original_is_reordering_and_widens_rack_to_a_quarter_min_rtt() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    // 1..4 SACKed, 0 missing: three SACKed, no reordering seen: reo_wnd 0,
+    // seg 0 lost at once and retransmitted.
+    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    assert_eq!((seqs(&out)[0], s.ca_state), (0, CaState::Recovery));
+    assert_eq!(s.rack.reord_seen, 0);
+    // The original arrives after all (its ACK echoes its own timestamp, sent
+    // at 0, before the retransmission at 100 ms): reordering of 4 segments,
+    // and the recovery is undone (Linux tcp_try_undo_recovery, timestamps).
+    let mut a = cum(10);
+    a.tsecr = us(1);
+    ack(&mut s, a, at(101));
+    assert_eq!(s.rack.reord_seen, 0, "seg 0 was retransmitted: not counted");
+    assert_eq!((s.ca_state, s.undos), (CaState::Open, 1));
+    assert_eq!(s.t.cwnd, 10, "cwnd restored");
+    // A segment never retransmitted delivered below the highest SACK is
+    // reordering (tcp_check_sack_reordering): degree 5, and from then on
+    // RACK waits min_rtt/4 even with DupThresh segments SACKed.
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    ack(&mut s, sack(0, &[(3, 5)]), at(100)); // two SACKed: waits min_rtt/4
+    assert_eq!(s.sb.lost_out, 0);
+    ack(&mut s, sack(1, &[(3, 5)]), at(101)); // seg 0 arrives late
+    assert_eq!((s.rack.reord_seen, s.rack.reordering), (1, 5));
+    ack(&mut s, sack(1, &[(3, 8)]), at(102)); // five SACKed above 1 and 2
+    assert_eq!(s.sb.lost_out, 0, "reo_wnd = 25 ms once reordering is seen");
+    // The reordering timer: 25 ms + TCP_TIMEOUT_MIN; then both are lost.
+    assert_eq!(s.next_timer(), at(129));
+    let out = timer(&mut s, at(129));
+    assert_eq!(s.sb.lost_out, 2, "lost after RACK.rtt + 25 ms");
+    assert_eq!((seqs(&out)[0], s.ca_state), (1, CaState::Recovery));
+}
+
+#[test]
+fn dsack_of_every_retransmission_undoes_the_reduction() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    assert_eq!((seqs(&out)[0], s.t.ssthresh), (0, 5));
+    // The original and the retransmission both arrive: the receiver reports
+    // the second copy as D-SACK below the cumulative ACK.
+    let mut a = sack(10, &[(0, 1)]);
+    a.tsecr = at(100); // the retransmission's echo: timestamps cannot tell
+    ack(&mut s, a, at(200));
+    assert_eq!(s.undos, 1);
+    assert!(s.rack.dsack_seen || s.rack.reo_wnd_steps == 2, "D-SACK noted for RACK");
+    assert_eq!(s.ca_state, CaState::Open);
+    assert_eq!(s.t.cwnd, 10, "Reno's undo_cwnd: max(cwnd, prior_cwnd)");
+    assert_eq!(s.t.ssthresh, 10, "prior_ssthresh = max(ssthresh, 3/4 cwnd) restored");
+}
+
+#[test]
+fn a_real_loss_is_not_undone() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    // Only the retransmission arrives (TSecr = its send time).
+    let mut a = cum(10);
+    a.tsecr = at(100);
+    ack(&mut s, a, at(200));
+    assert_eq!((s.undos, s.ca_state, s.t.ssthresh), (0, CaState::Open, 5));
+    assert!(s.t.cwnd <= 6, "cwnd = ssthresh at the end of Recovery, then +1 at most: {}", s.t.cwnd);
 }
 
 // ---- RFC 6937 PRR ----------------------------------------------------

@@ -1,0 +1,180 @@
+//! TCP through paths that reorder: netem jitter that reorders (tfifo, both
+//! directions), as the SCE/L4S reports' jitter scenario builds it. Linux
+//! keeps its throughput there through RACK (net/ipv4/tcp_recovery.c): a
+//! reordering window of min_rtt/4 once reordering is seen, D-SACK-driven
+//! growth, and undo of spurious recoveries (tcp_input.c). The handshake
+//! RTT that seeds min_rtt must include netem's delay.
+
+mod common;
+use ccbench_core::scenario;
+use ccbench_core::tcp::rack::REORDERING_INIT;
+use common::*;
+
+/// 50 Mbit/s HTB bottleneck with `child`, 40 ms netem each way with a
+/// jitter stage under it on both directions (`scenarios.md` §1.7 form).
+fn jitter_path(jitter: (&str, &str), child: &str, flow: &str, seed: u64) -> String {
+    let (d, j) = jitter;
+    format!(
+        r#"
+name = "jitter"
+duration = "40s"
+seed = {seed}
+[[links]]
+id = "fwd_delay"
+rate = "10Gbit"
+qdisc = {{ kind = "netem", delay = "40ms", limit = 1000000, child = {{ kind = "netem", delay = "{d}", jitter = "{j}", delay_corr = 10 }} }}
+[[links]]
+id = "bottleneck"
+rate = "10Gbit"
+qdisc = {{ kind = "htb", rate = "50Mbit", child = {child} }}
+[[links]]
+id = "rev_delay"
+rate = "10Gbit"
+qdisc = {{ kind = "netem", delay = "40ms", limit = 1000000, child = {{ kind = "netem", delay = "{d}", jitter = "{j}", delay_corr = 10 }} }}
+[[flows]]
+id = "tcp"
+start = "1s"
+path = ["fwd_delay", "bottleneck"]
+reverse = ["rev_delay"]
+{flow}
+[metrics]
+warmup = "10s"
+"#
+    )
+}
+
+#[test]
+fn handshake_rtt_includes_netem_delay() {
+    let text = jitter_path(
+        ("2ms", "1ms"),
+        r#"{ kind = "pfifo" }"#,
+        r#"cc = "cubic""#,
+        1,
+    );
+    let parsed = scenario::parse(&text, "t.toml", &[]).unwrap();
+    let sim = scenario::build::build(&parsed.scenario);
+    let ccbench_core::flow::Endpoints::Tcp { tx, .. } = &sim.flows[0].ep else {
+        panic!("tcp")
+    };
+    // 2 × (40 ms + the jitter stage's mean 2 ms) plus four SYN serializations.
+    let min_rtt = tx.t.min_rtt.as_secs_f64() * 1e3;
+    assert!((84.0..84.01).contains(&min_rtt), "min_rtt {min_rtt} ms");
+}
+
+#[test]
+fn reordering_alone_costs_no_throughput() {
+    // A FIFO too long to overflow (the socket buffers cap the window):
+    // nothing is lost, so every retransmission would be spurious.
+    for jitter in [("2ms", "1ms"), ("10ms", "5ms")] {
+        for seed in 1..=5 {
+            let text = jitter_path(
+                jitter,
+                r#"{ kind = "pfifo", limit = 100000 }"#,
+                r#"cc = "cubic""#,
+                seed,
+            );
+            let s = run(&text, &["metrics.warmup=\"0s\""]).summary;
+            let f = flow(&s, "tcp");
+            assert_eq!(link(&s, "bottleneck").drops, 0);
+            // 50 Mbit/s of frames carry 48.3 Mbit/s of payload; the first
+            // second is slow start.
+            let goodput = f.goodput_mbps;
+            assert!(
+                goodput > 0.95 * 48.3 * 38.0 / 40.0,
+                "{jitter:?} seed {seed}: goodput {goodput}"
+            );
+            assert!(
+                f.retransmits < 20,
+                "{jitter:?} seed {seed}: {} spurious retransmissions",
+                f.retransmits
+            );
+        }
+    }
+}
+
+#[test]
+fn reordering_adds_few_spurious_retransmissions_to_real_losses() {
+    // One CoDel queue without ECN: every loss is a CoDel drop, so
+    // retransmissions beyond the drops are spurious.
+    for jitter in [("2ms", "1ms"), ("10ms", "5ms")] {
+        for seed in 1..=5 {
+            let text = jitter_path(
+                jitter,
+                r#"{ kind = "fq_codel", flows = 1 }"#,
+                r#"cc = "cubic""#,
+                seed,
+            );
+            let s = run(&text, &[]).summary;
+            let f = flow(&s, "tcp");
+            let drops = link(&s, "bottleneck").drops;
+            assert!(drops > 3, "{jitter:?} seed {seed}: {drops} drops");
+            assert!(
+                f.retransmits <= drops + drops / 10 + 5,
+                "{jitter:?} seed {seed}: {} retransmits for {drops} drops",
+                f.retransmits
+            );
+        }
+    }
+}
+
+#[test]
+fn losses_are_still_found_under_reordering() {
+    // 1 % random loss on the bottleneck on top of reordering: every loss is
+    // repaired (retransmissions ≥ losses) without timeouts piling up, and
+    // throughput stays near what the loss rate allows (Mathis: at
+    // p = 0.01, 84 ms, ≈ 1.22·MSS/(RTT·√p) ≈ 1.7 Mbit/s for Reno).
+    for seed in 1..=5 {
+        let text = jitter_path(
+            ("2ms", "1ms"),
+            r#"{ kind = "pfifo" }"#,
+            r#"cc = "reno""#,
+            seed,
+        )
+        .replace(
+            "id = \"bottleneck\"\nrate = \"10Gbit\"",
+            "id = \"bottleneck\"\nrate = \"10Gbit\"\nloss = 0.01",
+        );
+        // Counters over the whole run (no warm-up).
+        let s = run(&text, &["metrics.warmup=\"0s\""]).summary;
+        let f = flow(&s, "tcp");
+        let lost = link(&s, "bottleneck").lost;
+        assert!(lost > 30, "seed {seed}: {lost} losses");
+        assert!(
+            f.retransmits >= lost * 95 / 100,
+            "seed {seed}: {} retransmits for {lost} losses",
+            f.retransmits
+        );
+        let g = f.goodput_mbps;
+        assert!((1.0..4.0).contains(&g), "seed {seed}: goodput {g}");
+        assert!(f.rto_count * 20 < lost, "seed {seed}: {} RTOs", f.rto_count);
+    }
+}
+
+#[test]
+fn reordering_is_learned() {
+    // The sender's reordering degree grows past its initial value.
+    let text = jitter_path(
+        ("4ms", "2ms"),
+        r#"{ kind = "pfifo" }"#,
+        r#"cc = "cubic""#,
+        1,
+    )
+    .replace("duration = \"40s\"", "duration = \"5s\"");
+    let parsed = scenario::parse(&text, "t.toml", &["metrics.warmup=\"0s\"".to_string()]).unwrap();
+    let mut sim = scenario::build::build(&parsed.scenario);
+    let end = sim.end;
+    sim.run_until_tick(end, &mut |_| false);
+    let ccbench_core::flow::Endpoints::Tcp { tx, .. } = &sim.flows[0].ep else {
+        panic!("tcp")
+    };
+    assert!(
+        tx.rack.reord_seen > 100,
+        "reord_seen {}",
+        tx.rack.reord_seen
+    );
+    assert!(
+        tx.rack.reordering > REORDERING_INIT,
+        "reordering {}",
+        tx.rack.reordering
+    );
+}
