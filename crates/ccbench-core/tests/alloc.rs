@@ -55,6 +55,7 @@ fn steady_state_does_not_allocate_per_packet() {
         r#"{ kind = "red", limit = 1000000, avpkt = 1000, adaptive = true, bandwidth = "100Mbit" }"#,
         r#"{ kind = "cake", bandwidth = "100Mbit", overhead_preset = "ethernet" }"#,
         r#"{ kind = "twin_codel_af", bandwidth = "100Mbit" }"#,
+        r#"{ kind = "lfq_cobalt", bandwidth = "100Mbit", sce_thresh = 8 }"#,
     ] {
         let text = b1.replace(r#"{ kind = "fq_codel" }"#, q);
         assert!(text.contains(q));

@@ -32,7 +32,7 @@ struct FlowP {
 }
 
 fn link_p() -> impl Strategy<Value = LinkP> {
-    (1u32..200, 0u32..40, prop::sample::select(vec!["pfifo", "bfifo", "codel", "fq_codel", "red", "pie", "fq_pie", "tbf", "htb", "netem", "netem_slot", "netem_stack", "htb_netem", "cake", "twin_codel_af"]), 2u32..300, prop::sample::select(vec![0.0, 0.0, 0.01, 0.05]))
+    (1u32..200, 0u32..40, prop::sample::select(vec!["pfifo", "bfifo", "codel", "fq_codel", "red", "pie", "fq_pie", "tbf", "htb", "netem", "netem_slot", "netem_stack", "htb_netem", "cake", "twin_codel_af", "lfq_cobalt"]), 2u32..300, prop::sample::select(vec![0.0, 0.0, 0.01, 0.05]))
         .prop_map(|(rate_mbit, delay_ms, qdisc, limit, loss)| LinkP { rate_mbit, delay_ms, qdisc, limit, loss })
 }
 
@@ -87,6 +87,7 @@ fn scenario_text(links: &[LinkP], flows: &[FlowP]) -> String {
             }
             // SCE/CE marking behind its own shaper, ECN flows or not.
             "twin_codel_af" => format!("{{ kind = \"twin_codel_af\", bandwidth = \"{}kbit\", limit = {}, sce = {} }}", l.rate_mbit * 900, l.limit, l.limit % 5),
+            "lfq_cobalt" => format!("{{ kind = \"lfq_cobalt\", bandwidth = \"{}kbit\", limit = {}, sce_thresh = {}, memlimit = \"{}b\" }}", l.rate_mbit * 900, l.limit, l.limit % 9, (l.limit % 3) * 20000),
             _ => format!("{{ kind = \"htb\", rate = \"{}Mbit\", child = {{ kind = \"netem\", delay = \"1ms\", jitter = \"1ms\", limit = {} }} }}", l.limit % 50 + 1, l.limit),
         };
         s += &format!("[[links]]\nid = \"l{i}\"\nrate = \"{}Mbit\"\ndelay = \"{}ms\"\nloss = {}\nqdisc = {q}\n", l.rate_mbit, l.delay_ms, l.loss);

@@ -20,6 +20,7 @@ pub mod htb;
 pub mod netem;
 pub mod tbf;
 pub mod grant;
+pub mod lfq_cobalt;
 pub mod twin_codel_af;
 
 use serde::{Deserialize, Serialize};
@@ -191,6 +192,7 @@ pub enum QdiscConfig {
     Netem(netem::NetemConfig),
     Cake(cake::CakeConfig),
     TwinCodelAf(twin_codel_af::TwinCodelAfConfig),
+    LfqCobalt(lfq_cobalt::LfqCobaltConfig),
 }
 
 impl Default for QdiscConfig {
@@ -214,6 +216,7 @@ impl QdiscConfig {
             QdiscConfig::Netem(c) => c.validate(),
             QdiscConfig::Cake(c) => c.validate(),
             QdiscConfig::TwinCodelAf(c) => c.validate(),
+            QdiscConfig::LfqCobalt(c) => c.validate(),
             _ => Ok(()),
         }
     }
@@ -228,6 +231,7 @@ impl QdiscConfig {
             QdiscConfig::Netem(c) => (c.rate, &c.child),
             QdiscConfig::Cake(c) if !c.bandwidth.is_unlimited() => return Some(c.bandwidth),
             QdiscConfig::TwinCodelAf(c) if !c.bandwidth.is_unlimited() => return Some(c.bandwidth),
+            QdiscConfig::LfqCobalt(c) if !c.bandwidth.is_unlimited() => return Some(c.bandwidth),
             _ => return None,
         };
         min_some(own, child.as_ref().and_then(|q| q.shaped_rate()))
@@ -275,6 +279,7 @@ impl QdiscConfig {
             QdiscConfig::Netem(c) => AnyQdisc::Netem(Box::new(c.build(rng))),
             QdiscConfig::Cake(c) => AnyQdisc::Cake(Box::new(c.build_with_perturbation(rng.next_u32()))),
             QdiscConfig::TwinCodelAf(c) => AnyQdisc::TwinCodelAf(Box::new(c.build(rng.next_u32()))),
+            QdiscConfig::LfqCobalt(c) => AnyQdisc::LfqCobalt(Box::new(c.build(rng.next_u32()))),
         }
     }
     /// Whether `tc qdisc change` may turn `self` into `new` in place: same
@@ -296,6 +301,7 @@ impl QdiscConfig {
             (Q::Htb(a), Q::Htb(b)) => child(&a.child, &b.child),
             (Q::Netem(a), Q::Netem(b)) => child(&a.child, &b.child),
             (Q::TwinCodelAf(_), Q::TwinCodelAf(_)) => Ok(()),
+            (Q::LfqCobalt(_), Q::LfqCobalt(_)) => Ok(()),
             (a, b) if a.name() != b.name() => Err(format!("`change` cannot turn {} into {} (use `qdisc = {{...}}` to replace)", a.name(), b.name())),
             (a, _) => Err(format!("{} cannot be changed in place (use `qdisc = {{...}}` to replace it)", a.name())),
         }
@@ -317,6 +323,7 @@ impl QdiscConfig {
             QdiscConfig::Netem(_) => "netem",
             QdiscConfig::Cake(_) => "cake",
             QdiscConfig::TwinCodelAf(_) => "twin_codel_af",
+            QdiscConfig::LfqCobalt(_) => "lfq_cobalt",
         }
     }
 }
@@ -338,6 +345,7 @@ pub enum AnyQdisc {
     Granted(Box<grant::Granted>),
     Cake(Box<cake::Cake>),
     TwinCodelAf(Box<twin_codel_af::TwinCodelAf>),
+    LfqCobalt(Box<lfq_cobalt::LfqCobalt>),
 }
 
 impl AnyQdisc {
@@ -388,6 +396,7 @@ macro_rules! dispatch {
             AnyQdisc::Granted($q) => $e,
             AnyQdisc::Cake($q) => $e,
             AnyQdisc::TwinCodelAf($q) => $e,
+            AnyQdisc::LfqCobalt($q) => $e,
         }
     };
 }

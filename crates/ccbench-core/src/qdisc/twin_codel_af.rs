@@ -50,15 +50,14 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use super::blocks::cobalt_sce::{isqrt_cache, rate_fixed_point, CobaltParams, CobaltVars, ISQRT_CACHE};
 use super::blocks::flow_hash::FlowHasher;
 use super::{Cx, DropReason, Qdisc, QdiscConfig};
-use crate::packet::{Ecn, Packet};
+use crate::packet::Packet;
 use crate::units::{Dur, Rate, SimTime};
 
 /// Flow buckets (`CNQ_QUEUES`).
 const QUEUES: usize = 65536;
-/// `1/√count` values cached for small counts (`ISQRT_CACHE`).
-const ISQRT_CACHE: usize = 16;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -72,6 +71,8 @@ pub struct TwinCodelAfConfig {
     /// BLUE threshold is 4·interval.
     pub interval: Dur,
     /// SCE interval divisor (tc `sce N`: sce_interval = interval/N); 0 = off.
+    /// Also read as `sce_thresh` (tc's `sce-thresh`, the reports' spelling).
+    #[serde(alias = "sce_thresh")]
     pub sce: u32,
     /// DSCP selecting the low-latency class (0 = none).
     pub dscp: u8,
@@ -94,19 +95,6 @@ impl Default for TwinCodelAfConfig {
             limit: 10240,
         }
     }
-}
-
-/// `struct cobalt_params`, in ns.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CobaltParams {
-    pub ce_interval: u64,
-    pub ce_target: u64,
-    /// 0 = SCE off.
-    pub sce_interval: u64,
-    pub sce_target: u64,
-    pub blue_thresh: u64,
-    pub p_inc: u32,
-    pub p_dec: u32,
 }
 
 impl TwinCodelAfConfig {
@@ -176,251 +164,6 @@ impl TwinCodelAfConfig {
             limit: self.limit,
             sce_marks: 0,
         }
-    }
-}
-
-/// `cnq_change`: nanoseconds per byte as `rate_ns >> rate_shift`, with
-/// `rate_ns` below 2³⁴ (0 = unlimited).
-fn rate_fixed_point(bandwidth: Rate) -> (u64, u32) {
-    if bandwidth.is_unlimited() {
-        return (0, 0);
-    }
-    let bytes_per_s = (bandwidth.bps() / 8).max(64);
-    let mut shift = 34u32;
-    let mut rate_ns = ((1_000_000_000u128 << shift) / u128::from(bytes_per_s)) as u64;
-    while rate_ns >> 34 != 0 {
-        rate_ns >>= 1;
-        shift -= 1;
-    }
-    (rate_ns, shift)
-}
-
-/// COBALT's 32-bit Newton step for 1/√count (`cobalt_newton_step`), Q0.32.
-pub fn newton_step32(count: u32, invsqrt: u32) -> u32 {
-    let invsqrt2 = (u64::from(invsqrt) * u64::from(invsqrt)) >> 32;
-    let mut val = (3u64 << 32).wrapping_sub(u64::from(count).wrapping_mul(invsqrt2));
-    val >>= 2;
-    val = val.wrapping_mul(u64::from(invsqrt)) >> (32 - 2 + 1);
-    val as u32
-}
-
-/// `cobalt_cache_init`: four Newton steps per small count from 1.0.
-fn isqrt_cache() -> [u32; ISQRT_CACHE] {
-    let mut c = [0u32; ISQRT_CACHE];
-    c[0] = u32::MAX;
-    let mut isqrt = u32::MAX;
-    for (count, slot) in c.iter_mut().enumerate().skip(1) {
-        for _ in 0..4 {
-            isqrt = newton_step32(count as u32, isqrt);
-        }
-        *slot = isqrt;
-    }
-    c
-}
-
-/// `reciprocal_scale(interval, isqrt)`: interval·isqrt/2³² (interval as u32).
-fn scale(interval: u64, isqrt: u32) -> i64 {
-    ((u64::from(interval as u32) * u64::from(isqrt)) >> 32) as i64
-}
-
-/// `struct cobalt_vars` (times as signed ns, like `ktime_t`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CobaltVars {
-    pub ce_count: u32,
-    pub ce_isqrt: u32,
-    pub ce_next: i64,
-    pub sce_count: u32,
-    pub sce_isqrt: u32,
-    pub sce_next: i64,
-    pub blue_timer: i64,
-    /// BLUE drop probability, Q0.32.
-    pub p_drop: u32,
-    pub ce_dropping: bool,
-    pub sce_dropping: bool,
-}
-
-/// Outcome of `cobalt_should_drop` for one bulk packet.
-struct Verdict {
-    drop: bool,
-    sce_marked: bool,
-}
-
-impl CobaltVars {
-    fn invsqrt(&mut self, cache: &[u32; ISQRT_CACHE]) {
-        let pick = |count: u32, prev: u32| match cache.get(count as usize) {
-            Some(&v) => v,
-            None => newton_step32(count, prev),
-        };
-        self.ce_isqrt = pick(self.ce_count, self.ce_isqrt);
-        self.sce_isqrt = pick(self.sce_count, self.sce_isqrt);
-    }
-
-    fn control(t: i64, interval: u64, isqrt: u32) -> i64 {
-        t + scale(interval, isqrt)
-    }
-
-    /// `cobalt_reflect`: the schedule mirrored about `now`.
-    fn reflect(now: i64, t: i64, interval: u64, isqrt: u32) -> i64 {
-        2 * now - t + scale(interval, isqrt)
-    }
-
-    /// `cobalt_queue_full` (BLUE up, both schedules forced on).
-    fn queue_full(&mut self, p: &CobaltParams, now: i64) {
-        if now - self.blue_timer > p.ce_target as i64 {
-            self.p_drop = self.p_drop.saturating_add(p.p_inc);
-            self.blue_timer = now;
-        }
-        self.ce_dropping = true;
-        self.ce_next = now;
-        if self.ce_count == 0 {
-            self.ce_count = 1;
-        }
-        if p.sce_interval != 0 {
-            self.sce_dropping = true;
-            self.sce_next = now;
-            if self.sce_count == 0 {
-                self.sce_count = 1;
-            }
-        }
-    }
-
-    /// `cobalt_queue_empty`: BLUE down, counts decay along their schedules.
-    fn queue_empty(&mut self, p: &CobaltParams, now: i64, cache: &[u32; ISQRT_CACHE]) {
-        if self.p_drop != 0 && now - self.blue_timer > p.ce_target as i64 {
-            self.p_drop = self.p_drop.saturating_sub(p.p_dec);
-            self.blue_timer = now;
-        }
-        while self.ce_count != 0 && now - self.ce_next >= 0 {
-            self.ce_count -= 1;
-            self.invsqrt(cache);
-            self.ce_next = Self::control(self.ce_next, p.ce_interval, self.ce_isqrt);
-        }
-        if self.ce_dropping {
-            self.ce_next = Self::control(now, p.ce_interval, self.ce_isqrt);
-            self.ce_dropping = false;
-        }
-        while self.sce_count != 0 && now - self.sce_next >= 0 {
-            self.sce_count -= 1;
-            self.invsqrt(cache);
-            self.sce_next = Self::control(self.sce_next, p.sce_interval, self.sce_isqrt);
-        }
-        if self.sce_dropping {
-            self.sce_next = Self::reflect(now, self.sce_next, p.sce_interval, self.sce_isqrt);
-            self.sce_dropping = false;
-        }
-    }
-
-    /// `cobalt_should_drop` for a bulk packet: SCE schedule, CE schedule,
-    /// BLUE. CE-marks (or asks to drop) and SCE-marks `pkt` in place.
-    #[allow(clippy::too_many_arguments)]
-    fn should_drop(
-        &mut self,
-        p: &CobaltParams,
-        now: i64,
-        pkt: &mut Packet,
-        flow_backlog: u32,
-        active_flows: u32,
-        total_backlog: u64,
-        cache: &[u32; ISQRT_CACHE],
-        cx: &mut Cx,
-    ) -> Verdict {
-        let sojourn = (now - pkt.enq_at.0 as i64).max(0) as u64;
-        let weighted = u128::from(sojourn) * u128::from(flow_backlog) * u128::from(active_flows);
-        let total = u128::from(total_backlog);
-        let mut drop = false;
-
-        // SCE schedule (only when enabled).
-        let mut sce_marked = false;
-        let over =
-            p.sce_interval != 0 && weighted > u128::from(p.sce_target) * total && sojourn > 0;
-        let mut next_due = self.sce_count != 0 && now - self.sce_next >= 0;
-        if over {
-            if !self.sce_dropping {
-                self.sce_dropping = true;
-                self.sce_next = if next_due {
-                    Self::control(now, p.sce_interval, self.sce_isqrt)
-                } else {
-                    Self::reflect(now, self.sce_next, p.sce_interval, self.sce_isqrt)
-                };
-                next_due = false;
-            }
-            if self.sce_count == 0 {
-                self.sce_count = 1;
-            }
-        } else if self.sce_dropping {
-            self.sce_next = if next_due {
-                Self::control(now, p.sce_interval, self.sce_isqrt)
-            } else {
-                Self::reflect(now, self.sce_next, p.sce_interval, self.sce_isqrt)
-            };
-            self.sce_dropping = false;
-        }
-        if next_due && self.sce_dropping {
-            // INET_ECN_set_sce: only ECT(0) becomes ECT(1).
-            if pkt.ecn == Ecn::Ect0 {
-                pkt.ecn = Ecn::Ect1;
-                sce_marked = true;
-                self.sce_count = self.sce_count.saturating_add(1);
-                self.invsqrt(cache);
-                self.sce_next = Self::control(self.sce_next, p.sce_interval, self.sce_isqrt);
-            }
-        } else {
-            while next_due {
-                self.sce_count -= 1;
-                self.invsqrt(cache);
-                self.sce_next = Self::control(self.sce_next, p.sce_interval, self.sce_isqrt);
-                next_due = self.sce_count != 0 && now - self.sce_next >= 0;
-            }
-        }
-
-        // CE schedule.
-        let mut schedule = now - self.ce_next;
-        let over = weighted > u128::from(p.ce_target) * total && sojourn > 0;
-        let mut next_due = self.ce_count != 0 && schedule >= 0;
-        if over {
-            if !self.ce_dropping {
-                self.ce_dropping = true;
-                self.ce_next = Self::control(now, p.ce_interval, self.ce_isqrt);
-                next_due = false;
-            }
-            if self.ce_count == 0 {
-                self.ce_count = 1;
-            }
-        } else if self.ce_dropping {
-            self.ce_next = Self::control(now, p.ce_interval, self.ce_isqrt);
-            self.ce_dropping = false;
-        }
-        if next_due && self.ce_dropping {
-            drop = !cx.mark(pkt);
-            self.ce_count = self.ce_count.saturating_add(1);
-            self.invsqrt(cache);
-            self.ce_next = Self::control(self.ce_next, p.ce_interval, self.ce_isqrt);
-            schedule = now - self.ce_next;
-        } else {
-            while next_due {
-                self.ce_count -= 1;
-                self.invsqrt(cache);
-                self.ce_next = Self::control(self.ce_next, p.ce_interval, self.ce_isqrt);
-                schedule = now - self.ce_next;
-                next_due = self.ce_count != 0 && schedule >= 0;
-            }
-        }
-
-        // BLUE.
-        if weighted > u128::from(p.blue_thresh) * total {
-            self.queue_full(p, now);
-        }
-        if self.p_drop != 0 {
-            drop |= cx.rng.next_u32() < self.p_drop;
-        }
-
-        // Activity timeout.
-        if self.ce_count == 0 {
-            self.ce_next = now + p.ce_interval as i64;
-        } else if schedule > 0 && !drop {
-            self.ce_next = now;
-        }
-        Verdict { drop, sce_marked }
     }
 }
 
@@ -685,6 +428,7 @@ impl Qdisc for TwinCodelAf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Ecn;
     use crate::qdisc::testing::{pkt, Harness};
 
     fn ms(x: u64) -> SimTime {
@@ -946,6 +690,7 @@ mod tests {
 #[cfg(test)]
 mod class_share_tests {
     use super::*;
+    use crate::packet::Ecn;
     use crate::qdisc::testing::{pkt, Harness};
 
     #[test]

@@ -230,6 +230,8 @@ mod tests {
         let now = SimTime::ZERO + ms(100);
         assert!(!r.advance(5, SimTime::ZERO + ms(90), true, now, ms(20)));
         assert_eq!((r.xmit, r.advanced), (SimTime::ZERO, false));
+        // An RTT equal to min_rtt is not ambiguous (Linux: `rtt_us < min_rtt`).
+        assert!(Rack::default().advance(5, SimTime::ZERO + ms(80), true, now, ms(20)));
         assert!(r.advance(5, SimTime::ZERO + ms(70), true, now, ms(20)));
         assert_eq!(
             (r.xmit, r.rtt, r.end_seq),

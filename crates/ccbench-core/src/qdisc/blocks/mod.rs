@@ -1,4 +1,5 @@
 //! Building blocks shared by several qdiscs.
+pub mod cobalt_sce;
 pub mod codel;
 pub mod flow_hash;
 pub mod pi;
