@@ -14,6 +14,8 @@ use ccbench_core::metrics::FlowSeries;
 const SCE_CODEL: &str = r#"{ kind = "codel", ecn = true, sce = 1 }"#;
 /// The SCE/L4S report's `lfq_cobalt bandwidth 50Mbit sce-thresh 8`.
 const LFQ: &str = r#"{ kind = "lfq_cobalt", bandwidth = "50Mbit", sce_thresh = 8 }"#;
+/// The report's `cake bandwidth 50Mbit sce`.
+const CAKE_SCE: &str = r#"{ kind = "cake", bandwidth = "50Mbit", sce = true }"#;
 const CODEL: &str = r#"{ kind = "codel", ecn = true }"#;
 const PAIRS: [(&str, &str); 3] = [("reno", "reno-sce"), ("cubic", "cubic-sce"), ("dctcp", "dctcp-sce")];
 
@@ -73,24 +75,26 @@ fn sce_flows_equal_their_base_through_a_non_sce_queue() {
     }
 }
 
-/// lfq_cobalt as the SCE/L4S report configured it: cubic-sce holds a
-/// shorter queue tail and mean than CUBIC at no loss of utilisation (its
-/// median sits near the 2.5 ms SCE target, where CUBIC's sawtooth often
-/// empties the queue). The SCE echo shows the marks reach the senders.
-/// Start times jitter by seed.
+/// lfq_cobalt and Cake-SCE as the SCE/L4S report configured them: cubic-sce
+/// holds a shorter queue tail and mean than CUBIC at no loss of
+/// utilisation (behind lfq_cobalt its median sits near the 2.5 ms SCE
+/// target, where CUBIC's sawtooth often empties the queue). The SCE echo
+/// shows the marks reach the senders. Start times jitter by seed.
 #[test]
-fn lfq_cobalt_sce_marks_shorten_the_queue_of_sce_flows() {
-    for seed in 1..=5 {
-        let jitter = "start_jitter = \"200ms\"";
-        let (b, _, b_sce) = run_sim_with("cubic", LFQ, seed, jitter);
-        let (s, _, s_sce) = run_sim_with("cubic-sce", LFQ, seed, jitter);
-        assert_eq!(b_sce, 0);
-        assert!(s_sce > 1000, "seed {seed}: {s_sce} SCE-echoed segments");
-        let (lb, ls) = (link(&b, "bottleneck"), link(&s, "bottleneck"));
-        let (ub, us) = (lb.utilization.unwrap(), ls.utilization.unwrap());
-        assert!(us >= ub - 0.01 && us > 0.95, "seed {seed}: utilisation cubic-sce {us}, cubic {ub}");
-        let (pb, ps) = (lb.sojourn_ms.p99.unwrap(), ls.sojourn_ms.p99.unwrap());
-        let (mb, ms) = (lb.sojourn_ms.mean.unwrap(), ls.sojourn_ms.mean.unwrap());
-        assert!(ps < pb && ms < mb, "seed {seed}: sojourn p99/mean {ps}/{ms} ms vs cubic {pb}/{mb} ms");
+fn sce_markers_of_the_reports_shorten_the_queue_of_sce_flows() {
+    for q in [LFQ, CAKE_SCE] {
+        for seed in 1..=5 {
+            let jitter = "start_jitter = \"200ms\"";
+            let (b, _, b_sce) = run_sim_with("cubic", q, seed, jitter);
+            let (s, _, s_sce) = run_sim_with("cubic-sce", q, seed, jitter);
+            assert_eq!(b_sce, 0);
+            assert!(s_sce > 1000, "{q} seed {seed}: {s_sce} SCE-echoed segments");
+            let (lb, ls) = (link(&b, "bottleneck"), link(&s, "bottleneck"));
+            let (ub, us) = (lb.utilization.unwrap(), ls.utilization.unwrap());
+            assert!(us >= ub - 0.01 && us > 0.95, "{q} seed {seed}: utilisation cubic-sce {us}, cubic {ub}");
+            let (pb, ps) = (lb.sojourn_ms.p99.unwrap(), ls.sojourn_ms.p99.unwrap());
+            let (mb, ms) = (lb.sojourn_ms.mean.unwrap(), ls.sojourn_ms.mean.unwrap());
+            assert!(ps < pb && ms < mb, "{q} seed {seed}: sojourn p99/mean {ps}/{ms} ms vs cubic {pb}/{mb} ms");
+        }
     }
 }

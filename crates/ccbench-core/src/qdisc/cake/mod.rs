@@ -9,6 +9,11 @@
 //! paths (`cake_enqueue`, `cake_dequeue`, `cake_drop`), the shaper
 //! (`cake_advance_shaper`) and `cake_set_rate`.
 //!
+//! SCE (chromi/sce's Cake, aqm.md §9): with `sce` (ramp divisor; `true` =
+//! 1), a packet COBALT delivers is SCE-marked (ECT(0) → ECT(1)) with the
+//! sojourn ramp of `blocks/sce.rs` on its tin's target, after the CE/BLUE
+//! verdict; off, Cake is mainline's, bit for bit.
+//!
 //! Units: time in ns; rates in bytes/s inside (`bandwidth` is given in
 //! bits/s, as tc takes it); the shaper's time per byte is Linux's fixed
 //! point (`rate_ns >> rate_shft`).
@@ -41,6 +46,7 @@ use self::cobalt::{CobaltParams, CobaltVars, MtuScaling};
 use self::hash::{FlowMode, Host, QUEUES};
 use self::tins::Diffserv;
 use crate::packet::Packet;
+use crate::qdisc::blocks::sce::SceRamp;
 use crate::qdisc::blocks::overhead::{LenBase, LinkLayer, Overhead};
 use crate::qdisc::{Cx, DropReason, Qdisc, PSCHED_MTU};
 use crate::units::{Bytes, Dur, Rate, SimTime};
@@ -179,6 +185,24 @@ pub struct CakeConfig {
     pub memlimit: Option<Bytes>,
     /// Which MTU-scaling rule holds the AQM off (see [`MtuScaling`]).
     pub mtu_scaling: MtuScaling,
+    /// chromi/sce's `sce` option: the SCE ramp divisor (`sce = true` is
+    /// tc's plain `sce`, divisor 1; 0 / false = off).
+    #[serde(deserialize_with = "sce_divisor")]
+    pub sce: u32,
+}
+
+/// `sce = true | false | N`.
+fn sce_divisor<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Sce {
+        Flag(bool),
+        Divisor(u32),
+    }
+    Ok(match Sce::deserialize(d).map_err(|_| serde::de::Error::custom("sce: expected true, false or a ramp divisor (0..)"))? {
+        Sce::Flag(b) => u32::from(b),
+        Sce::Divisor(n) => n,
+    })
 }
 
 impl Default for CakeConfig {
@@ -201,6 +225,7 @@ impl Default for CakeConfig {
             limit: 10240,
             memlimit: None,
             mtu_scaling: MtuScaling::Mainline,
+            sce: 0,
         }
     }
 }
@@ -270,14 +295,16 @@ impl CakeConfig {
             .tins(rate)
             .into_iter()
             .map(|t| {
-                Tin::new(
+                let mut tin = Tin::new(
                     t.rate,
                     t.quantum,
                     target,
                     interval,
                     self.mtu_scaling,
                     self.ingress,
-                )
+                );
+                tin.sce = SceRamp::new(tin.cparams.target, self.sce);
+                tin
             })
             .collect();
         let buffer_limit = match (self.memlimit, rate) {
@@ -366,6 +393,10 @@ pub struct Tin {
     pub sent_packets: u64,
     pub sent_bytes: u64,
     pub way_collisions: u64,
+    /// Cake-SCE's ramp on this tin's target (None: `sce` off).
+    sce: Option<SceRamp>,
+    /// Packets this tin SCE-marked (ECT(0) → ECT(1)).
+    pub sce_marks: u64,
 }
 
 /// `cake_set_rate`'s fixed point: ns per byte as `rate_ns >> rate_shft`.
@@ -422,6 +453,8 @@ impl Tin {
             sent_packets: 0,
             sent_bytes: 0,
             way_collisions: 0,
+            sce: None,
+            sce_marks: 0,
         }
     }
 
@@ -779,6 +812,14 @@ impl Qdisc for Cake {
                     let f = &mut b.flows[idx];
                     // The last packet of a queue may be marked, never dropped.
                     if !f.cvars.should_drop(&b.cparams, &mut p, bulk, cx) || f.q.is_empty() {
+                        // Cake-SCE: after COBALT's CE/BLUE verdict, an
+                        // ECT(0) packet is SCE-marked on the sojourn ramp.
+                        if let Some(r) = &b.sce {
+                            let sojourn = now.since(p.enq_at);
+                            if r.apply(&mut p, sojourn, cx.rng) {
+                                b.sce_marks += 1;
+                            }
+                        }
                         break p;
                     }
                     if ingress {

@@ -5,6 +5,7 @@
 use super::*;
 use crate::packet::{Ecn, FlowId, Header};
 use crate::qdisc::testing::Harness;
+use crate::qdisc::blocks::sce::SceRamp;
 
 fn ms(x: u64) -> Dur {
     Dur::from_millis(x)
@@ -762,4 +763,72 @@ fn eight_way_set_association_gives_colliding_flows_their_own_queues() {
         .filter(|&n| n > 0)
         .collect();
     assert_eq!(holding, [2], "both packets of one flow in one queue");
+}
+
+/// Cake-SCE (chromi/sce `sce`): `sce = true` is divisor 1, a linear ramp
+/// from 0 at target/2 to 1 at target. An ECT(0) source 1 % above the
+/// shaped rate makes the sojourn climb slowly through the ramp: no mark at
+/// or below target/2, the marked count matches Σ p(sojourn) within 4σ
+/// (5 seeds), every ECT(0) packet above target leaves ECT(1) or CE, and
+/// Not-ECT packets are never SCE-marked.
+#[test]
+fn sce_marks_ect0_on_the_sojourn_ramp() {
+    let c: CakeConfig = toml::from_str("sce = true").unwrap();
+    assert_eq!(c.sce, 1);
+    assert_eq!(toml::from_str::<CakeConfig>("sce = 4").unwrap().sce, 4);
+    assert_eq!(toml::from_str::<CakeConfig>("sce = false").unwrap().sce, 0);
+    assert!(toml::from_str::<CakeConfig>("sce = \"yes\"").is_err());
+    for seed in 1..=5u64 {
+        for ecn in [Ecn::Ect0, Ecn::NotEct] {
+            let mut q = cake(|c| {
+                c.sce = 1;
+                c.diffserv = Diffserv::Besteffort;
+            });
+            let target = q.tins[0].cparams.target;
+            let ramp = SceRamp::new(target, 1).unwrap();
+            let mut h = Harness::new();
+            h.rng = crate::rng::SimRng::for_component(seed, "cake-sce");
+            let (mut expect, mut var, mut marked, mut above) = (0.0, 0.0, 0u32, 0u32);
+            let mut ect1 = 0u64;
+            let mut now = SimTime::ZERO;
+            let mut next = SimTime::ZERO;
+            while now < SimTime::ZERO + Dur::from_millis(600) {
+                if next <= now {
+                    let p = Packet { flow: FlowId(1), tuple: 1, size: 1500, ecn, hdr: Header::None, ..Default::default() };
+                    h.enq(&mut q, now, p);
+                    next += Dur::from_micros(1188);
+                }
+                while let Some(p) = h.deq(&mut q, now) {
+                    let s = now.since(p.enq_at);
+                    ect1 += u64::from(p.ecn == Ecn::Ect1);
+                    if ecn == Ecn::NotEct {
+                        assert_ne!(p.ecn, Ecn::Ect1);
+                        continue;
+                    }
+                    if s <= target / 2 {
+                        assert_eq!(p.ecn, Ecn::Ect0, "marked at {s:?}");
+                    } else if s < target {
+                        let pr = ramp.prob(s);
+                        expect += pr;
+                        var += pr * (1.0 - pr);
+                        marked += u32::from(p.ecn == Ecn::Ect1);
+                    } else if p.ecn != Ecn::Ect0 {
+                        above += 1;
+                    } else {
+                        panic!("unmarked ECT(0) at {s:?} above target");
+                    }
+                }
+                now += Dur::from_micros(10);
+            }
+            if ecn == Ecn::Ect0 {
+                assert!(expect > 50.0, "seed {seed}: the ramp was crossed ({expect})");
+                let dev = (f64::from(marked) - expect).abs();
+                assert!(dev < 4.0 * var.sqrt(), "seed {seed}: {marked} marks vs {expect:.1} ± {:.1}", var.sqrt());
+                assert!(above > 0);
+                assert_eq!(q.tins[0].sce_marks, ect1, "seed {seed}: the tin counts every SCE mark");
+            } else {
+                assert_eq!(q.tins[0].sce_marks, 0);
+            }
+        }
+    }
 }
