@@ -28,13 +28,14 @@ fn set_tos(s: &UdpSocket, tos: u8) -> Result<(), String> {
 }
 
 /// Send 1472 B datagrams (1514 B frames) to `dst` at `mbps` of frame bytes
-/// for `secs`, with TOS byte `tos`.
+/// for `secs`, with TOS byte `tos`; each carries its sequence number (u64,
+/// big-endian) in its first 8 bytes.
 pub fn blast(dst: &str, mbps: f64, secs: f64, tos: u8) -> Result<serde_json::Value, String> {
     let s = UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
     set_tos(&s, tos)?;
     s.connect(dst).map_err(|e| format!("{dst}: {e}"))?;
     let gap = Duration::from_secs_f64(1514.0 * 8.0 / (mbps * 1e6));
-    let buf = [0x5au8; 1472];
+    let mut buf = [0x5au8; 1472];
     let t0 = Instant::now();
     let end = Duration::from_secs_f64(secs);
     let (mut sent, mut err) = (0u64, 0u64);
@@ -44,6 +45,7 @@ pub fn blast(dst: &str, mbps: f64, secs: f64, tos: u8) -> Result<serde_json::Val
         if el < next {
             std::thread::sleep(next - el);
         }
+        buf[..8].copy_from_slice(&(sent + err).to_be_bytes());
         match s.send(&buf) {
             Ok(_) => sent += 1,
             Err(_) => err += 1,
@@ -54,7 +56,8 @@ pub fn blast(dst: &str, mbps: f64, secs: f64, tos: u8) -> Result<serde_json::Val
 }
 
 /// Receive on `port` until `secs` have passed since the first datagram
-/// (or `secs` + 5 s of nothing); count ECN codepoints.
+/// (or `secs` + 5 s of nothing); count ECN codepoints and reordered
+/// datagrams (RFC 4737: a sequence number below one already received).
 pub fn sink(port: u16, secs: f64) -> Result<serde_json::Value, String> {
     let s = UdpSocket::bind(("0.0.0.0", port)).map_err(|e| e.to_string())?;
     let one = 1i32;
@@ -72,7 +75,8 @@ pub fn sink(port: u16, secs: f64) -> Result<serde_json::Value, String> {
         .map_err(|e| e.to_string())?;
     println!("{}", json!({"listening": port}));
     let mut ecn = [0u64; 4];
-    let (mut pkts, mut bytes) = (0u64, 0u64);
+    let (mut pkts, mut bytes, mut reordered) = (0u64, 0u64, 0u64);
+    let mut max_seq: Option<u64> = None;
     let t0 = Instant::now();
     let mut first: Option<Instant> = None;
     let mut buf = [0u8; 2048];
@@ -99,6 +103,13 @@ pub fn sink(port: u16, secs: f64) -> Result<serde_json::Value, String> {
         }
         first.get_or_insert_with(Instant::now);
         pkts += 1;
+        if n >= 8 {
+            let seq = u64::from_be_bytes(buf[..8].try_into().expect("8 bytes"));
+            if max_seq.is_some_and(|m| seq < m) {
+                reordered += 1;
+            }
+            max_seq = Some(max_seq.map_or(seq, |m| m.max(seq)));
+        }
         bytes += n as u64;
         // SAFETY: walking the control buffer the kernel filled.
         unsafe {
@@ -113,7 +124,7 @@ pub fn sink(port: u16, secs: f64) -> Result<serde_json::Value, String> {
         }
     }
     Ok(
-        json!({"pkts": pkts, "bytes": bytes, "not_ect": ecn[0], "ect1": ecn[1], "ect0": ecn[2], "ce": ecn[3]}),
+        json!({"pkts": pkts, "bytes": bytes, "reordered": reordered, "not_ect": ecn[0], "ect1": ecn[1], "ect0": ecn[2], "ce": ecn[3]}),
     )
 }
 
