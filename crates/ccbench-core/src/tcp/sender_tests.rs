@@ -331,6 +331,116 @@ fn a_real_loss_is_not_undone() {
     assert!(s.t.cwnd <= 6, "cwnd = ssthresh at the end of Recovery, then +1 at most: {}", s.t.cwnd);
 }
 
+#[test]
+fn dsack_blocks_are_recognised_as_rfc2883_defines_them() {
+    // ACKs that deliver nothing new, so the D-SACK stays pending in RACK.
+    let seen = |blocks: &[(u64, u64)]| {
+        let mut s = reno(10);
+        start(&mut s, at(0));
+        ack(&mut s, sack(2, &[(4, 8)]), at(100));
+        s.rack.dsack_seen = false;
+        ack(&mut s, sack(2, blocks), at(101));
+        s.rack.dsack_seen
+    };
+    assert!(seen(&[(1, 2), (4, 8)]), "first block below the cumulative ACK");
+    assert!(!seen(&[(2, 3), (4, 8)]), "a block starting at the cumulative ACK is a SACK");
+    assert!(seen(&[(5, 6), (4, 8)]), "inside the second block");
+    assert!(seen(&[(4, 8), (4, 8)]), "equal to the second block");
+    assert!(!seen(&[(3, 6), (4, 8)]), "overlapping, not inside");
+    assert!(!seen(&[(5, 9), (4, 8)]), "overlapping at the right edge");
+    assert!(!seen(&[(4, 8)]), "a lone block above the ACK");
+}
+
+#[test]
+fn dsacks_of_this_episode_count_against_its_retransmissions() {
+    // Two holes (2 and 3) retransmitted in one recovery episode that began
+    // with snd_una = 2; D-SACKs answer them one by one.
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    let out = ack(&mut s, sack(2, &[(4, 8)]), at(100));
+    assert_eq!(s.ca_state, CaState::Recovery);
+    assert_eq!(seqs(&out)[..2], [2, 3]);
+    assert_eq!(s.undo_retrans, 2);
+    // A duplicate of data below the episode (segment 1) does not count.
+    ack(&mut s, sack(2, &[(1, 2), (4, 8)]), at(101));
+    assert_eq!(s.undo_retrans, 2);
+    // Segment 3's duplicate counts one.
+    ack(&mut s, sack(2, &[(3, 4), (3, 8)]), at(102));
+    assert_eq!(s.undo_retrans, 1);
+    assert_eq!(s.undos, 0, "one retransmission still unanswered");
+    // Segment 2's: every retransmission was spurious: undo at once.
+    ack(&mut s, sack(8, &[(2, 3)]), at(103));
+    assert_eq!((s.undo_retrans, s.undos, s.ca_state), (0, 1, CaState::Open));
+}
+
+#[test]
+fn delivery_counters_follow_each_ack() {
+    let mut s = sender(reno_cc(), EcnMode::Classic, TcpConfig { init_cwnd: 10, ..Default::default() }, None);
+    start(&mut s, at(0));
+    ack(&mut s, cum(2), at(100));
+    assert_eq!((s.t.delivered, s.t.delivered_ce, s.ce_delivered), (2, 0, 0));
+    // Classic ECN: every segment an ECE ACK delivers counts as CE.
+    let mut a = cum(5);
+    a.ece = true;
+    ack(&mut s, a, at(101));
+    assert_eq!((s.t.delivered, s.t.delivered_ce, s.ce_delivered), (5, 3, 3));
+    // ESCE: the delivered segments arrived SCE-marked.
+    let mut a = cum(7);
+    a.esce = true;
+    ack(&mut s, a, at(102));
+    assert_eq!((s.t.acked_sce, s.t.delivered_sce), (2, 2));
+    let mut a = cum(8);
+    a.esce = true;
+    ack(&mut s, a, at(103));
+    assert_eq!(s.t.delivered_sce, 3);
+}
+
+#[test]
+fn the_reordering_timer_starts_one_recovery_and_reduces_by_prr() {
+    let mut s = reno(4);
+    s.t.cwnd = 1;
+    start(&mut s, at(0));
+    s.t.cwnd = 4;
+    s.try_send(at(10), &mut |_| {});
+    ack(&mut s, sack(0, &[(1, 3)]), us(62_000));
+    assert_eq!((s.sb.lost_out, s.t.lost), (0, 0));
+    timer(&mut s, at(67));
+    assert_eq!((s.sb.lost_out, s.t.lost, s.ca_state), (1, 1, CaState::Recovery));
+    let (high, ssthresh) = (s.high_seq, s.t.ssthresh);
+    assert_eq!(ssthresh, 2);
+    // PRR ran for the timer's loss: cwnd = pipe + 1 (the forced retransmit).
+    assert_eq!(s.t.cwnd, s.sb.in_flight());
+    // A second expiry inside the same recovery does not restart it.
+    s.reo_at = at(68);
+    timer(&mut s, at(68));
+    assert_eq!((s.high_seq, s.t.ssthresh, s.ca_state), (high, ssthresh, CaState::Recovery));
+}
+
+#[test]
+fn an_rto_counts_everything_outstanding_as_lost() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    ack(&mut s, cum(2), at(100));
+    let outstanding = u64::from(s.sb.packets_out());
+    assert!(outstanding >= 8);
+    let t = s.rto_at;
+    timer(&mut s, t);
+    assert_eq!((s.rto_count, s.t.lost), (1, outstanding));
+    let t = s.rto_at;
+    timer(&mut s, t);
+    assert_eq!(s.rto_count, 2);
+}
+
+#[test]
+fn send_buffer_covers_the_learned_reordering_degree() {
+    // Linux tcp_sndbuf_expand: nr_segs = max(10, cwnd, reordering + 1).
+    let mut s = reno(10);
+    s.rack.reordering = 100;
+    s.sndbuf = 0;
+    s.sndbuf_expand();
+    assert_eq!(s.sndbuf, 2 * 101 * s.per_mss);
+}
+
 // ---- RFC 6937 PRR ----------------------------------------------------
 
 #[test]
