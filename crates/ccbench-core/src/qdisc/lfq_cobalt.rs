@@ -50,7 +50,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::blocks::cobalt_sce::{
-    isqrt_cache, rate_fixed_point, CobaltParams, CobaltVars, ISQRT_CACHE,
+    isqrt_cache, CobaltParams, CobaltVars, ISQRT_CACHE, VirtualShaper,
 };
 use super::blocks::flow_hash::FlowHasher;
 use super::{Cx, DropReason, Qdisc, QdiscConfig};
@@ -145,7 +145,6 @@ impl LfqCobaltConfig {
     }
 
     pub fn build(&self, perturbation: u32) -> LfqCobalt {
-        let (rate_ns, rate_shift) = rate_fixed_point(self.bandwidth);
         LfqCobalt {
             sparse: VecDeque::new(),
             bulk: VecDeque::new(),
@@ -157,10 +156,7 @@ impl LfqCobaltConfig {
             hasher: FlowHasher::new(FLOWS as u32, perturbation),
             isqrt_cache: isqrt_cache(),
             decay_index: 0,
-            time_next_packet: 0,
-            rate_ns,
-            rate_shift,
-            wake: None,
+            shaper: VirtualShaper::new(self.bandwidth),
             backlog: 0,
             memlimit: self.memlimit.0,
             limit: self.limit,
@@ -192,10 +188,7 @@ pub struct LfqCobalt {
     hasher: FlowHasher,
     isqrt_cache: [u32; ISQRT_CACHE],
     decay_index: usize,
-    time_next_packet: i64,
-    rate_ns: u64,
-    rate_shift: u32,
-    wake: Option<SimTime>,
+    shaper: VirtualShaper,
     /// Bytes queued.
     backlog: u64,
     memlimit: u64,
@@ -309,8 +302,8 @@ impl Qdisc for LfqCobalt {
         let flow = self.hasher.index(pkt.tuple);
         let d = self.flows[flow as usize];
         // lfq_unstale_shaper: an idle shaper does not bank credit.
-        if self.backlog == 0 && self.time_next_packet < now {
-            self.time_next_packet = now;
+        if self.backlog == 0 {
+            self.shaper.unstale(now);
         }
         self.backlog += u64::from(pkt.size);
         if d.backlog == 0 && d.deficit >= 0 && !d.skip {
@@ -326,14 +319,12 @@ impl Qdisc for LfqCobalt {
         let now = cx.now.0 as i64;
         loop {
             if self.len() == 0 {
-                self.wake = None;
+                self.shaper.wake = None;
                 return None;
             }
-            if self.time_next_packet > now {
-                self.wake = Some(SimTime(self.time_next_packet as u64));
+            if !self.shaper.ready(now) {
                 return None;
             }
-            self.wake = None;
             let pkt = if let Some((pkt, flow)) = self.sparse.pop_front() {
                 self.send(&pkt, flow);
                 pkt
@@ -355,10 +346,7 @@ impl Qdisc for LfqCobalt {
                 pkt
             };
             // Shaper.
-            if self.rate_ns != 0 {
-                let dur = (u128::from(pkt.size) * u128::from(self.rate_ns)) >> self.rate_shift;
-                self.time_next_packet += dur as i64;
-            }
+            self.shaper.advance(u64::from(pkt.size));
             // Decay idle AQMs, one bucket per dequeue.
             let d = self.decay_index;
             if self.flows[d].backlog == 0 {
@@ -376,7 +364,7 @@ impl Qdisc for LfqCobalt {
         self.backlog
     }
     fn next_wakeup(&self) -> Option<SimTime> {
-        self.wake
+        self.shaper.wake
     }
     /// `lfq_change`: new rate and parameters; queues and AQM state kept.
     fn change(&mut self, cfg: &QdiscConfig, _cx: &mut Cx) -> Result<(), String> {
@@ -384,7 +372,7 @@ impl Qdisc for LfqCobalt {
             return Err("`change` cannot switch the qdisc kind (use `qdisc = {...}`)".into());
         };
         c.validate()?;
-        (self.rate_ns, self.rate_shift) = rate_fixed_point(c.bandwidth);
+        self.shaper.set_rate(c.bandwidth);
         self.params[0] = c.params()[0].clone();
         self.memlimit = c.memlimit.0;
         self.limit = c.limit;

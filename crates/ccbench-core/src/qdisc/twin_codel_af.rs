@@ -50,7 +50,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::blocks::cobalt_sce::{isqrt_cache, rate_fixed_point, CobaltParams, CobaltVars, ISQRT_CACHE};
+use super::blocks::cobalt_sce::{isqrt_cache, CobaltParams, CobaltVars, ISQRT_CACHE, VirtualShaper};
 use super::blocks::flow_hash::FlowHasher;
 use super::{Cx, DropReason, Qdisc, QdiscConfig};
 use crate::packet::Packet;
@@ -145,7 +145,6 @@ impl TwinCodelAfConfig {
     }
 
     pub fn build(&self, perturbation: u32) -> TwinCodelAf {
-        let (rate_ns, rate_shift) = rate_fixed_point(self.bandwidth);
         TwinCodelAf {
             classes: [
                 Class::new(self.class_params(0)),
@@ -155,10 +154,7 @@ impl TwinCodelAfConfig {
             hasher: FlowHasher::new(QUEUES as u32, perturbation),
             isqrt_cache: isqrt_cache(),
             decay_index: 0,
-            time_next_packet: 0,
-            rate_ns,
-            rate_shift,
-            wake: None,
+            shaper: VirtualShaper::new(self.bandwidth),
             qlen: 0,
             dscp: self.dscp,
             limit: self.limit,
@@ -241,12 +237,7 @@ pub struct TwinCodelAf {
     hasher: FlowHasher,
     isqrt_cache: [u32; ISQRT_CACHE],
     decay_index: usize,
-    /// Shaper: earliest time of the next transmission (ns).
-    time_next_packet: i64,
-    rate_ns: u64,
-    rate_shift: u32,
-    /// Set when the shaper held a packet back.
-    wake: Option<SimTime>,
+    shaper: VirtualShaper,
     /// Real packets queued.
     qlen: usize,
     dscp: u8,
@@ -299,8 +290,8 @@ impl Qdisc for TwinCodelAf {
             cls.active_sparse += 1;
         }
         // cnq_unstale_shaper: an idle shaper does not bank credit.
-        if empty && self.time_next_packet < now {
-            self.time_next_packet = now;
+        if empty {
+            self.shaper.unstale(now);
         }
         self.qlen += 1;
         cls.backlog += len;
@@ -310,14 +301,12 @@ impl Qdisc for TwinCodelAf {
         let now = cx.now.0 as i64;
         loop {
             if self.qlen == 0 {
-                self.wake = None;
+                self.shaper.wake = None;
                 return None;
             }
-            if self.time_next_packet > now {
-                self.wake = Some(SimTime(self.time_next_packet as u64));
+            if !self.shaper.ready(now) {
                 return None;
             }
-            self.wake = None;
             // Class choice, then the flow-fair deficits, before the AQM (so
             // a dropped packet's attempt counts too), as acc6ad66 orders it.
             let c = if self.classes[1].backlog == 0 {
@@ -371,10 +360,7 @@ impl Qdisc for TwinCodelAf {
                 }
             }
             // Shaper.
-            if self.rate_ns != 0 {
-                let dur = (u128::from(len) * u128::from(self.rate_ns)) >> self.rate_shift;
-                self.time_next_packet += dur as i64;
-            }
+            self.shaper.advance(len);
             // Decay idle AQMs, one bucket per dequeue.
             let d = self.decay_index;
             if self.classes[0].backlogs[d] == 0 && self.classes[1].backlogs[d] == 0 {
@@ -408,7 +394,7 @@ impl Qdisc for TwinCodelAf {
         self.classes[0].backlog + self.classes[1].backlog
     }
     fn next_wakeup(&self) -> Option<SimTime> {
-        self.wake
+        self.shaper.wake
     }
     /// `cnq_change`: new rate and parameters; queues and AQM state kept.
     fn change(&mut self, cfg: &QdiscConfig, _cx: &mut Cx) -> Result<(), String> {
@@ -416,7 +402,7 @@ impl Qdisc for TwinCodelAf {
             return Err("`change` cannot switch the qdisc kind (use `qdisc = {...}`)".into());
         };
         c.validate()?;
-        (self.rate_ns, self.rate_shift) = rate_fixed_point(c.bandwidth);
+        self.shaper.set_rate(c.bandwidth);
         self.classes[0].params = c.class_params(0);
         self.classes[1].params = c.class_params(1);
         self.dscp = c.dscp;

@@ -17,7 +17,7 @@
 
 use crate::packet::{Ecn, Packet};
 use crate::qdisc::Cx;
-use crate::units::Rate;
+use crate::units::{Rate, SimTime};
 
 /// `1/√count` values cached for small counts (`ISQRT_CACHE`).
 pub const ISQRT_CACHE: usize = 16;
@@ -277,5 +277,51 @@ impl CobaltVars {
             self.ce_next = now;
         }
         Verdict { drop, sce_marked }
+    }
+}
+
+/// The deficit-mode virtual-clock shaper of `cnq_*`/`lfq_*` (Cake's without
+/// overhead compensation): each sent packet moves the next send time on by
+/// `len · rate_ns >> rate_shift` ns; an idle shaper banks no credit.
+#[derive(Clone, Debug, Default)]
+pub struct VirtualShaper {
+    time_next_packet: i64,
+    rate_ns: u64,
+    rate_shift: u32,
+    /// Set while the shaper holds a packet back (the link's wake-up).
+    pub wake: Option<SimTime>,
+}
+
+impl VirtualShaper {
+    pub fn new(bandwidth: Rate) -> VirtualShaper {
+        let mut s = VirtualShaper::default();
+        s.set_rate(bandwidth);
+        s
+    }
+    /// `*_change`: a new rate, the schedule kept.
+    pub fn set_rate(&mut self, bandwidth: Rate) {
+        (self.rate_ns, self.rate_shift) = rate_fixed_point(bandwidth);
+    }
+    /// `*_unstale_shaper`, on enqueue into an empty qdisc.
+    pub fn unstale(&mut self, now: i64) {
+        if self.time_next_packet < now {
+            self.time_next_packet = now;
+        }
+    }
+    /// May a packet leave at `now`? Sets or clears [`Self::wake`].
+    pub fn ready(&mut self, now: i64) -> bool {
+        if self.time_next_packet > now {
+            self.wake = Some(SimTime(self.time_next_packet as u64));
+            return false;
+        }
+        self.wake = None;
+        true
+    }
+    /// `*_advance_shaper` for a sent packet of `len` bytes.
+    pub fn advance(&mut self, len: u64) {
+        if self.rate_ns != 0 {
+            let dur = (u128::from(len) * u128::from(self.rate_ns)) >> self.rate_shift;
+            self.time_next_packet += dur as i64;
+        }
     }
 }
