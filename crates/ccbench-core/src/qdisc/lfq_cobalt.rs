@@ -32,9 +32,8 @@
 //!
 //! Units: time in ns, `bandwidth` in bit/s, sizes in bytes.
 //!
-//! Version: chromi/sce 016a60ca (the file was unchanged at the 2020-03
-//! tree the SCE/L4S tests ran, 0eddf2ad, as far as the stored history
-//! shows).
+//! Version: read at chromi/sce 016a60ca, the stored copy; not compared with
+//! 0eddf2ad, the tree the 2020 SCE/L4S tests ran.
 //!
 //! Deviations: `memlimit` counts packet sizes, not skb truesize; the source
 //! sets `limit = 10240` but never enforces it, here arrivals beyond `limit`
