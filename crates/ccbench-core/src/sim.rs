@@ -68,6 +68,53 @@ pub struct Conservation {
     pub duplicated: u64,
 }
 
+/// Sample positions at or after `from`, grouped by id with a counting sort
+/// (4 bytes a sample), so each flow or link reads only its own samples: a
+/// filter per flow made the summary quadratic in the number of flows.
+struct SamplesById<'a> {
+    s: &'a crate::metrics::Samples,
+    start: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl<'a> SamplesById<'a> {
+    fn new(s: &'a crate::metrics::Samples, from: SimTime) -> Self {
+        let keep = |k: &usize| s.time_ns[*k] >= from.0;
+        let ids = s.id.iter().max().map_or(0, |&m| m as usize + 1);
+        let mut start = vec![0u32; ids + 1];
+        for k in (0..s.id.len()).filter(keep) {
+            start[s.id[k] as usize + 1] += 1;
+        }
+        for i in 0..ids {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut pos = vec![0u32; start[ids] as usize];
+        for k in (0..s.id.len()).filter(keep) {
+            let id = s.id[k] as usize;
+            pos[next[id] as usize] = u32::try_from(k).expect("fewer than 2^32 samples");
+            next[id] += 1;
+        }
+        SamplesById { s, start, pos }
+    }
+
+    /// The values (ms) of `id`, of one class if given, sorted.
+    fn sorted(&self, id: u32, class: Option<u8>) -> Vec<f64> {
+        let id = id as usize;
+        if id + 1 >= self.start.len() {
+            return Vec::new();
+        }
+        let mut v: Vec<f64> = self.pos[self.start[id] as usize..self.start[id + 1] as usize]
+            .iter()
+            .map(|&k| k as usize)
+            .filter(|&k| class.is_none_or(|c| self.s.class.get(k).copied().unwrap_or(0) == c))
+            .map(|k| self.s.value_ns[k] as f64 * 1e-6)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+}
+
 impl Sim {
     pub fn new(name: String, seed: u64, duration: Dur, links: Vec<Link>, flows: Vec<Flow>, mcfg: MetricsConfig) -> Sim {
         let rate_history = links.iter().map(|l| vec![(SimTime::ZERO, l.rate)]).collect();
@@ -651,15 +698,10 @@ impl Sim {
     pub fn summary(&self) -> Summary {
         let warm = SimTime::ZERO + self.mcfg.warmup;
         let end = self.now.min(self.end);
-        let by_class = |s: &crate::metrics::Samples, id: u32, from: SimTime, class: Option<u8>| -> Vec<f64> {
-            let mut v: Vec<f64> = (0..s.id.len())
-                .filter(|&k| s.id[k] == id && s.time_ns[k] >= from.0 && class.is_none_or(|c| s.class[k] == c))
-                .map(|k| s.value_ns[k] as f64 * 1e-6)
-                .collect();
-            v.sort_by(f64::total_cmp);
-            v
-        };
-        let by_id = |s: &crate::metrics::Samples, id: u32, from: SimTime| by_class(s, id, from, None);
+        let (rtt_g, sojourn_g, probe_g) =
+            (SamplesById::new(&self.metrics.rtt, warm), SamplesById::new(&self.metrics.sojourn, warm), SamplesById::new(&self.metrics.probes, warm));
+        let by_class = |g: &SamplesById, id: u32, class: Option<u8>| g.sorted(id, class);
+        let by_id = |g: &SamplesById, id: u32| g.sorted(id, None);
         let mut flows = Vec::new();
         let mut probes = Vec::new();
         let mut goodputs = Vec::new();
@@ -693,7 +735,7 @@ impl Sim {
                         kind: "tcp",
                         cc: f.cc_name,
                         goodput_mbps: goodput,
-                        rtt_ms: RttStats::from_sorted(&by_id(&self.metrics.rtt, out, warm)),
+                        rtt_ms: RttStats::from_sorted(&by_id(&rtt_g, out)),
                         retransmits: 0,
                         rto_count: 0,
                         ce_marks: 0,
@@ -724,7 +766,7 @@ impl Sim {
                     flows.push(fsum);
                 }
                 Endpoints::Ping(p) => {
-                    let v = by_id(&self.metrics.probes, self.out_id[i], warm);
+                    let v = by_id(&probe_g, self.out_id[i]);
                     probes.push(ProbeSummary {
                         id: f.name.clone(),
                         rtt_ms: RttStats::from_sorted(&v),
@@ -754,9 +796,9 @@ impl Sim {
                 rate_mbps: (!self.rate_history[i][0].1.is_unlimited()).then(|| self.rate_history[i][0].1.mbps()),
                 utilization: cap_bits.and_then(|c| (c > 0.0).then(|| sent_bits / c)),
                 rate_mean_mbps: cap_bits.and_then(|c| (window > 0.0).then(|| c / window / 1e6)),
-                sojourn_ms: SojournStats::from_sorted(&by_id(&self.metrics.sojourn, self.link_out_id[i], warm)),
-                sojourn_c_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&self.metrics.sojourn, self.link_out_id[i], warm, Some(0)))),
-                sojourn_l_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&self.metrics.sojourn, self.link_out_id[i], warm, Some(1)))),
+                sojourn_ms: SojournStats::from_sorted(&by_id(&sojourn_g, self.link_out_id[i])),
+                sojourn_c_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&sojourn_g, self.link_out_id[i], Some(0)))),
+                sojourn_l_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&sojourn_g, self.link_out_id[i], Some(1)))),
                 drops: c.drops,
                 marks: c.marks,
                 lost: c.lost,
@@ -895,4 +937,38 @@ fn wire_bytes(l: &Link, t: SimTime) -> f64 {
         }
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Samples;
+
+    /// The per-id index returns exactly what filtering every sample by id,
+    /// time and class returns, sorted.
+    #[test]
+    fn samples_by_id_equal_the_filtered_samples() {
+        let mut s = Samples::default();
+        let mut rng = crate::rng::SimRng::for_component(1, "samples");
+        for k in 0..5000u64 {
+            s.time_ns.push(k * 1000);
+            s.id.push(rng.next_u32() % 7);
+            s.flow.push(0);
+            s.value_ns.push(u64::from(rng.next_u32() % 1_000_000));
+            s.class.push((rng.next_u32() % 2) as u8);
+        }
+        let from = SimTime(1_000_000);
+        let g = SamplesById::new(&s, from);
+        for id in 0..9u32 {
+            for class in [None, Some(0), Some(1)] {
+                let mut want: Vec<f64> = (0..s.id.len())
+                    .filter(|&k| s.id[k] == id && s.time_ns[k] >= from.0 && class.is_none_or(|c| s.class[k] == c))
+                    .map(|k| s.value_ns[k] as f64 * 1e-6)
+                    .collect();
+                want.sort_by(f64::total_cmp);
+                assert_eq!(g.sorted(id, class), want, "id {id} class {class:?}");
+            }
+        }
+        assert!(SamplesById::new(&Samples::default(), from).sorted(0, None).is_empty());
+    }
 }
