@@ -410,9 +410,24 @@ fn the_reordering_timer_starts_one_recovery_and_reduces_by_prr() {
     assert_eq!(ssthresh, 2);
     // PRR ran for the timer's loss: cwnd = pipe + 1 (the forced retransmit).
     assert_eq!(s.t.cwnd, s.sb.in_flight());
-    // A second expiry inside the same recovery does not restart it.
-    s.reo_at = at(68);
-    timer(&mut s, at(68));
+    // A second loss found by the timer inside the same recovery does not
+    // restart it: new data sent at 68 ms is SACKed at 121 ms; with
+    // reordering seen (reo_wnd = min_rtt/4) seg 0's retransmission (67 ms)
+    // waits out the window and the timer marks it lost again.
+    s.rack.reord_seen = 1;
+    s.t.cwnd = 10;
+    let mut v = Vec::new();
+    s.try_send(at(68), &mut |p| v.push(p));
+    let new_seq = seg(&v[0]).seq;
+    assert_eq!(s.sb.get(0).flags & RETRANS, RETRANS, "seg 0 was retransmitted at 67 ms");
+    let lost_before = s.t.lost;
+    // Everything but seg 0 up to the first new segment is SACKed.
+    ack(&mut s, sack(0, &[(1, new_seq + 1)]), at(121));
+    assert_eq!(s.t.lost, lost_before, "the retransmission is still inside the window");
+    let t = s.next_timer();
+    assert!(t > at(121) && t < at(140), "{t:?}");
+    timer(&mut s, t);
+    assert_eq!(s.t.lost, lost_before + 1, "the retransmission is lost again");
     assert_eq!((s.high_seq, s.t.ssthresh, s.ca_state), (high, ssthresh, CaState::Recovery));
 }
 
