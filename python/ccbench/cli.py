@@ -251,7 +251,7 @@ def _emu_binary() -> str:
 @click.option("--server", "servers", multiple=True, metavar="CMD",
               help="Shell command to run in the server namespace first (repeatable).")
 @click.option("--no-rt", is_flag=True, help="Do not run the forwarder as SCHED_FIFO.")
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, required=False, type=click.UNPROCESSED)
 def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers: Sequence[str], no_rt: bool,
             command: Sequence[str]) -> None:
     """Run COMMAND live through SCENARIO's links (root; Linux).
@@ -259,7 +259,8 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
     ccbench's own qdisc, rate and delay code carries real packets between
     network namespaces: `ccbench emulate s.toml --server "iperf3 -s" -- iperf3 -c $CCB_SERVER_IP`.
     The client runs COMMAND, the server the --server commands; both see
-    CCB_CLIENT_IP and CCB_SERVER_IP.
+    CCB_CLIENT_IP and CCB_SERVER_IP. Without COMMAND, the scenario's
+    [commands] section says what runs (server = [...], client = "...").
     """
     import subprocess
 
@@ -270,7 +271,8 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
         argv += ["--server", srv]
     if no_rt:
         argv.append("--no-rt")
-    argv += ["--", *command]
+    if command:
+        argv += ["--", *command]
     proc = subprocess.Popen(argv)
     while True:
         try:

@@ -1,7 +1,8 @@
 //! `ccbench-emu`: run commands through a scenario's links, live.
 //!
 //! ```text
-//! ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] -- CMD [ARG...]
+//! ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [-- CMD [ARG...]]
+//!             (without `-- CMD`: the scenario's [commands] server/client)
 //! ccbench-emu cleanup                      remove namespaces of killed runs
 //! ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS
 //!             udp-echo PORT | udp-ping DST:PORT COUNT INTERVAL_MS
@@ -18,7 +19,7 @@ use ccbench_emu::forward::{self, STOP};
 use ccbench_emu::netns::{self, Session};
 use ccbench_emu::{paths_for, tools};
 
-const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] -- CMD [ARG...]
+const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [-- CMD [ARG...]]
        ccbench-emu cleanup
        ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS | udp-echo PORT | udp-ping DST:PORT COUNT INTERVAL_MS
        ccbench-emu tcp-sink PORT | tcp-bulk DST:PORT CC SECS";
@@ -133,12 +134,13 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
 }
 
 fn run(a: &[String]) -> Result<u8, String> {
-    let split = a
-        .iter()
-        .position(|s| s == "--")
-        .ok_or(format!("missing `-- CMD`\n{USAGE}"))?;
-    let (opts, client) = (&a[..split], &a[split + 1..]);
-    if client.is_empty() {
+    // `-- CMD` on the command line, else the scenario's [commands].
+    let split = a.iter().position(|s| s == "--");
+    let (opts, cli_client) = match split {
+        Some(i) => (&a[..i], a[i + 1..].to_vec()),
+        None => (a, Vec::new()),
+    };
+    if split.is_some() && cli_client.is_empty() {
         return Err(format!("no command after --\n{USAGE}"));
     }
     let mut file = None;
@@ -160,6 +162,15 @@ fn run(a: &[String]) -> Result<u8, String> {
     let file = file.ok_or(format!("run needs a scenario file\n{USAGE}"))?;
     netns::require_root()?;
     let sc = load(&file, &sets)?;
+    let client: Vec<String> = if !cli_client.is_empty() {
+        cli_client
+    } else if let Some(c) = &sc.commands {
+        servers.extend(c.server.iter().cloned());
+        vec!["sh".into(), "-c".into(), c.client.clone()]
+    } else {
+        return Err(format!("{file}: no command to run: give `-- CMD` or a [commands] section (client = \"...\")\n{USAGE}"));
+    };
+    let client = &client[..];
     paths_for(&sc)?;
     for n in netns::remove_stale() {
         eprintln!("ccbench-emu: removed stale namespace {n} (a killed run)");

@@ -449,3 +449,32 @@ fn netem_jitter_reorders_real_packets_as_simulated() {
     assert!(sim > 0.1, "the configuration must reorder: {sim}");
     assert!((live - sim).abs() < 0.05, "live {live:.3} vs simulated {sim:.3}");
 }
+
+/// `[commands]` in the scenario replaces `--server`/`-- CMD`: the server
+/// and client commands run in their namespaces and the datagrams arrive.
+#[test]
+fn scenario_commands_run_without_a_command_line() {
+    prereqs();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = dir("commands");
+    let sink = d.join("sink.json");
+    let text = format!(
+        "name = 't'\nduration = '10s'\n[[links]]\nid = 'bn'\nrate = '10Mbit'\ndelay = '5ms'\n[[links]]\nid = 'ret'\ndelay = '5ms'\n\
+         [[flows]]\nid = 'f'\nkind = 'ping'\npath = ['bn']\nreverse = ['ret']\n\
+         [commands]\nserver = [\"{EXE} udp-sink 9000 2 > {}\"]\nclient = \"{EXE} udp-blast $CCB_SERVER_IP:9000 5 1 && sleep 2\"\n",
+        sink.display()
+    );
+    let scen = d.join("s.toml");
+    std::fs::write(&scen, text).unwrap();
+    let out = Command::new(EXE).arg("run").arg(&scen).arg("-o").arg(d.join("out")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_millis(100));
+    let got = last_json(std::fs::read_to_string(&sink).unwrap_or_default().as_bytes());
+    let pkts = got["pkts"].as_u64().unwrap();
+    assert!(pkts > 300, "{pkts} datagrams arrived");
+    // A blank client command is refused before any namespace exists.
+    std::fs::write(&scen, std::fs::read_to_string(&scen).unwrap().replace("client = \"", "client = \" \" #")).unwrap();
+    let out = Command::new(EXE).arg("run").arg(&scen).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("commands.client"), "{err}");
+}

@@ -44,6 +44,22 @@ pub struct Scenario {
     /// Resource limits (memory, events); see [`limits`].
     #[serde(default, skip_serializing_if = "limits::Limits::is_default")]
     pub limits: limits::Limits,
+    /// What live emulation runs in its namespaces (`ccbench emulate`);
+    /// the simulator ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Commands>,
+}
+
+/// `[commands]`: shell commands for live emulation. `server` commands start
+/// first in the server namespace (in order), then `client` runs in the
+/// client namespace; the run ends when the client exits. Both see
+/// `CCB_CLIENT_IP` and `CCB_SERVER_IP`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Commands {
+    #[serde(default)]
+    pub server: Vec<String>,
+    pub client: String,
 }
 
 fn default_name() -> String {
@@ -500,6 +516,16 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
     }
     if s.links.is_empty() {
         out.push(at(&[], "a scenario needs at least one [[links]] entry".into()));
+    }
+    if let Some(c) = &s.commands {
+        if c.client.trim().is_empty() {
+            out.push(at(&[k("commands"), k("client")], "must be a shell command (what the client namespace runs)".into()));
+        }
+        for (i, srv) in c.server.iter().enumerate() {
+            if srv.trim().is_empty() {
+                out.push(at(&[k("commands"), k("server"), Seg::Index(i)], "must be a shell command, not empty".into()));
+            }
+        }
     }
     if s.flows.is_empty() && s.test.is_none() {
         out.push(at(&[], "a scenario needs at least one [[flows]] entry or a [test]".into()));
