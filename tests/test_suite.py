@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -251,7 +252,7 @@ def test_cli_reports_suite_errors_without_traceback(run_cli, tmp_path: Path) -> 
     (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
     result = run_cli("suite", "run", "s.toml", "--dry-run")
     assert result.exit_code == 2
-    assert result.stderr.strip() == "s.toml:2:1: foo: unknown key (allowed: name, description, base, set, axes, seeds, report)"
+    assert result.stderr.strip() == "s.toml:2:1: foo: unknown key (allowed: name, description, base, set, axes, seeds, exclude, when, report)"
     unknown = run_cli("suite", "run", "no-such-suite")
     assert unknown.exit_code == 2 and "rtt-fairness" in unknown.stderr and "Traceback" not in unknown.stderr
 
@@ -405,3 +406,123 @@ published = { source = "x", rows = { "7Mbit" = [1, 2], "5Mbit" = [1] } }
     message = str(err.value)
     assert "report.tables[0].published.rows.7Mbit: '7Mbit' is not a value of axis 'rate'" in message
     assert "report.tables[0].published.rows.5Mbit: expected a list of 2 numbers" in message
+
+
+class _Synthetic:
+    """A run with hand-made tables: the event functions' arithmetic checked on known samples."""
+
+    def __init__(self, tables: dict[str, dict[str, list[float]]]) -> None:
+        import polars as pl
+
+        self.summary = {"duration_s": 20.0, "flows": [{"id": "f"}], "probes": [{"id": "ping"}], "links": []}
+        self.tables = {name: pl.DataFrame(cols) for name, cols in tables.items()}
+
+    def table(self, name: str):
+        return self.tables[name]
+
+
+def test_event_functions_measure_spikes_and_recovery() -> None:
+    # Pings at 10 ms floor; a spike to 50 ms between 2.0 and 2.6 s; a 70 ms
+    # sample outside the window must not count.
+    t = [1.0, 1.5, 2.0, 2.2, 2.4, 2.6, 3.0, 3.5, 9.0]
+    rtt = [10.0, 10.0, 40.0, 50.0, 45.0, 31.0, 12.0, 10.0, 70.0]
+    # Goodput collapses at 4 s and climbs back: 90 % of the settled 40 Mbit/s is first reached at 6.5 s.
+    g_t = [4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 8.0, 9.0, 10.0]
+    g = [2.0, 10.0, 20.0, 30.0, 37.0, 40.0, 40.0, 40.0, 40.0]
+    run = _Synthetic({"probes": {"time_s": t, "probe": [0] * len(t), "rtt_ms": rtt},
+                      "flow_series": {"time_s": g_t, "flow": [0] * len(g_t), "goodput_mbps": g}})
+    assert evaluate('rtt_spike_ms(probe="ping", from=1, to=5)', run) == pytest.approx(40.0)
+    # Half height: 10 + 20 = 30 ms; samples at or above it run from 2.0 to 2.6 s.
+    assert evaluate('rtt_spike_s(probe="ping", from=1, to=5)', run) == pytest.approx(0.6)
+    assert evaluate('rtt_spike_s(probe="ping", from=3.5, to=5)', run) == 0.0
+    assert evaluate('recovery_s(flow="f", from=4, to=10)', run) == pytest.approx(2.5)
+    # Axis values of a suite's run are names: utilisation against a bandwidth axis.
+    assert evaluate('mean_goodput(flow="f", from=7, to=10) / bw', run, {"bw": 50, "qdisc": "pie"}) == \
+        pytest.approx(0.8)
+    with pytest.raises(ExprError, match="unknown metric 'qdisc'"):
+        evaluate("qdisc", run, {"bw": 50, "qdisc": "pie"})
+
+
+GRID = """\
+name = "grid"
+base = "tiny.toml"
+set = ['duration="1s"']
+exclude = [{ rate = "10Mbit", qdisc = ["fifo"] }]
+
+[[axes]]
+name = "rate"
+values = ["5Mbit", "10Mbit"]
+set = ["links.bottleneck.rate={value}"]
+
+[[axes]]
+name = "qdisc"
+values = ["fifo", "fq_codel"]
+[axes.set]
+fifo = ['links.bottleneck.qdisc={ kind = "pfifo", limit = 100 }']
+fq_codel = ['links.bottleneck.qdisc={ kind = "fq_codel" }']
+
+[[when]]
+where = { qdisc = "fq_codel" }
+set = ['links.ret.rate="{rate}"']
+"""
+
+
+def test_exclude_leaves_points_out_and_when_adds_overrides_with_axis_values(tmp_path: Path) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    (tmp_path / "grid.toml").write_text(GRID, encoding="utf-8")
+    suite = load_suite(tmp_path / "grid.toml")
+    assert suite.size == 3
+    points = {(p.values["rate"], p.values["qdisc"]): [o.text for o in p.overrides] for p in suite.points()}
+    assert set(points) == {("5Mbit", "fifo"), ("5Mbit", "fq_codel"), ("10Mbit", "fq_codel")}
+    assert points[("10Mbit", "fq_codel")][-1] == 'links.ret.rate="10Mbit"'
+    assert not any("links.ret" in o for o in points[("5Mbit", "fifo")])
+    plan = suite.plan()
+    assert len(plan) == 3 and not any(r.error for r in plan)
+    only = suite.restricted({"qdisc": "fq_codel"})
+    assert only.size == 2 and all(p.values["qdisc"] == "fq_codel" for p in only.points())
+    with pytest.raises(SuiteError, match="axis 'qdisc' has no value 'red'"):
+        suite.restricted({"qdisc": ["red"]})
+    with pytest.raises(SuiteError, match="no axis 'nope'"):
+        suite.restricted({"nope": 1})
+    bad = GRID.replace('qdisc = ["fifo"]', 'qdisc = ["fifo", "red"]').replace('where = { qdisc', 'where = { qdsic')
+    (tmp_path / "bad.toml").write_text(bad, encoding="utf-8")
+    with pytest.raises(SuiteError) as e:
+        load_suite(tmp_path / "bad.toml")
+    text = str(e.value)
+    assert 'bad.toml:4:1: exclude[0].qdisc: "red" is not a value of axis \'qdisc\' (fifo, fq_codel)' in text
+    assert f"bad.toml:{line_of(bad, 'where = {')}:" in text and "no axis 'qdsic' (axes: rate, qdisc)" in text
+
+
+def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "grid.toml").write_text(GRID.replace('base = "tiny.toml"', 'base = "../tiny.toml"'),
+                                                  encoding="utf-8")
+    (tmp_path / "both.toml").write_text(
+        'name = "both"\ndescription = "two parts"\nparts = ["parts/grid.toml", '
+        '{ suite = "parts/grid.toml", only = { qdisc = "fifo" }, set = [\'seed=7\'] }]\n', encoding="utf-8")
+    with pytest.raises(SuiteError, match="two parts are named 'grid'"):
+        load_suite(tmp_path / "both.toml")
+    (tmp_path / "parts" / "fifo.toml").write_text(
+        GRID.replace('base = "tiny.toml"', 'base = "../tiny.toml"').replace('name = "grid"', 'name = "fifo"'),
+        encoding="utf-8")
+    (tmp_path / "both.toml").write_text(
+        'name = "both"\ndescription = "two parts"\nparts = ["parts/grid.toml", '
+        '{ suite = "parts/fifo.toml", only = { qdisc = "fifo" }, set = [\'seed=7\'] }]\n', encoding="utf-8")
+    suite = load_suite(tmp_path / "both.toml")
+    assert [p.name for p in suite.parts] == ["grid", "fifo"] and suite.size == 4
+    assert all(any(o.text == "seed=7" for o in p.overrides) for p in suite.parts[1].points())
+    result = run_cli("suite", "run", tmp_path / "both.toml", "-o", tmp_path / "out", "-j", "1")
+    assert result.exit_code == 0, result.stderr
+    root = tmp_path / "out" / "both"
+    for part, runs in (("grid", 3), ("fifo", 1)):
+        manifest = json.loads((root / part / "suite.json").read_text())
+        assert len(manifest["runs"]) == runs and manifest["counts"]["ok"] == runs
+        assert (root / part / "report.html").is_file()
+    assert json.loads((root / "suite.json").read_text())["parts"] == ["grid", "fifo"]
+    md = (root / "report.md").read_text()
+    assert md.startswith("# both") and "## grid" in md and "## fifo" in md
+    frame = ccbench.load_suite(root)
+    assert set(frame["part"]) == {"grid", "fifo"} and set(frame.filter(frame["part"] == "fifo")["seed"]) == {7}
+    only = run_cli("suite", "run", tmp_path / "both.toml", "--only", "rate=5Mbit", "--dry-run")
+    assert only.exit_code == 0 and "grid: 2 runs" in only.stderr and "fifo: 1 runs" in only.stderr

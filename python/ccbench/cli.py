@@ -412,8 +412,10 @@ def suite_list() -> None:
 @_set_option
 @click.option("--dry-run", is_flag=True, help="List the runs and their overrides (with --resume: which are reused); "
               "run nothing.")
+@click.option("--only", "only", multiple=True, metavar="AXIS=V[,V...]",
+              help="Run only the points with these axis values (repeatable), e.g. --only rtt=20,80.")
 def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: str | None,
-              overrides: Sequence[str], dry_run: bool) -> None:
+              overrides: Sequence[str], dry_run: bool, only: Sequence[str]) -> None:
     """Run SUITE (a suite file or a built-in name) and write its report.
 
     Exits 1 if any run failed, 130 if interrupted (Ctrl-C); finished runs are
@@ -423,13 +425,20 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
     from ccbench.suite import load_suite
     from ccbench.sweep import SweepInterrupted, resume_command, run_suite
 
+    from ccbench.suite import SuiteSet
+
     loaded = load_suite(suite_ref)
-    if loaded.base_text is not None:
-        _suite_warnings(loaded.with_overrides(overrides))
+    if only:
+        loaded = loaded.restricted(_only(only))
+    parts = loaded.parts if isinstance(loaded, SuiteSet) else (loaded,)
+    for part in parts:
+        if part.base_text is not None:
+            _suite_warnings(part.with_overrides(overrides))
     if dry_run:
-        _dry_run(loaded.with_overrides(overrides), out, resume)
+        for part in parts:
+            _dry_run(part.with_overrides(overrides), out / loaded.name if part is not loaded else out, resume)
         return
-    again = resume_command(suite_ref, out, jobs=jobs, dask=dask, overrides=overrides)
+    again = resume_command(suite_ref, out, jobs=jobs, dask=dask, overrides=overrides, only=only)
     try:
         res = run_suite(loaded, out, jobs=jobs, resume=resume, dask=dask, set=list(overrides))
     except SweepInterrupted as e:
@@ -447,6 +456,17 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
     click.echo(f"report: {res.report}")
     if res.failed:
         raise click.exceptions.Exit(1)
+
+
+def _only(items: Sequence[str]) -> dict[str, list[str]]:
+    """``--only AXIS=V[,V...]`` options as axis -> values."""
+    out: dict[str, list[str]] = {}
+    for item in items:
+        name, eq, values = item.partition("=")
+        if not eq or not name.strip() or not values.strip():
+            _fail(f"--only {item!r}: expected AXIS=VALUE[,VALUE...]", USER_ERROR)
+        out.setdefault(name.strip(), []).extend(v.strip() for v in values.split(","))
+    return out
 
 
 def _dry_run(loaded: Any, out: Path, resume: bool) -> None:
@@ -609,6 +629,14 @@ def print_suite(console: Console, suite_dir: Path) -> None:
     """A suite directory's report tables and its Runs table (as report.md has them), with the legend."""
     from ccbench.report import build
 
+    from ccbench.report import part_dirs
+
+    parts = part_dirs(suite_dir)
+    if parts is not None:
+        for part in parts:
+            print_suite(console, part)
+        console.print(f"report: {suite_dir / 'report.html'}")
+        return
     report = build(suite_dir, plots=False)
     console.print(f"suite {report.title}" + (f": {report.description}" if report.description else ""))
     for key, value in report.meta:

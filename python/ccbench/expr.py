@@ -64,7 +64,9 @@ that matches nothing gives no data (a flow the sweep left out of this run). Stat
 without samples (null in summary.json) are left out.
 
 A bare name that is a top-level number of ``summary.json`` is that number:
-``jain``, ``duration_s``, ``warmup_s``, ``seed``.
+``jain``, ``duration_s``, ``warmup_s``, ``seed``. In a suite's report, a bare
+name that is one of the suite's axes with a numeric value is the run's value
+on it: ``sum(mean_goodput(from="5s")) / bw`` with an axis ``bw`` in Mbit/s.
 
 Functions
 ---------
@@ -91,6 +93,13 @@ and ``to`` are seconds or strings with a unit, ``"500ms"``, ``"20s"``,
   (0..100) of those samples.
 - ``mean_sojourn(link=SEL, from=, to=)`` and ``sojourn_percentile(Q, link=SEL,
   from=, to=)``: queue delay (ms) of the packets dequeued in [from, to).
+- ``rtt_spike_ms(flow=SEL | probe=SEL, from=, to=)``: the highest RTT sample in
+  the window minus the lowest (a slow-start or event spike above the floor);
+  ``rtt_spike_s(...)``: its width in seconds at half its height (from the first
+  to the last sample at or above floor + height/2).
+- ``recovery_s(flow=SEL, from=EVENT, to=)``: seconds after ``from`` until the
+  flow's goodput first reaches 90 % of its mean over the second half of the
+  window (its settled rate); no data if it never does.
 
 A division by zero, like any other problem, is an :class:`ExprError`; a report
 shows it under its table.
@@ -324,7 +333,8 @@ _AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "max": max,
     "count": len,
 }
-_WINDOWED = ("mean_goodput", "mean_rtt", "rtt_percentile", "mean_sojourn", "sojourn_percentile")
+_WINDOWED = ("mean_goodput", "mean_rtt", "rtt_percentile", "mean_sojourn", "sojourn_percentile",
+             "rtt_spike_ms", "rtt_spike_s", "recovery_s")
 FUNCTIONS = (*_AGGREGATES, "jain", "ratio", "share", *_WINDOWED)
 _WINDOW_KWARGS = {"from", "to"}
 
@@ -379,17 +389,21 @@ def _check(node: Node) -> None:
             _check(v)
 
 
-def evaluate(expr: Expr | str, run: RunData) -> float | None:
-    """The expression's number on one run, or None if there is no data; raises ExprError."""
+def evaluate(expr: Expr | str, run: RunData, values: Mapping[str, Any] | None = None) -> float | None:
+    """The expression's number on one run, or None if there is no data; raises ExprError.
+
+    ``values`` are the run's axis values in a suite: a bare name that is a
+    numeric axis is its value."""
     if isinstance(expr, str):
         expr = parse(expr)
-    value = _Eval(run).node(expr.root)
+    value = _Eval(run, values).node(expr.root)
     return _scalar(value, expr.root, "the expression")
 
 
 class _Eval:
-    def __init__(self, run: RunData) -> None:
+    def __init__(self, run: RunData, values: Mapping[str, Any] | None = None) -> None:
         self.run = run
+        self.values = values or {}
         self.summary = run.summary
         self._entries: dict[str, list[dict[str, Any]]] = {}
 
@@ -430,6 +444,9 @@ class _Eval:
         return a / b
 
     def name(self, n: Name) -> Value:
+        if n.name in self.values and not isinstance(self.values[n.name], bool) \
+                and isinstance(self.values[n.name], (int, float)):
+            return float(self.values[n.name])
         if n.name in _TOP_LEVEL or (n.name in self.summary and _is_number(self.summary[n.name])):
             v = self.summary.get(n.name)
             return float(v) if isinstance(v, (int, float)) and _is_number(v) else None
@@ -543,9 +560,9 @@ class _Eval:
         kind_kw = self.kind_keyword(n)
         kind = _KIND_KEYWORDS[kind_kw] if kind_kw else None
         sel = self.string(kw[kind_kw]) if kind_kw else (self.string(args[0]) if args else None)
-        if n.name == "mean_goodput":
+        if n.name in ("mean_goodput", "recovery_s"):
             kind, table, key, value = self._want(n, kind, "flows", ("flows",)), "flow_series", "flow", "goodput_mbps"
-        elif n.name in ("mean_rtt", "rtt_percentile"):
+        elif n.name in ("mean_rtt", "rtt_percentile", "rtt_spike_ms", "rtt_spike_s"):
             kind = self._want(n, kind, "flows", ("flows", "probes"))
             table, key, value = ("rtt", "flow", "rtt_ms") if kind == "flows" else ("probes", "probe", "rtt_ms")
         else:
@@ -562,10 +579,14 @@ class _Eval:
             df = df.filter((pl.col("time_s") >= start) & (pl.col("time_s") < end))
         out = []
         for i in chosen:
-            col = df.filter(pl.col(key) == i)[value]
+            rows = df.filter(pl.col(key) == i)
+            col = rows[value]
             if col.len() == 0:
                 continue
-            x = col.mean() if q is None else col.quantile(q / 100, interpolation="linear")
+            if n.name in ("rtt_spike_ms", "rtt_spike_s", "recovery_s"):
+                x = _event_measure(n.name, rows["time_s"].to_numpy(), col.to_numpy(), start, end)
+            else:
+                x = col.mean() if q is None else col.quantile(q / 100, interpolation="linear")
             if isinstance(x, (int, float)):
                 out.append(float(x))
         return out
@@ -594,6 +615,34 @@ def parse_seconds(text: str, col: int | None = None) -> float:
     if not m or m.group(2) not in (*_TIME_UNITS, ""):
         raise ExprError(f"expected a time like \"20s\" or \"500ms\", got {text!r}", col)
     return float(m.group(1)) * _TIME_UNITS.get(m.group(2) or "s", 1.0)
+
+
+#: recovery_s: the goodput level, as a fraction of the settled rate, that counts as recovered.
+RECOVERED = 0.9
+
+
+def _event_measure(name: str, t: Any, v: Any, start: float, end: float) -> float | None:
+    """The event functions on one flow's or probe's samples (times ``t``, values ``v``) in the window.
+
+    rtt_spike_ms: highest minus lowest RTT sample (the spike above the floor);
+    rtt_spike_s: its full width at half height, from the first to the last
+    sample at or above floor + height/2 (0 without a spike); recovery_s: how
+    long after ``start`` the goodput first reaches RECOVERED x its mean over
+    the second half of the window (the settled rate); None if it never does.
+    """
+    if name == "rtt_spike_ms":
+        return float(v.max() - v.min())
+    if name == "rtt_spike_s":
+        lo, hi = float(v.min()), float(v.max())
+        if hi <= lo:
+            return 0.0
+        above = t[v >= lo + (hi - lo) / 2]
+        return float(above.max() - above.min())
+    settled = v[t > (start + end) / 2]
+    if settled.size == 0:
+        return None
+    reached = t[v >= RECOVERED * float(settled.mean())]
+    return float(reached.min() - start) if reached.size else None
 
 
 def _select(ids: Sequence[str], selector: str) -> list[int]:

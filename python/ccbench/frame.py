@@ -114,6 +114,11 @@ def load_suite(directory: str | os.PathLike[str]) -> pl.DataFrame:
 
     root = Path(directory)
     manifest = read_manifest(root)
+    if "parts" in manifest.data:  # a suite of suites: its parts' frames, with a "part" column
+        frames = [load_suite(root / name).with_columns(pl.lit(name).alias("part"))
+                  for name in manifest.data["parts"] if (root / name / "suite.json").is_file()]
+        return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame(
+            schema={"part": pl.String, "run": pl.String, "status": pl.String})
     axes = [a["name"] for a in manifest.data.get("axes", [])]
     rows: list[dict[str, Any]] = []
     for rec in manifest.runs:

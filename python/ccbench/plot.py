@@ -195,3 +195,58 @@ def _name(names: list[str], i: int) -> str:
 
 def _ms(width_s: float) -> str:
     return f"{width_s * 1000:g} ms"
+
+
+def delivery_with_rtt(result: Result, throughput: tuple[float, float] | None = None,
+                      rtt: tuple[float, float | str] | None = None) -> Figure:
+    """flent's ``tcp_delivery_with_rtt``: per-flow delivery rate (left axis) and the
+    ICMP and per-flow TCP RTT (right axis) against time, as the SCE/L4S reports drew them.
+
+    ``throughput`` and ``rtt`` fix the axes (Mbit/s, ms); the top of ``rtt`` may
+    be ``"Nx"``: (highest RTT − bottom) · N + bottom, the reports' rule for
+    queues too deep for a fixed axis.
+    """
+    s = result.summary
+    duration = float(s.get("duration_s") or 0.0)
+    flows = [f["id"] for f in s.get("flows", [])]
+    probes = [p["id"] for p in s.get("probes", [])]
+    style = _FlowStyle(flows + probes)
+    fig = Figure(figsize=(10, 5.5), layout="constrained")
+    ax = fig.subplots()
+    right = ax.twinx()
+    fig.suptitle(f"{s.get('scenario', '')}: delivery rate and RTT (seed {s.get('seed')}, {duration:g} s)")
+    series = result.tables["flow_series"]
+    rate = "throughput_mbps" if "throughput_mbps" in series.columns else "goodput_mbps"
+    for i, part in _parts(series, "flow"):
+        ax.plot(part["time_s"], part[rate], color=style.color(i), label=style.label(i, " delivery rate"))
+    highest = 0.0
+    for i, part in _parts(series.filter(pl.col("srtt_ms").is_not_nan()) if "srtt_ms" in series.columns
+                          else series.clear(), "flow"):
+        right.plot(part["time_s"], part["srtt_ms"], color=style.color(i), ls="--", lw=0.9,
+                   label=style.label(i, " TCP RTT"))
+        highest = max(highest, float(part["srtt_ms"].max() or 0.0))
+    for j, part in _parts(result.tables["probes"], "probe"):
+        right.plot(part["time_s"], part["rtt_ms"], color=style.color(len(flows) + j), lw=0.8,
+                   label=style.label(len(flows) + j, " ICMP RTT"))
+        highest = max(highest, float(part["rtt_ms"].max() or 0.0))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("delivery rate (Mbit/s)")
+    right.set_ylabel("RTT (ms)")
+    ax.grid(True, alpha=0.3)
+    if throughput is not None:
+        ax.set_ylim(*throughput)
+    else:
+        ax.set_ylim(bottom=0)
+    if rtt is not None:
+        lo, hi = rtt
+        if isinstance(hi, str):
+            hi = (max(highest, lo + 1e-3) - lo) * float(hi.rstrip("x")) + lo
+        right.set_ylim(lo, hi)
+    if duration > 0:
+        ax.set_xlim(0, duration)
+    handles = ax.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    if 0 < len(handles[0]) + len(more[0]) <= 2 * _MAX_LEGEND:
+        ax.legend(handles[0] + more[0], handles[1] + more[1], loc="upper left", bbox_to_anchor=(1.08, 1),
+                  fontsize="small")
+    return fig

@@ -42,7 +42,7 @@ from ccbench.expr import ExprError, evaluate
 from ccbench.results import PLOT_FILE, SCHEMA, SUMMARY_FILE, read_summary
 from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
 from ccbench.suite import SEED_AXIS, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
-from ccbench.sweep import Manifest, RunRecord, read_manifest, write_atomic
+from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, write_atomic
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
@@ -208,12 +208,65 @@ def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Pr
 def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None) -> Path:
     """Write report.md, report.html and (with ``plots``) plots/ into a sweep's directory; return report.html's path.
 
-    Without ``plots`` the plots already in plots/ are kept but not shown.
+    Without ``plots`` the plots already in plots/ are kept but not shown. A
+    suite of suites' directory gets each part's report in the part's
+    directory and, in its own, one report of all the parts' tables.
     """
     root = Path(suite_dir)
+    parts = part_dirs(root)
+    if parts is not None:
+        return _render_set(root, parts, plots=plots, progress=progress)
     report = build(root, plots=plots, progress=progress)
     write_atomic(root / "report.md", markdown(report))
     write_atomic(root / "report.html", to_html(report, root))
+    return root / "report.html"
+
+
+def part_dirs(suite_dir: str | os.PathLike[str]) -> list[Path] | None:
+    """The part directories of a suite of suites' result directory (those that exist), or None for a plain suite."""
+    root = Path(suite_dir)
+    data = read_manifest(root).data
+    if "parts" not in data:
+        return None
+    return [root / name for name in data["parts"] if (root / name / MANIFEST).is_file()]
+
+
+def _render_set(root: Path, parts: Sequence[Path], *, plots: bool, progress: Progress | None) -> Path:
+    data = read_manifest(root).data
+    title, description = data.get("suite", root.name), data.get("description", "")
+    reports = []
+    for part in parts:
+        rep = build(part, plots=plots, progress=progress)
+        write_atomic(part / "report.md", markdown(rep))
+        write_atomic(part / "report.html", to_html(rep, part))
+        reports.append((part.name, rep))
+    md = [f"# {title}", ""] + ([description, ""] if description else [])
+    md += [f"Parts: {', '.join(f'[{n}]({n}/report.md)' for n, _ in reports)}.", ""]
+    for name, rep in reports:
+        body = markdown(rep).splitlines()
+        md += [("#" + line if line.startswith("#") else line) for line in body]
+        md += ["", f"Full report of this part: [{name}/report.html]({name}/report.html)", ""]
+    write_atomic(root / "report.md", "\n".join(md).rstrip() + "\n")
+    html = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{_e(title)} — ccbench report</title>", f"<style>{_CSS}</style></head><body>",
+            f"<h1>{_e(title)}</h1>"]
+    if description:
+        html.append(f"<p>{_e(description)}</p>")
+    html.append("<ul>" + "".join(f'<li><a href="#{_e(n)}">{_e(r.title)}</a>'
+                                 + (f": {_e(r.description)}" if r.description else "") + "</li>"
+                                 for n, r in reports) + "</ul>")
+    for name, rep in reports:
+        html.append(f'<h2 id="{_e(name)}">{_e(rep.title)}</h2>')
+        if rep.description:
+            html.append(f"<p>{_e(rep.description)}</p>")
+        html.append(f'<p><a href="{_e(name)}/report.html">full report: plots, every run</a></p>')
+        for g in rep.tables:
+            sub = f' <span class="sub">({_e(g.subtitle)})</span>' if g.subtitle else ""
+            html += [f"<h3>{_e(g.title)}{sub}</h3>", _html_grid(g)]
+        if rep.errors:
+            html.append(f"<p>{len(rep.errors)} failed run(s): see the part's report.</p>")
+    html.append("</body></html>")
+    write_atomic(root / "report.html", "\n".join(html) + "\n")
     return root / "report.html"
 
 
@@ -232,7 +285,7 @@ def _cell(record: RunRecord | None, stored: Mapping[str, StoredRun], expr: Any, 
     if record.key not in stored:
         return Cell("not run", status="pending")
     try:
-        value = evaluate(expr, stored[record.key])
+        value = evaluate(expr, stored[record.key], record.values)
     except ExprError as e:
         return Cell("error", status="error", note=str(e))
     return Cell(format_value(value, fmt), value)
@@ -410,8 +463,10 @@ def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, 
             cells.append(cell)
         cells.append(Cell(format_value(rec.wall_s, "{:.2f}") if rec.wall_s is not None else "—", rec.wall_s))
         rows.append((str(n), cells))
-        plot = root / rec.dir / PLOT_FILE
-        links.append({"run": rec.dir, **({"timeseries": f"{rec.dir}/{PLOT_FILE}"} if plot.is_file() else {})})
+        pngs = {name: f"{rec.dir}/{file}" for name, file in (("timeseries", PLOT_FILE),
+                                                             ("delivery_with_rtt", "delivery_with_rtt.png"))
+                if (root / rec.dir / file).is_file()}
+        links.append({"run": rec.dir, **pngs})
     legend = legend_of(builtin) + [f"{c.title}: the suite's expression {c.cell}" for c in suite.report.columns]
     return Grid("Runs", "", "#", columns, rows, notes, legend), links
 

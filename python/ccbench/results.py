@@ -275,8 +275,12 @@ class Result:
             fig.savefig(path, dpi=110)
         return fig
 
-    def save(self, directory: str | os.PathLike[str], *, plot: bool = True) -> Path:
+    def save(self, directory: str | os.PathLike[str], *, plot: bool = True,
+             figures: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
         """Write the result directory atomically (see the module docs) and return its path.
+
+        ``figures`` adds other plots of :mod:`ccbench.plot` as ``<name>.png``,
+        each with its options, e.g. ``{"delivery_with_rtt": {"rtt": (20, 70)}}``.
 
         An existing result directory is replaced; any other existing path is
         refused with FileExistsError so no user data is deleted.
@@ -294,6 +298,10 @@ class Result:
                 df.write_parquet(tmp / f"{name}.parquet", compression=PARQUET_COMPRESSION)
             if plot:
                 self.plot(tmp / PLOT_FILE)
+            for name, options in (figures or {}).items():
+                from ccbench import plot as plots
+
+                getattr(plots, name)(self, **options).savefig(tmp / f"{name}.png", dpi=110)
             (tmp / SUMMARY_FILE).write_text(self.summary_json, encoding="utf-8")  # last: marks completion
             _replace_dir(tmp, target)
         except BaseException:

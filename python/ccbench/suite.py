@@ -35,6 +35,13 @@ falling back to a string). Example::
 
     seeds = 5                              # optional: a last axis "seed" = 1..5 (or seeds = [1, 7, 9])
 
+    exclude = [{ qdisc = "pfifo", tcp = [2, 4] }]   # optional: combinations not to run (each entry
+                                           # names axes and a value or list; a point matching all is left out)
+
+    [[when]]                               # optional: overrides for the points matching `where`,
+    where = { qdisc = "fq_codel", ratio = [4, 8] }  # applied after the axes' own; {axis} in
+    set = ['duration="60s"', 'flows.cubic.count={tcp}']   # them is the point's value on that axis
+
     [report]
     plots = ["timeseries"]                 # per run (default); [] for none
     suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals"]   # across runs (default: all)
@@ -70,6 +77,17 @@ One axis value may set several keys (give it a list). ``{value}`` is replaced
 by the value's text as written in the suite (``10Mbit``, ``4``, ``true``); with
 ``key =`` the value is written as TOML (strings quoted). Overrides apply in the
 order: fixed ``set``, ``--set`` from the command line, then each axis in order.
+
+A suite of suites lists its parts instead of a base and axes: each part is a
+suite file (relative to this one) run into ``<out>/<name>/<part name>/`` with
+its own report, and the suite's report.md/report.html put the parts' tables
+one after another::
+
+    name = "sce-l4s"
+    parts = ["sce-l4s/s1.toml", { suite = "sce-l4s/s2.toml", only = { arch = "l4s" }, set = ['...'] }]
+
+``only`` keeps the points whose axis values are among those given (as
+``--only`` does on the command line), ``set`` adds fixed overrides.
 
 Every problem in a suite file is reported at once, each naming
 ``file:line:col: key``, as a :class:`SuiteError` (a ScenarioError, so the CLI
@@ -114,6 +132,7 @@ __all__ = [
     "ReportSpec",
     "Suite",
     "SuiteError",
+    "SuiteSet",
     "TableSpec",
     "builtin_suites",
     "format_value",
@@ -124,14 +143,19 @@ __all__ = [
 Scalar = str | int | float | bool
 Key = tuple[str | int, ...]
 
-RUN_PLOTS = ("timeseries",)
+RUN_PLOTS = ("timeseries", "delivery_with_rtt")
+DEFAULT_RUN_PLOTS = ("timeseries",)
 #: The axis whose runs a report's tables aggregate (mean and 95 % interval) instead of splitting by it.
 SEED_AXIS = "seed"
 SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals")
 
-_SUITE_KEYS = ("name", "description", "base", "set", "axes", "seeds", "report")
+_SUITE_KEYS = ("name", "description", "base", "set", "axes", "seeds", "exclude", "when", "report")
+_SET_KEYS = ("name", "description", "parts")
+_PART_KEYS = ("suite", "only", "set")
+_WHEN_KEYS = ("where", "set")
 _AXIS_KEYS = ("name", "label", "values", "key", "set", "labels", "format")
-_REPORT_KEYS = ("tables", "columns", "plots", "suite_plots")
+_REPORT_KEYS = ("tables", "columns", "plots", "suite_plots", "bounds")
+_BOUNDS_KEYS = ("where", "throughput", "rtt")
 _TABLE_KEYS = ("title", "rows", "cols", "cell", "format", "where", "columns", "reference", "published")
 _PUBLISHED_KEYS = ("source", "rows")
 _TABLE_COLUMN_KEYS = ("label", "cell", "reference")
@@ -140,6 +164,9 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _FORMAT = re.compile(r"(?P<pre>[^{}]*)\{(?::(?P<spec>[^{}]*))?\}(?P<post>[^{}]*)")
 HASH_CHARS = 12
+
+#: Axis name -> the value keys (see :func:`value_key`) a point may have on that axis.
+Selection = Mapping[str, frozenset[str]]
 
 
 class SuiteError(ScenarioError):
@@ -210,8 +237,20 @@ class ColumnSpec:
 class ReportSpec:
     tables: tuple[TableSpec, ...] = ()
     columns: tuple[ColumnSpec, ...] = ()
-    plots: tuple[str, ...] = RUN_PLOTS
+    plots: tuple[str, ...] = DEFAULT_RUN_PLOTS
     suite_plots: tuple[str, ...] = SUITE_PLOTS
+    # [[report.bounds]]: (where, {"throughput": (lo, hi), "rtt": (lo, hi | "Nx")}), later entries win
+    bounds: tuple[tuple[Selection, Mapping[str, tuple[float, float | str]]], ...] = ()
+
+    def figures(self, values: Mapping[str, Scalar]) -> dict[str, dict[str, Any]]:
+        """The per-run plots besides timeseries.png, with the axis bounds for a run with these axis values."""
+        if "delivery_with_rtt" not in self.plots:
+            return {}
+        options: dict[str, Any] = {}
+        for sel, b in self.bounds:
+            if _matches(sel, values):
+                options.update(b)
+        return {"delivery_with_rtt": options}
 
 
 @dataclass(frozen=True)
@@ -235,6 +274,20 @@ class PlannedRun:
     error: str | None = None
 
 
+
+
+def _fill(o: Override, values: Mapping[str, Scalar]) -> Override:
+    """A [[when]] override with each ``{axis}`` replaced by the point's value on that axis."""
+    text = o.text
+    for name, v in values.items():
+        text = text.replace("{" + name + "}", value_key(v))
+    return o if text == o.text else replace(o, text=text)
+
+
+def _matches(sel: Selection, values: Mapping[str, Scalar]) -> bool:
+    return all(name in values and value_key(values[name]) in keys for name, keys in sel.items())
+
+
 @dataclass(frozen=True)
 class Suite:
     name: str
@@ -246,6 +299,9 @@ class Suite:
     fixed: tuple[Override, ...]
     axes: tuple[Axis, ...]
     report: ReportSpec
+    excludes: tuple[Selection, ...] = ()  # points matching one of these are left out
+    whens: tuple[tuple[Selection, tuple[Override, ...]], ...] = ()  # extra overrides where a point matches
+    only: Selection = field(default_factory=dict)  # keep only the points matching this
 
     def axis(self, name: str) -> Axis:
         return next(a for a in self.axes if a.name == name)
@@ -255,10 +311,53 @@ class Suite:
         extra = tuple(Override(o) for o in ([overrides] if isinstance(overrides, str) else overrides))
         return replace(self, fixed=self.fixed + extra)
 
+    def restricted(self, only: Mapping[str, Any]) -> Suite:
+        """The suite with only the points whose axis values are among ``only``'s
+        (axis name -> a value or a list of values; values as written in the suite,
+        numbers may be given as text). Raises SuiteError for an unknown axis or value."""
+        sel: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in self.only.items()}
+        for name, given in only.items():
+            axis = next((a for a in self.axes if a.name == name), None)
+            if axis is None:
+                raise SuiteError(f"{self.file}: no axis {name!r} (axes: {', '.join(a.name for a in self.axes)})",
+                                 [{"file": self.file, "line": None, "col": None, "key": name, "message": "no such axis"}])
+            keys: set[str] = set()
+            for v in given if isinstance(given, (list, tuple)) else [given]:
+                found = axis.find(v)
+                if found is None:
+                    allowed = ", ".join(value_key(x) for x in axis.values)
+                    raise SuiteError(f"{self.file}: axis {name!r} has no value {v!r} (values: {allowed})",
+                                     [{"file": self.file, "line": None, "col": None, "key": name,
+                                       "message": f"no value {v!r}"}])
+                keys.add(value_key(found))
+            sel[name] = sel[name] & keys if name in sel else frozenset(keys)
+        return replace(self, only=sel)
+
     @property
     def size(self) -> int:
-        """How many runs the suite has: the product of its axes' lengths (computed, not enumerated)."""
-        return math.prod(len(a.values) for a in self.axes)
+        """How many runs the suite has: the product of its axes' lengths, less what
+        ``exclude`` and ``only`` leave out (computed, enumerated only when they are used)."""
+        if not self.excludes and not self.only:
+            return math.prod(len(a.values) for a in self.axes)
+        return sum(1 for _ in self._combos())
+
+    def _runs(self, values: Mapping[str, Scalar]) -> bool:
+        """Whether the point with these axis values is one the suite runs (not excluded, within ``only``)."""
+        return not any(_matches(x, values) for x in self.excludes) and _matches(self.only, values)
+
+    def _combos(self) -> Iterator[dict[str, Scalar]]:
+        for combo in itertools.product(*(a.values for a in self.axes)):
+            values = {a.name: v for a, v in zip(self.axes, combo)}
+            if self._runs(values):
+                yield values
+
+    def _overrides(self, values: Mapping[str, Scalar]) -> tuple[Override, ...]:
+        own = tuple(o for a in self.axes for o in a.overrides[value_key(values[a.name])])
+        extra = tuple(_fill(o, values) for sel, os in self.whens if _matches(sel, values) for o in os)
+        return self.fixed + own + extra
+
+    def _slug(self, values: Mapping[str, Scalar]) -> str:
+        return ",".join(f"{a.name}={_slug(value_key(values[a.name]))}" for a in self.axes) or "run"
 
     def points(self) -> list[Point]:
         """Every combination of axis values, the first axis varying slowest (no core calls)."""
@@ -266,28 +365,27 @@ class Suite:
 
     def iter_points(self) -> Iterator[Point]:
         """:meth:`points` one at a time."""
-        for combo in itertools.product(*(a.values for a in self.axes)):
-            values = {a.name: v for a, v in zip(self.axes, combo)}
-            overrides = self.fixed + tuple(o for a, v in zip(self.axes, combo) for o in a.overrides[value_key(v)])
-            slug = ",".join(f"{a.name}={_slug(value_key(v))}" for a, v in zip(self.axes, combo)) or "run"
-            yield Point(values, overrides, slug)
+        for values in self._combos():
+            yield Point(values, self._overrides(values), self._slug(values))
 
     def axis_points(self) -> Iterator[Point]:
-        """One point per axis value, the other axes at their first value: what
-        per-value checks (warnings) need, in sum rather than product of the axis sizes."""
-        first = [a.values[0] for a in self.axes]
+        """One point per axis value, the other axes at the first values that make a
+        point the suite runs: what per-value checks (warnings) need, in sum rather
+        than product of the axis sizes."""
         seen: set[tuple[str, ...]] = set()
         for i, axis in enumerate(self.axes or [None]):
             for v in (axis.values if axis else [None]):
-                combo = [v if j == i else f for j, f in enumerate(first)]
-                overrides = self.fixed + tuple(o for a, c in zip(self.axes, combo) for o in a.overrides[value_key(c)])
+                choices = [[v] if j == i else list(a.values) for j, a in enumerate(self.axes)]
+                values = next((d for d in ({a.name: c for a, c in zip(self.axes, combo)}
+                                           for combo in itertools.product(*choices)) if self._runs(d)), None)
+                if values is None:
+                    continue
+                overrides = self._overrides(values)
                 key = tuple(o.text for o in overrides)
                 if key in seen:
                     continue
                 seen.add(key)
-                values = {a.name: c for a, c in zip(self.axes, combo)}
-                slug = ",".join(f"{a.name}={_slug(value_key(c))}" for a, c in zip(self.axes, combo)) or "run"
-                yield Point(values, overrides, slug)
+                yield Point(values, overrides, self._slug(values))
 
     def plan(self) -> list[PlannedRun]:
         """Resolve every point with the core; key each run by a hash of its resolved scenario.
@@ -315,6 +413,49 @@ class Suite:
                 continue
             digest = _hash(resolved)
             yield PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, resolved)
+
+
+@dataclass(frozen=True)
+class SuiteSet:
+    """A suite of suites: parts run one after another into ``<out>/<name>/<part>/``."""
+
+    name: str
+    description: str
+    file: str
+    text: str
+    parts: tuple[Suite, ...]
+
+    def with_overrides(self, overrides: Iterable[str]) -> SuiteSet:
+        return replace(self, parts=tuple(p.with_overrides(overrides) for p in self.parts))
+
+    def restricted(self, only: Mapping[str, Any]) -> SuiteSet:
+        """Each part restricted on the axes it has, to the given values it has (a part
+        without an axis named in ``only`` is kept whole; one with none of the values
+        runs nothing). Raises SuiteError for an axis or a value no part has."""
+        parts = []
+        for p in self.parts:
+            sel: dict[str, list[Any]] = {}
+            for name, given in only.items():
+                axis = next((a for a in p.axes if a.name == name), None)
+                if axis is not None:
+                    sel[name] = [v for v in (given if isinstance(given, (list, tuple)) else [given])
+                                 if axis.find(v) is not None]
+            parts.append(p.restricted(sel))
+        for name, given in only.items():
+            axes = [a for p in self.parts for a in p.axes if a.name == name]
+            if not axes:
+                raise SuiteError(f"{self.file}: no part has an axis {name!r}",
+                                 [{"file": self.file, "line": None, "col": None, "key": name, "message": "no such axis"}])
+            for v in given if isinstance(given, (list, tuple)) else [given]:
+                if all(a.find(v) is None for a in axes):
+                    raise SuiteError(f"{self.file}: no part's axis {name!r} has the value {v!r}",
+                                     [{"file": self.file, "line": None, "col": None, "key": name,
+                                       "message": f"no value {v!r}"}])
+        return replace(self, parts=tuple(parts))
+
+    @property
+    def size(self) -> int:
+        return sum(p.size for p in self.parts)
 
 
 def value_key(value: Scalar) -> str:
@@ -436,7 +577,7 @@ def builtin_suites() -> list[tuple[str, str]]:
     return out
 
 
-def load_suite(source: str | os.PathLike[str], *, read_base: bool = True) -> Suite:
+def load_suite(source: str | os.PathLike[str], *, read_base: bool = True) -> Suite | SuiteSet:
     """A suite file, or a built-in suite by name (see :func:`builtin_suites`)."""
     path = Path(source)
     if not path.is_file() and isinstance(source, str) and re.fullmatch(r"[A-Za-z0-9._-]+", source):
@@ -460,7 +601,8 @@ def load_suite(source: str | os.PathLike[str], *, read_base: bool = True) -> Sui
 # --- reading and checking --------------------------------------------------------------------
 
 
-def parse_suite(text: str, file: str = "<suite>", *, path: Path | None = None, read_base: bool = True) -> Suite:
+def parse_suite(text: str, file: str = "<suite>", *, path: Path | None = None,
+                read_base: bool = True) -> Suite | SuiteSet:
     """Read and check a suite's text; ``path`` (the file) anchors a relative ``base``.
 
     With ``read_base=False`` the base scenario is not read (enough to render a
@@ -473,7 +615,8 @@ def parse_suite(text: str, file: str = "<suite>", *, path: Path | None = None, r
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
         raise SuiteError(f"{file}:{line}:{col}: {message}" if line else f"{file}: {message}",
                          [{"file": file, "line": line, "col": col, "key": "", "message": message}]) from None
-    return _Reader(text, file, path, data).read(read_base)
+    reader = _Reader(text, file, path, data)
+    return reader.read_set(read_base) if "parts" in data else reader.read(read_base)
 
 
 def _toml_error_position(message: str) -> tuple[int | None, int | None]:
@@ -568,10 +711,113 @@ class _Reader:
         seeds = self.seeds(axes)
         if seeds is not None:
             axes.append(seeds)
+        excludes = self.excludes(axes)
+        whens = self.whens(axes)
         report = self.report(axes)
         if self.problems:
             raise SuiteError("\n".join(_problem_line(p) for p in self.problems), self.problems)
-        return Suite(name, description, self.file, self.text, base_text, base_file, fixed, tuple(axes), report)
+        return Suite(name, description, self.file, self.text, base_text, base_file, fixed, tuple(axes), report,
+                     tuple(excludes), tuple(whens))
+
+    def read_set(self, read_base: bool) -> SuiteSet:
+        """A suite of suites: ``parts`` instead of a base and axes."""
+        d = self.data
+        self.unknown(d, _SET_KEYS, ())
+        name = self.string(d, "name", ()) or (self.path.stem if self.path is not None else "suite")
+        if not _NAME.fullmatch(name):
+            self.problem(("name",), f"{name!r} must be letters, digits, '.', '_' or '-' (it names a directory)")
+        description = self.string(d, "description", ()) or ""
+        raw = d["parts"]
+        if not isinstance(raw, list) or not raw:
+            self.problem(("parts",), "expected a non-empty list of suite files or { suite = ..., only = ..., set = ... }")
+            raw = []
+        parts: list[Suite] = []
+        for i, entry in enumerate(raw):
+            at: Key = ("parts", i)
+            if isinstance(entry, str):
+                entry = {"suite": entry}
+            if not isinstance(entry, dict):
+                self.problem(at, f"expected a suite file name or a table, got {_show(entry)}")
+                continue
+            self.unknown(entry, _PART_KEYS, at)
+            ref = self.string(entry, "suite", at, required=True)
+            if ref is None:
+                continue
+            anchor = self.path.parent if self.path is not None else Path()
+            target = anchor / ref
+            try:
+                text = target.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                reason = "no such file" if isinstance(e, FileNotFoundError) else getattr(e, "strerror", None) or str(e)
+                self.problem((*at, "suite"), f"cannot read suite {str(target)!r}: {reason}")
+                continue
+            label = _builtin_label(target) or _display_path(target)
+            try:
+                part = parse_suite(text, label, path=target, read_base=read_base)
+            except SuiteError as e:
+                self.problems += e.problems
+                continue
+            if not isinstance(part, Suite):
+                self.problem((*at, "suite"), f"{ref}: a part must be a suite with axes, not a suite of suites")
+                continue
+            if "set" in entry:
+                part = replace(part, fixed=part.fixed + self.overrides(self.strings(entry["set"], (*at, "set")),
+                                                                        (*at, "set")))
+            if "only" in entry:
+                sel = self.selection(entry["only"], (*at, "only"), list(part.axes))
+                part = replace(part, only=sel)
+            if any(p.name == part.name for p in parts):
+                self.problem(at, f"two parts are named {part.name!r} (each part's results go to a directory of its name)")
+                continue
+            parts.append(part)
+        if self.problems:
+            raise SuiteError("\n".join(_problem_line(p) for p in self.problems), self.problems)
+        return SuiteSet(name, description, self.file, self.text, tuple(parts))
+
+    def selection(self, raw: Any, at: Key, axes: list[Axis]) -> dict[str, frozenset[str]]:
+        """``{ axis = value | [values] }``: each axis must exist and each value be one of its values."""
+        if not isinstance(raw, dict) or not raw:
+            self.problem(at, "expected a table of axis = value or [values], e.g. { qdisc = \"pfifo\" }")
+            return {}
+        out: dict[str, frozenset[str]] = {}
+        for name, given in raw.items():
+            axis = next((a for a in axes if a.name == name), None)
+            if axis is None:
+                self.problem((*at, name), f"no axis {name!r} (axes: {', '.join(a.name for a in axes)})")
+                continue
+            keys = set()
+            for v in given if isinstance(given, list) else [given]:
+                found = axis.find(v)
+                if found is None:
+                    allowed = ", ".join(value_key(x) for x in axis.values)
+                    self.problem((*at, name), f"{_show(v)} is not a value of axis {name!r} ({allowed})")
+                else:
+                    keys.add(value_key(found))
+            out[name] = frozenset(keys)
+        return out
+
+    def excludes(self, axes: list[Axis]) -> list[Selection]:
+        raw = self.data.get("exclude", [])
+        if not isinstance(raw, list):
+            self.problem(("exclude",), "expected a list of { axis = value | [values], ... } tables")
+            return []
+        return [self.selection(x, ("exclude", i), axes) for i, x in enumerate(raw)]
+
+    def whens(self, axes: list[Axis]) -> list[tuple[Selection, tuple[Override, ...]]]:
+        raw = self.data.get("when", [])
+        if not isinstance(raw, list) or not all(isinstance(w, dict) for w in raw):
+            self.problem(("when",), "expected [[when]] tables with `where` and `set`")
+            return []
+        out = []
+        for i, w in enumerate(raw):
+            at: Key = ("when", i)
+            self.unknown(w, _WHEN_KEYS, at)
+            if "where" not in w or "set" not in w:
+                self.problem(at, "a [[when]] needs `where` (axis values) and `set` (overrides)")
+                continue
+            sel = self.selection(w["where"], (*at, "where"), axes)
+            out.append((sel, self.overrides(self.strings(w["set"], (*at, "set")), (*at, "set"))))
+        return out
 
     def base(self, read_base: bool) -> tuple[str | None, str | None]:
         base = self.data.get("base")
@@ -711,8 +957,9 @@ class _Reader:
             self.problem(("report",), "expected a [report] table")
             return ReportSpec()
         self.unknown(r, _REPORT_KEYS, ("report",))
-        plots = self.plot_list(r, "plots", RUN_PLOTS)
-        suite_plots = self.plot_list(r, "suite_plots", SUITE_PLOTS)
+        plots = self.plot_list(r, "plots", RUN_PLOTS, DEFAULT_RUN_PLOTS)
+        suite_plots = self.plot_list(r, "suite_plots", SUITE_PLOTS, SUITE_PLOTS)
+        bounds = self.bounds(r, axes)
         tables = []
         for i, t in enumerate(self.table_list(r, "tables")):
             spec = self.table(t, ("report", "tables", i), axes)
@@ -727,11 +974,40 @@ class _Reader:
             fmt = self.format(c, at)
             if title is not None and cell is not None:
                 columns.append(ColumnSpec(title, cell, fmt))
-        return ReportSpec(tuple(tables), tuple(columns), plots, suite_plots)
+        return ReportSpec(tuple(tables), tuple(columns), plots, suite_plots, tuple(bounds))
 
-    def plot_list(self, r: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    def bounds(self, r: Mapping[str, Any], axes: list[Axis]) -> list[tuple[Selection, dict[str, Any]]]:
+        """``[[report.bounds]]``: axis limits of the delivery_with_rtt plot for the runs matching ``where``."""
+        raw = r.get("bounds", [])
+        if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
+            self.problem(("report", "bounds"), "expected [[report.bounds]] tables")
+            return []
+        out = []
+        for i, b in enumerate(raw):
+            at: Key = ("report", "bounds", i)
+            self.unknown(b, _BOUNDS_KEYS, at)
+            sel = self.selection(b["where"], (*at, "where"), axes) if "where" in b else {}
+            limits: dict[str, Any] = {}
+            for name in ("throughput", "rtt"):
+                if name not in b:
+                    continue
+                v = b[name]
+                top_ok = (lambda x: _is_num(x) or (name == "rtt" and isinstance(x, str)
+                                                   and re.fullmatch(r"[0-9.]+x", x) is not None))
+                if not (isinstance(v, list) and len(v) == 2 and _is_num(v[0]) and top_ok(v[1])
+                        and (isinstance(v[1], str) or v[1] > v[0])):
+                    allowed = "[bottom, top]" + (' or [bottom, "3x"] (top = (highest - bottom) x 3 + bottom)'
+                                                 if name == "rtt" else "")
+                    self.problem((*at, name), f"expected {allowed}, got {_show(v)}")
+                    continue
+                limits[name] = (float(v[0]), v[1] if isinstance(v[1], str) else float(v[1]))
+            out.append((sel, limits))
+        return out
+
+    def plot_list(self, r: Mapping[str, Any], name: str, allowed: tuple[str, ...],
+                  default: tuple[str, ...]) -> tuple[str, ...]:
         if name not in r:
-            return allowed
+            return default
         v = r[name]
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             self.problem(("report", name), f"expected a list of plot names ({', '.join(allowed)})")
@@ -843,12 +1119,24 @@ class _Reader:
         return tuple(out)
 
 
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _show(v: Any) -> str:
     if isinstance(v, dict):
         return "a table"
     if isinstance(v, list):
         return "a list"
     return toml_value(v) if isinstance(v, (str, int, float, bool)) else type(v).__name__
+
+
+def _builtin_label(p: Path) -> str | None:
+    """``suites/<path>`` for a file among the built-in suites, else None."""
+    try:
+        return "suites/" + p.resolve().relative_to(_builtin_dir().resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def _display_path(p: Path) -> str:

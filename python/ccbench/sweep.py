@@ -68,7 +68,7 @@ import traceback
 import types
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -79,7 +79,7 @@ from typing import Any
 import ccbench
 from ccbench.errors import CcbenchError, SimulationError
 from ccbench.results import SUMMARY_FILE, _replace_dir, _replaceable
-from ccbench.suite import PlannedRun, Suite, load_suite, value_key
+from ccbench.suite import PlannedRun, Suite, SuiteSet, load_suite, value_key
 
 __all__ = ["MANIFEST", "RunRecord", "SweepInterrupted", "SweepResult", "execute", "read_manifest", "run_suite"]
 
@@ -88,7 +88,7 @@ RUNS_DIR = "runs"
 FORMAT = 1
 _SAVE_EVERY_S = 1.0
 
-Task = dict[str, Any]  # {"key", "scenario" (resolved TOML), "dir" (str or None), "plot" (bool)}
+Task = dict[str, Any]  # {"key", "scenario" (resolved TOML), "dir" (str or None), "plot" (bool), "figures"}
 Outcome = dict[str, Any]  # {"key", "ok", "error", "wall_s", "files" (name -> bytes, or None)}
 
 
@@ -129,6 +129,7 @@ class SweepResult:
     interrupted: bool = False
     report: Path | None = None
     wall_s: float = 0.0
+    parts: list[SweepResult] = field(default_factory=list)  # a suite of suites: each part's own result
 
     def count(self, status: str) -> int:
         return sum(r.status == status for r in self.runs)
@@ -172,10 +173,10 @@ def execute(task: Task) -> Outcome:
     try:
         result = ccbench.run(task["scenario"])
         if task.get("dir"):
-            result.save(task["dir"], plot=task.get("plot", True))
+            result.save(task["dir"], plot=task.get("plot", True), figures=task.get("figures"))
         else:
             with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
-                saved = result.save(Path(tmp) / "run", plot=task.get("plot", True))
+                saved = result.save(Path(tmp) / "run", plot=task.get("plot", True), figures=task.get("figures"))
                 files = {p.name: p.read_bytes() for p in sorted(saved.iterdir()) if p.is_file()}
     except (KeyboardInterrupt, SystemExit):
         raise
@@ -202,7 +203,7 @@ def describe_error(e: BaseException) -> str:
 
 
 def run_suite(
-    suite: Suite | str | os.PathLike[str],
+    suite: Suite | SuiteSet | str | os.PathLike[str],
     out: str | os.PathLike[str] = "results",
     *,
     jobs: int | None = None,
@@ -215,6 +216,11 @@ def run_suite(
 ) -> SweepResult:
     """Run every planned run of a suite into ``out/<suite name>/`` (see the module docs).
 
+    A suite of suites runs its parts' runs in one pool, each part into
+    ``out/<suite name>/<part name>/`` with its own suite.json and report; the
+    suite's own directory gets a suite.json naming the parts and a report
+    that shows them one after another.
+
     ``suite`` is a :class:`~ccbench.suite.Suite`, a suite file or a built-in
     suite's name; ``set`` adds overrides to every run; ``jobs`` defaults to
     the number of usable cores; ``dask`` is None (local), ``"local"``, a
@@ -226,42 +232,89 @@ def run_suite(
     """
     started = time.time()
     t0 = time.perf_counter()
-    if not isinstance(suite, Suite):
+    if not isinstance(suite, (Suite, SuiteSet)):
         suite = load_suite(suite)
     set = [set] if isinstance(set, str) else list(set)
     if set:
         suite = suite.with_overrides(set)
-    plan = suite.plan()
     jobs = max(1, jobs or _cores())
     root = Path(out) / suite.name
-    (root / RUNS_DIR).mkdir(parents=True, exist_ok=True)
-    with _locked(root):
-        return _sweep(suite, plan, root, jobs, resume, dask, set, progress, report, console, started, t0)
+    if isinstance(suite, SuiteSet):
+        units = [(part, part.plan(), root / part.name) for part in suite.parts]
+    else:
+        units = [(suite, suite.plan(), root)]
+    for _, _, r in units:
+        (r / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        for r in ([root] if isinstance(suite, SuiteSet) else []) + [r for _, _, r in units]:
+            stack.enter_context(_locked(r))
+        if isinstance(suite, SuiteSet):
+            _write_set_manifest(root, suite, set, started)
+        results, interrupted = _sweep(suite.name, units, jobs, resume, dask, set, progress, console, started, t0)
+        if isinstance(suite, SuiteSet):
+            result = SweepResult(root, [r for res in results for r in res.runs], interrupted, None,
+                                 time.perf_counter() - t0, parts=results)
+        else:
+            result = results[0]
+        if report:
+            from ccbench.report import ConsoleProgress, render
+
+            try:
+                # After Ctrl-C only the tables (fast); `ccbench report DIR` draws the plots later.
+                if progress:
+                    with ConsoleProgress(console) as bar:
+                        result.report = render(root, plots=not interrupted, progress=bar)
+                else:
+                    result.report = render(root, plots=not interrupted)
+            except KeyboardInterrupt:  # the runs are safe; `ccbench report` renders it later
+                raise SweepInterrupted(result) from None
+    if interrupted:
+        raise SweepInterrupted(result)
+    return result
 
 
-def _sweep(suite: Suite, plan: Sequence[PlannedRun], root: Path, jobs: int, resume: bool, dask: Any,
-           overrides: Sequence[str], progress: bool, report: bool, console: Any, started: float,
-           t0: float) -> SweepResult:
-    runs_dir = root / RUNS_DIR
-    _tidy(runs_dir)
+def _write_set_manifest(root: Path, suite: SuiteSet, overrides: Sequence[str], started: float) -> None:
+    """A suite of suites' suite.json: what it is and its parts' directories (each has its own suite.json)."""
+    doc = {"format": FORMAT, "suite": suite.name, "description": suite.description, "suite_file": suite.file,
+           "suite_text": suite.text, "set": list(overrides), "ccbench_version": ccbench.__version__,
+           "git_commit": _git_commit(), "started": _iso(started), "parts": [p.name for p in suite.parts]}
+    write_atomic(root / MANIFEST, json.dumps(doc, indent=1) + "\n")
 
-    previous = {r.key: r for r in (read_manifest(root).runs if (root / MANIFEST).is_file() else [])}
-    records, tasks = _records(plan, runs_dir, resume, previous, plot="timeseries" in suite.report.plots)
+
+Unit = tuple[Suite, Sequence[PlannedRun], Path]  # a suite, its plan, its result directory
+
+
+def _sweep(name: str, units: Sequence[Unit], jobs: int, resume: bool, dask: Any, overrides: Sequence[str],
+           progress: bool, console: Any, started: float, t0: float) -> tuple[list[SweepResult], bool]:
+    """Run the plans of one suite or of a suite of suites' parts in one pool; each unit keeps its manifest."""
+    manifests: list[_Manifest] = []
+    tasks: list[Task] = []
+    for i, (suite, plan, root) in enumerate(units):
+        runs_dir = root / RUNS_DIR
+        _tidy(runs_dir)
+        previous = {r.key: r for r in (read_manifest(root).runs if (root / MANIFEST).is_file() else [])}
+        records, unit_tasks = _records(plan, runs_dir, resume, previous, plot="timeseries" in suite.report.plots,
+                                       figures=suite.report.figures)
+        tasks += [{**t, "unit": i} for t in unit_tasks]
+        manifests.append(_Manifest(root, suite, records, overrides, "", started))
     if dask is not None:
         executor = f"dask ({dask if isinstance(dask, str) else type(dask).__name__})"
     else:
         executor = "this process" if min(jobs, len(tasks)) <= 1 else f"{min(jobs, len(tasks))} worker processes"
-    manifest = _Manifest(root, suite, records, overrides, executor, started)
-    manifest.save()
+    for m in manifests:
+        m.executor = executor
+        m.save()
 
-    bar = _Progress(suite.name, len(tasks), sum(r.reused for r in records), console, enabled=progress,
-                    failed=[r for r in records if r.status == "failed"])
+    all_records = [r for m in manifests for r in m.records.values()]
+    bar = _Progress(name, len(tasks), sum(r.reused for r in all_records), console, enabled=progress,
+                    failed=[r for r in all_records if r.status == "failed"])
 
     def on_done(task: Task, outcome: Outcome) -> None:
+        manifest = manifests[task["unit"]]
         rec = manifest.records[task["key"]]
         if outcome["ok"] and outcome.get("files") is not None:
             try:
-                _write_run(runs_dir / task["key"], outcome["files"])
+                _write_run(Path(task["dir"]), outcome["files"])
             except OSError as e:
                 outcome = {**outcome, "ok": False, "error": describe_error(e)}
         rec.status = "ok" if outcome["ok"] else "failed"
@@ -284,23 +337,10 @@ def _sweep(suite: Suite, plan: Sequence[PlannedRun], root: Path, jobs: int, resu
         except KeyboardInterrupt:  # outside a backend's own handling, e.g. while a cluster starts
             interrupted = True
         finally:
-            manifest.finish(time.perf_counter() - t0, interrupted)
-    result = SweepResult(root, list(manifest.records.values()), interrupted, None, manifest.wall_s)
-    if report:
-        from ccbench.report import ConsoleProgress, render
-
-        try:
-            # After Ctrl-C only the tables (fast); `ccbench report DIR` draws the plots later.
-            if progress:
-                with ConsoleProgress(console) as bar:
-                    result.report = render(root, plots=not interrupted, progress=bar)
-            else:
-                result.report = render(root, plots=not interrupted)
-        except KeyboardInterrupt:  # the runs are safe; `ccbench report` renders it later
-            raise SweepInterrupted(result) from None
-    if interrupted:
-        raise SweepInterrupted(result)
-    return result
+            for m in manifests:
+                m.finish(time.perf_counter() - t0, interrupted)
+    return [SweepResult(m.path.parent, list(m.records.values()), interrupted, None, m.wall_s)
+            for m in manifests], interrupted
 
 
 LOCK = ".lock"
@@ -338,7 +378,8 @@ def _locked(root: Path) -> Iterator[None]:
 
 
 def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous: Mapping[str, RunRecord],
-             *, plot: bool) -> tuple[list[RunRecord], list[Task]]:
+             *, plot: bool, figures: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda _: {},
+             ) -> tuple[list[RunRecord], list[Task]]:
     records, tasks = [], []
     for p in plan:
         rec = RunRecord(p.key, dict(p.values), [o.text for o in p.overrides], p.hash)
@@ -349,7 +390,8 @@ def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous:
             rec.status, rec.reused = "ok", True
             rec.wall_s = previous[p.key].wall_s if p.key in previous else None
         else:
-            tasks.append({"key": p.key, "scenario": p.scenario, "dir": str(runs_dir / p.key), "plot": plot})
+            tasks.append({"key": p.key, "scenario": p.scenario, "dir": str(runs_dir / p.key), "plot": plot,
+                          "figures": figures(p.values)})
     return records, tasks
 
 
@@ -706,7 +748,7 @@ def _run_dask(tasks: Sequence[Task], dask: Any, jobs: int, on_done: OnDone, on_s
 
 
 def resume_command(suite: str, out: str | os.PathLike[str], *, jobs: int | None = None, dask: str | None = None,
-                   overrides: Sequence[str] = ()) -> str:
+                   overrides: Sequence[str] = (), only: Sequence[str] = ()) -> str:
     """The command line that resumes a sweep."""
     import shlex
 
@@ -717,6 +759,8 @@ def resume_command(suite: str, out: str | os.PathLike[str], *, jobs: int | None 
         words += ["--dask", dask]
     for o in overrides:
         words += ["--set", o]
+    for o in only:
+        words += ["--only", o]
     return " ".join(shlex.quote(w) for w in words)
 
 

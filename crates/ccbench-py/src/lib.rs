@@ -72,8 +72,13 @@ fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<Stri
                     if let Some(cb) = &progress {
                         if last.elapsed().as_secs_f64() >= 0.5 {
                             last = Instant::now();
-                            // A failing callback must not abort the run.
-                            let _ = cb.call1(py, (now_s, end_s));
+                            // A failing callback must not abort the run, but Ctrl-C
+                            // handled while it ran (its KeyboardInterrupt) must.
+                            if let Err(e) = cb.call1(py, (now_s, end_s)) {
+                                if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                                    return true;
+                                }
+                            }
                         }
                     }
                     py.check_signals().is_err()
