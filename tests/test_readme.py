@@ -9,6 +9,9 @@ suite command its Makefile recipe holds. Left out, each for its reason:
 - ``make test`` (this test is part of it), ``make help``/``bench``/``clean``;
 - ``pip install``/``maturin build`` (would reinstall the package under test);
 - a Dask scheduler address (``--dask tcp://...``) becomes ``--dask local``.
+
+The reports' suites (sce-l4s, l4s-testing) keep their timelines, which their
+axes set, and run a few points of each part (``--only``, below) instead.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ README = REPO / "README.md"
 SHORT = 'duration="2s"'
 NO_WARMUP = 'metrics.warmup="0s"'  # a warm-up must end before the shortened run does
 NOT_RUN = ("make test", "make help", "make bench", "make clean", "pip ", "maturin ", "flent ")
+# Per report suite: the points its README command runs here (a run or two per part).
+REPORT_SUITES = {
+    "sce-l4s": ["rtt=20", "bw=5", "bw1=5", "qdisc=pfifo50", "jitter=2", "aqm=dualpi2"],
+    "sce-l4s-fallback": ["rtt=20", "bw=5", "bw1=5", "qdisc=pfifo50", "jitter=2", "aqm=dualpi2"],
+    "l4s-testing": ["rtt=0", "flows=prague", "ce=1"],
+}
 
 
 def code_blocks(text: str) -> list[tuple[str, str]]:
@@ -68,7 +77,9 @@ def argv(command: str) -> list[str] | None:
         words = [sys.executable, "-m", "ccbench", *words[1:]]
     words = ["--dask" if w == "--dask" else ("local" if w.startswith("tcp://") else w) for w in words]
     runs = words[3:4] == ["run"] or words[3:5] == ["suite", "run"]
-    if runs and "--dry-run" not in words:
+    if runs and words[3:5] == ["suite", "run"] and words[5] in REPORT_SUITES:
+        words += [w for only in REPORT_SUITES[words[5]] for w in ("--only", only)]
+    elif runs and "--dry-run" not in words:
         words += ["--set", SHORT, "--set", NO_WARMUP]
     return words
 
