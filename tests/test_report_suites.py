@@ -335,6 +335,11 @@ def test_sce_l4s_smoke(tmp_path) -> None:
     md = (res.dir / "report.md").read_text()
     for title in ("# sce-l4s", "## s1-one-flow", "## s6-jitter", "Recovery after the capacity returns"):
         assert title in md
+    # Tables leave out what no run has: dualpi2 is L4S-only, and --only kept one RTT and one bandwidth.
+    s2 = (res.dir / "s2-two-flow" / "report.md").read_text()
+    sce_share = s2.split("Throughput share of flow 2 (cubic-sce or prague) while both run (architecture = SCE)")[1]
+    sce_share = sce_share.split("\n#")[0]
+    assert "| twin_codel_af |" in sce_share and "dualpi2" not in sce_share and "80 ms" not in sce_share
 
     def run(part: str, **values: Any) -> ccbench.Result:
         p = next(x for x in res.parts if x.dir.name == part)

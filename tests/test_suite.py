@@ -526,3 +526,42 @@ def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp
     assert set(frame["part"]) == {"grid", "fifo"} and set(frame.filter(frame["part"] == "fifo")["seed"]) == {7}
     only = run_cli("suite", "run", tmp_path / "both.toml", "--only", "rate=5Mbit", "--dry-run")
     assert only.exit_code == 0 and "grid: 2 runs" in only.stderr and "fifo: 1 runs" in only.stderr
+
+
+def test_delivery_with_rtt_takes_the_reports_axis_bounds(tiny_result: ccbench.Result) -> None:
+    from ccbench.plot import delivery_with_rtt
+
+    fig = delivery_with_rtt(tiny_result, throughput=(0, 55), rtt=(20, 70))
+    left, right = fig.axes
+    assert left.get_ylim() == (0, 55) and right.get_ylim() == (20, 70)
+    highest = max(float(tiny_result.tables["probes"]["rtt_ms"].max()),
+                  float(tiny_result.tables["flow_series"]["srtt_ms"].drop_nans().max()))
+    fig = delivery_with_rtt(tiny_result, rtt=(10, "3x"))
+    assert fig.axes[1].get_ylim() == pytest.approx((10, (highest - 10) * 3 + 10))
+    # One line per flow's delivery rate, per flow's TCP RTT and per probe.
+    flows, probes = len(tiny_result.summary["flows"]), len(tiny_result.summary["probes"])
+    assert len(fig.axes[0].lines) == flows and len(fig.axes[1].lines) == flows + probes
+
+
+def test_report_bounds_are_checked_and_matched_per_run(tmp_path: Path) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    text = GRID + '''
+[report]
+plots = ["delivery_with_rtt"]
+
+[[report.bounds]]
+throughput = [0, 12]
+
+[[report.bounds]]
+where = { rate = "10Mbit" }
+throughput = [0, 11]
+rtt = [0, "3x"]
+'''
+    (tmp_path / "b.toml").write_text(text, encoding="utf-8")
+    spec = load_suite(tmp_path / "b.toml").report
+    assert spec.figures({"rate": "5Mbit", "qdisc": "fifo"}) == {"delivery_with_rtt": {"throughput": (0, 12)}}
+    assert spec.figures({"rate": "10Mbit", "qdisc": "fifo"}) == {
+        "delivery_with_rtt": {"throughput": (0, 11), "rtt": (0, "3x")}}
+    (tmp_path / "bad.toml").write_text(text.replace('rtt = [0, "3x"]', 'rtt = [50, 20]'), encoding="utf-8")
+    with pytest.raises(SuiteError, match=r"report.bounds\[1\].rtt: expected \[bottom, top\]"):
+        load_suite(tmp_path / "bad.toml")

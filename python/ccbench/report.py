@@ -342,21 +342,33 @@ def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: 
         seeds = None
     free = [a for a in suite.axes if a.name not in (spec.rows, spec.cols) and a.name not in spec.where
             and (seeds is None or a.name != SEED_AXIS)]
+    keyed = [{k: value_key(v) for k, v in r.values.items()} for r in records]
+
+    def planned(values: Mapping[str, Scalar]) -> bool:
+        """Whether any run has these axis values (not left out by `exclude` or `--only`)."""
+        want = {k: value_key(v) for k, v in values.items()}
+        return any(all(r.get(k) == v for k, v in want.items()) for r in keyed)
+
     out = []
     for combo in itertools.product(*(a.values for a in free)):
         fixed = {**spec.where, **{a.name: v for a, v in zip(free, combo)}}
+        if not planned(fixed):
+            continue
+        # Rows and columns no run has are left out (a published table keeps every row: its rows are matched by value).
+        row_values = [rv for rv in rows_axis.values if spec.published or planned({**fixed, spec.rows: rv})]
+        col_values = [cv for cv in cols_axis.values if planned({**fixed, spec.cols: cv})] if cols_axis else []
         subtitle = ", ".join(f"{suite.axis(k).label} = {suite.axis(k).label_of(v)}" for k, v in fixed.items())
         if seeds is not None:
             subtitle = ", ".join(x for x in (subtitle, f"mean ± 95 % interval over {len(seeds.values)} seeds") if x)
-        columns = [cols_axis.label_of(v) for v in cols_axis.values] if cols_axis else [spec.title]
+        columns = [cols_axis.label_of(v) for v in col_values] if cols_axis else [spec.title]
         if spec.columns:
             columns = [label for label, _, _ in spec.columns]
         rows: list[tuple[str, list[Cell]]] = []
         notes: list[str] = []
-        for rv in rows_axis.values:
+        for rv in row_values:
             cells = []
             # Explicit columns: one expression each, all over the same run.
-            plan = [(None, e) for _, e, _ in spec.columns] or [(cv, spec.cell) for cv in (cols_axis.values if cols_axis else (None,))]
+            plan = [(None, e) for _, e, _ in spec.columns] or [(cv, spec.cell) for cv in (col_values if cols_axis else (None,))]
             for cv, expr in plan:
                 values: dict[str, Scalar] = {**fixed, spec.rows: rv}
                 if spec.cols and cv is not None:
