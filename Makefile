@@ -46,11 +46,11 @@ test-tools:  ## tshark for the pcap tests: installed from Debian's packages when
 	  fi; }
 
 test-py: build $(VENV)/.test-deps test-tools  ## Python tests (CLI, API, errors, flent, pcap); none may skip
-	cargo build -q -p ccbench-emu  # tests/test_emulate.py runs target/debug/ccbench-emu
+	cargo build -q --release -p ccbench-emu  # tests/test_emulate.py runs target/release/ccbench-emu
 	$(PY) -m pytest -q
 
 test-emu:  ## live emulation tests (root; real packets between namespaces; run serially, ~30 s)
-	cargo test -p ccbench-emu -- --test-threads=1
+	cargo test --release -p ccbench-emu -- --test-threads=1  # optimized: the forwarder's timing is under test
 
 bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
 	cargo run --release -q -p ccbench-core --example bench

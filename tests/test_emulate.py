@@ -41,10 +41,8 @@ def test_emulate_names_a_missing_binary(run_cli, write_scenario, monkeypatch) ->
 def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, monkeypatch, tmp_path) -> None:
     """Root only (CI is root): a real UDP echo through TINY's 10 ms + 10 ms links."""
     assert os.geteuid() == 0, "the live emulation test needs root"
-    emu = ROOT / "target" / "debug" / "ccbench-emu"
-    if not emu.is_file():
-        emu = ROOT / "target" / "release" / "ccbench-emu"
-    assert emu.is_file(), "build it first: cargo build -p ccbench-emu"
+    emu = ROOT / "target" / "release" / "ccbench-emu"
+    assert emu.is_file(), "build it first: cargo build --release -p ccbench-emu"
     monkeypatch.setenv("CCBENCH_EMU", str(emu))
     scenario = write_scenario(TINY)
     out = run_module("emulate", scenario, "-o", tmp_path / "o", "--server", f"{emu} udp-echo 7000",
@@ -90,8 +88,8 @@ def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_
     """Root only: one CUBIC flow at 20 Mbit/s, 20 ms base RTT, pfifo 100
     (60 ms of buffer), simulated and as kernel CUBIC through the emulator."""
     assert os.geteuid() == 0, "the live emulation test needs root"
-    emu = ROOT / "target" / "debug" / "ccbench-emu"
-    assert emu.is_file(), "build it first: cargo build -p ccbench-emu"
+    emu = ROOT / "target" / "release" / "ccbench-emu"
+    assert emu.is_file(), "build it first: cargo build --release -p ccbench-emu"
     monkeypatch.setenv("CCBENCH_EMU", str(emu))
     out = run_module("compare", write_scenario(CUBIC_20M), "-o", tmp_path / "c")
     assert out.returncode == 0, out.stderr

@@ -74,6 +74,46 @@ struct Dir {
     late_sum: u64,
     late_n: u64,
     late_max: u64,
+    /// The latest time the path was advanced to (it never goes back).
+    clock: SimTime,
+}
+
+/// Control buffer per received message (a cmsghdr and a timespec), in u64s.
+const CTL_WORDS: usize = 8;
+
+/// How long before a departure the loop stops sleeping and polls (busy) instead.
+const SPIN_NS: u64 = 300_000;
+/// Spinning may take at most 1/SPIN_SHARE of wall time (earned as time passes) ...
+const SPIN_SHARE: i64 = 5;
+/// ... saved up to this much.
+const SPIN_BUDGET_MAX: i64 = 5_000_000;
+
+/// CLOCK_REALTIME in ns (what SO_TIMESTAMPNS stamps packets with).
+fn realtime_ns() -> i128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
+}
+
+/// The SCM_TIMESTAMPNS of a received message, in ns of CLOCK_REALTIME.
+fn rx_stamp(h: &libc::msghdr) -> Option<i128> {
+    // SAFETY: the control buffer was filled by the kernel; CMSG_* walk it
+    // within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                return Some(ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128);
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
 }
 
 fn clock_ns() -> u64 {
@@ -131,6 +171,9 @@ pub fn open_if(ifname: &str) -> io::Result<i32> {
         setopt(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1)?;
         setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 64 << 20)?;
         setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 64 << 20)?;
+        // Kernel arrival stamps: a packet's delay counts from when it reached
+        // the socket, not from when the forwarder woke up to read it.
+        setopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
         // Drop whatever arrived before the bind took effect.
         let mut tmp = [0u8; SLOT];
         while libc::recv(
@@ -189,6 +232,7 @@ impl Dir {
             late_sum: 0,
             late_n: 0,
             late_max: 0,
+            clock: SimTime(0),
         }
     }
 
@@ -206,12 +250,15 @@ impl Dir {
             }; BATCH];
             // SAFETY: zeroed mmsghdr is a valid empty header.
             let mut mm: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+            let mut ctl = [[0u64; CTL_WORDS]; BATCH];
             for i in 0..BATCH {
                 let s = self.slot(self.seq.wrapping_add(i as u32));
                 iov[i].iov_base = self.ring[s * SLOT..].as_mut_ptr() as *mut libc::c_void;
                 iov[i].iov_len = SLOT;
                 mm[i].msg_hdr.msg_iov = &mut iov[i];
                 mm[i].msg_hdr.msg_iovlen = 1;
+                mm[i].msg_hdr.msg_control = ctl[i].as_mut_ptr() as *mut libc::c_void;
+                mm[i].msg_hdr.msg_controllen = CTL_WORDS * 8;
             }
             // Slots wrap at the ring's end: never hand out a batch across it
             // (iov entries point at separate slots, so wrapping is fine).
@@ -228,10 +275,17 @@ impl Dir {
             if n <= 0 {
                 return;
             }
-            let now = SimTime(clock_ns() - t0);
-            let Dir { path, due, .. } = self;
-            path.advance(now, &mut |t, p| due.push((t, p)));
+            let mono = clock_ns();
+            let now = SimTime(mono - t0);
+            // Realtime stamps to this clock: the offset read now (a clock
+            // step between a packet's arrival and here shifts it, clamped).
+            let offset = realtime_ns() - mono as i128 + t0 as i128;
             for m in mm.iter().take(n as usize) {
+                let at = rx_stamp(&m.msg_hdr)
+                    .map(|ts| SimTime((ts - offset).clamp(0, now.0 as i128) as u64))
+                    .unwrap_or(now)
+                    .max(self.clock);
+                self.clock = at;
                 let seq = self.seq;
                 self.seq = self.seq.wrapping_add(1);
                 let len = m.msg_len as usize;
@@ -246,7 +300,8 @@ impl Dir {
                 self.r.rx_bytes += len as u64;
                 let p = frame::to_packet(&self.ring[s * SLOT..s * SLOT + len], seq);
                 let Dir { path, due, .. } = self;
-                path.arrive(now, p, &mut |t, p| due.push((t, p)));
+                path.advance(at, &mut |t, p| due.push((t, p)));
+                path.arrive(at, p, &mut |t, p| due.push((t, p)));
             }
             if (n as usize) < BATCH {
                 return;
@@ -397,6 +452,9 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             revents: 0,
         },
     ];
+    // Spin budget (ns), the loop's last wake-up, whether this wait spins.
+    let (mut budget, mut last) = (0i64, t0);
+    let mut spinning;
     while !STOP.load(Ordering::Relaxed) {
         for d in dirs.iter_mut() {
             d.rx(t0);
@@ -404,7 +462,8 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
         let now = clock_ns();
         for d in dirs.iter_mut() {
             let Dir { path, due, .. } = d;
-            path.advance(SimTime(now - t0), &mut |t, p| due.push((t, p)));
+            d.clock = d.clock.max(SimTime(now - t0));
+            path.advance(d.clock, &mut |t, p| due.push((t, p)));
             d.tx(now, t0);
         }
         let next = dirs.iter().filter_map(|d| d.path.next_event()).min();
@@ -413,17 +472,37 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
         let tp = match next {
             Some(t) if t.0 <= now => continue,
             Some(t) => {
+                // Sleep until SPIN_NS before the event, then poll without
+                // blocking: a timer wake-up is ~0.1 ms late on average on a
+                // VM, which would add to every delay. Spinning is budgeted
+                // (SPIN_SHARE of wall time): under load the departure clock
+                // keeps the rate exact anyway, and a SCHED_FIFO task that
+                // spins without end gets throttled by the kernel.
                 let dt = t.0 - now;
+                let dt = if budget > 0 {
+                    dt.saturating_sub(SPIN_NS)
+                } else {
+                    dt
+                };
+                spinning = dt == 0;
                 ts = libc::timespec {
                     tv_sec: (dt / 1_000_000_000) as i64,
                     tv_nsec: (dt % 1_000_000_000) as i64,
                 };
                 &ts as *const libc::timespec
             }
-            None => std::ptr::null(),
+            None => {
+                spinning = false;
+                std::ptr::null()
+            }
         };
         // SAFETY: pfd and ts are valid for the call.
         unsafe { libc::ppoll(pfd.as_mut_ptr(), 2, tp, std::ptr::null()) };
+        let after = clock_ns();
+        let elapsed = (after - last) as i64;
+        last = after;
+        budget = (budget - if spinning { elapsed } else { 0 } + elapsed / SPIN_SHARE)
+            .min(SPIN_BUDGET_MAX);
     }
     let dur = (clock_ns() - t0) as f64 / 1e9;
     let [mut a, mut b] = dirs;

@@ -20,10 +20,10 @@
 use std::collections::VecDeque;
 
 use ccbench_core::link::LinkStep;
+use ccbench_core::link::Rewrite;
 use ccbench_core::packet::Packet;
 use ccbench_core::qdisc::{AnyQdisc, Cx, Qdisc, QdiscStats};
 use ccbench_core::rng::SimRng;
-use ccbench_core::link::Rewrite;
 use ccbench_core::scenario::LinkSpec;
 use ccbench_core::units::{Dur, Rate, SimTime};
 use serde::Serialize;
@@ -202,8 +202,14 @@ impl Stage {
                 LinkStep::Rate(r) => self.rate = r,
                 LinkStep::Replace(cfg) => self.qdisc.replace(&cfg, &mut self.rng, &mut self.stats),
                 LinkStep::Change(cfg) => {
-                    let mut cx = Cx { now: t, rng: &mut self.rng, stats: &mut self.stats };
-                    self.qdisc.change(&cfg, &mut cx).expect("qdisc changes are validated with the scenario");
+                    let mut cx = Cx {
+                        now: t,
+                        rng: &mut self.rng,
+                        stats: &mut self.stats,
+                    };
+                    self.qdisc
+                        .change(&cfg, &mut cx)
+                        .expect("qdisc changes are validated with the scenario");
                 }
             }
         }

@@ -139,23 +139,86 @@ pub fn echo(port: u16) -> Result<serde_json::Value, String> {
     }
 }
 
+/// CLOCK_REALTIME in ns, the clock of SO_TIMESTAMPNS.
+fn realtime_ns() -> i128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
+}
+
+/// Receive one datagram into `buf`; its length and the kernel's arrival
+/// stamp (SO_TIMESTAMPNS, ns of CLOCK_REALTIME) if there is one.
+fn recv_stamped(fd: i32, buf: &mut [u8]) -> Option<(usize, Option<i128>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    let mut ctl = [0u64; 8];
+    // SAFETY: zeroed msghdr is valid; iov and ctl outlive the call.
+    let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+    h.msg_iov = &mut iov;
+    h.msg_iovlen = 1;
+    h.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
+    h.msg_controllen = std::mem::size_of_val(&ctl);
+    // SAFETY: h describes valid buffers.
+    let n = unsafe { libc::recvmsg(fd, &mut h, 0) };
+    if n < 0 {
+        return None;
+    }
+    let mut stamp = None;
+    // SAFETY: walking the control data the kernel wrote, within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                stamp = Some(ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128);
+            }
+            c = libc::CMSG_NXTHDR(&h, c);
+        }
+    }
+    Some((n as usize, stamp))
+}
+
 /// Send `count` 64 B probes every `interval_ms` to an echo server and report
-/// RTT statistics in ms.
+/// RTT statistics in ms. A reply's time is the kernel's arrival stamp, as
+/// ping(8) takes it: this process's own wake-up is not part of the RTT.
 pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value, String> {
+    use std::os::fd::AsRawFd;
+
     let s = UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
     s.connect(dst).map_err(|e| format!("{dst}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(2)))
         .map_err(|e| e.to_string())?;
+    let one: libc::c_int = 1;
+    // SAFETY: plain setsockopt on our socket.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &one as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    };
     let mut rtts = Vec::new();
     let mut buf = [0u8; 64];
     for seq in 0..count {
         let t = Instant::now();
         let mut msg = [0u8; 64];
         msg[..4].copy_from_slice(&seq.to_be_bytes());
+        let sent = realtime_ns();
         let _ = s.send(&msg);
-        while let Ok(n) = s.recv(&mut buf) {
+        while let Some((n, stamp)) = recv_stamped(s.as_raw_fd(), &mut buf) {
             if n >= 4 && buf[..4] == seq.to_be_bytes() {
-                rtts.push(t.elapsed().as_secs_f64() * 1e3);
+                rtts.push(match stamp {
+                    Some(at) => (at - sent) as f64 / 1e6,
+                    None => t.elapsed().as_secs_f64() * 1e3,
+                });
                 break;
             }
         }

@@ -1,6 +1,7 @@
 //! Live emulation tests: real packets between namespaces. They need root and
 //! `ip` (iproute2) and fail, never skip, without them. Timing-sensitive: run
-//! serially (`cargo test -p ccbench-emu --test live -- --test-threads=1`;
+//! serially and optimized (`cargo test --release -p ccbench-emu --test live --
+//! --test-threads=1`: the forwarder's timing is what they measure;
 //! a lock serializes them anyway). Each run is bounded by a timeout and the
 //! session removes its namespaces whatever happens.
 
@@ -406,11 +407,27 @@ fn simulated_reordering(qdisc: &str, gap: Duration, n: u64) -> f64 {
         let next = SimTime(sent * gap.as_nanos() as u64);
         if sent < n && next <= now {
             // The send time is the sequence number.
-            let p = Packet { size: 1514, enq_at: now, sent_at: next, ..Default::default() };
-            q.enqueue(p, &mut Cx { now, rng: &mut rng, stats: &mut stats });
+            let p = Packet {
+                size: 1514,
+                enq_at: now,
+                sent_at: next,
+                ..Default::default()
+            };
+            q.enqueue(
+                p,
+                &mut Cx {
+                    now,
+                    rng: &mut rng,
+                    stats: &mut stats,
+                },
+            );
             sent += 1;
         }
-        while let Some(p) = q.dequeue(&mut Cx { now, rng: &mut rng, stats: &mut stats }) {
+        while let Some(p) = q.dequeue(&mut Cx {
+            now,
+            rng: &mut rng,
+            stats: &mut stats,
+        }) {
             let seq = p.sent_at;
             if max_seq.is_some_and(|m| seq < m) {
                 reordered += 1;
@@ -434,11 +451,24 @@ fn netem_jitter_reorders_real_packets_as_simulated() {
     let qdisc = "kind = 'netem'\ndelay = '10ms'\njitter = '2ms'";
     let sim = simulated_reordering(qdisc, Duration::from_nanos(1_211_200), 2000);
     let d = dir("reorder");
-    let s = scenario(&d, "id = 'bn'\nqdisc = { kind = 'netem', delay = '10ms', jitter = '2ms' }");
+    let s = scenario(
+        &d,
+        "id = 'bn'\nqdisc = { kind = 'netem', delay = '10ms', jitter = '2ms' }",
+    );
     let sink = format!("{EXE} udp-sink 9000 4 > {}", d.join("sink.json").display());
     let client = format!("{EXE} udp-blast 10.201.0.2:9000 10 3 && sleep 2");
-    let out = emulate(&d, &s, &[&sink], &["sh", "-c", &client], Duration::from_secs(30));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = emulate(
+        &d,
+        &s,
+        &[&sink],
+        &["sh", "-c", &client],
+        Duration::from_secs(30),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::thread::sleep(Duration::from_millis(100));
     let sink_text = std::fs::read_to_string(d.join("sink.json")).unwrap_or_default();
     let sink = last_json(sink_text.as_bytes());
@@ -447,7 +477,10 @@ fn netem_jitter_reorders_real_packets_as_simulated() {
     eprintln!("netem reordering: live {live:.3} of {pkts}, simulated {sim:.3}");
     assert!(pkts > 2000, "{pkts} datagrams arrived");
     assert!(sim > 0.1, "the configuration must reorder: {sim}");
-    assert!((live - sim).abs() < 0.05, "live {live:.3} vs simulated {sim:.3}");
+    assert!(
+        (live - sim).abs() < 0.05,
+        "live {live:.3} vs simulated {sim:.3}"
+    );
 }
 
 /// `[commands]` in the scenario replaces `--server`/`-- CMD`: the server
@@ -466,15 +499,38 @@ fn scenario_commands_run_without_a_command_line() {
     );
     let scen = d.join("s.toml");
     std::fs::write(&scen, text).unwrap();
-    let out = Command::new(EXE).arg("run").arg(&scen).arg("-o").arg(d.join("out")).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(EXE)
+        .arg("run")
+        .arg(&scen)
+        .arg("-o")
+        .arg(d.join("out"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::thread::sleep(Duration::from_millis(100));
-    let got = last_json(std::fs::read_to_string(&sink).unwrap_or_default().as_bytes());
+    let got = last_json(
+        std::fs::read_to_string(&sink)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     let pkts = got["pkts"].as_u64().unwrap();
     assert!(pkts > 300, "{pkts} datagrams arrived");
     // A blank client command is refused before any namespace exists.
-    std::fs::write(&scen, std::fs::read_to_string(&scen).unwrap().replace("client = \"", "client = \" \" #")).unwrap();
+    std::fs::write(
+        &scen,
+        std::fs::read_to_string(&scen)
+            .unwrap()
+            .replace("client = \"", "client = \" \" #"),
+    )
+    .unwrap();
     let out = Command::new(EXE).arg("run").arg(&scen).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("commands.client"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("commands.client"),
+        "{err}"
+    );
 }
