@@ -7,6 +7,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from conftest import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,3 +101,38 @@ def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_
         sim, emu_v = rows[metric]["simulated"], rows[metric]["emulated"]
         assert abs(emu_v - sim) <= 0.10 * sim, (metric, sim, emu_v, out.stdout)
     assert "goodput" in out.stdout and "emulated" in out.stdout
+
+
+TWO_FLOWS_20M = CUBIC_20M.replace('duration = "10s"', 'duration = "12s"') + """
+[[flows]]
+id = "f2"
+kind = "tcp"
+cc = "reno"
+start = "3s"
+path = ["bottleneck"]
+reverse = ["ret"]
+"""
+
+
+def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module, write_scenario, monkeypatch,
+                                                                      tmp_path) -> None:
+    """Root only: CUBIC from 0 s and Reno from 3 s share the 20 Mbit/s FIFO, simulated and in the kernel."""
+    assert os.geteuid() == 0, "the live emulation test needs root"
+    emu = ROOT / "target" / "release" / "ccbench-emu"
+    assert emu.is_file(), "build it first: cargo build --release -p ccbench-emu"
+    monkeypatch.setenv("CCBENCH_EMU", str(emu))
+    out = run_module("compare", write_scenario(TWO_FLOWS_20M), "-o", tmp_path / "c")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert [(f["id"], f["kernel_cc"]) for f in doc["flows"]] == [("f1", "cubic"), ("f2", "reno")]
+    # Reno sent for its own 9 s (stop - start), not the scenario's 12.
+    assert 8.0 < doc["flows"][1]["sink"]["secs"] < 10.5, doc["flows"][1]["sink"]
+    rows = {r["metric"]: r for r in doc["rows"]}
+    for side in ("simulated", "emulated"):
+        assert rows["f1 share"][side] + rows["f2 share"][side] == pytest.approx(1.0)
+        assert min(rows["f1 share"][side], rows["f2 share"][side]) > 0.05, rows
+    # Both flows together fill the link alike in both worlds (time-weighted: f2 runs 9 of 12 s).
+    total = {side: rows["f1 goodput Mbit/s"][side] + rows["f2 goodput Mbit/s"][side] * 9 / 12
+             for side in ("simulated", "emulated")}
+    assert abs(total["emulated"] - total["simulated"]) <= 0.10 * total["simulated"], (total, out.stdout)
+    assert "f2 share" in out.stdout

@@ -291,48 +291,78 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
 @_set_option
 @click.option("--no-rt", is_flag=True, help="Do not run the forwarder as SCHED_FIFO.")
 def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: bool) -> None:
-    """Run SCENARIO's first TCP flow simulated and with the kernel's own TCP (root).
+    """Run SCENARIO's TCP flows simulated and with the kernel's own TCP (root).
 
-    The emulated flow is a bulk sender whose congestion control (the flow's
-    `cc`) is set before connect, through the scenario's links, for the
-    scenario's duration. Prints goodput, retransmits, sRTT and queue delay
-    side by side and flags differences above 10 %.
+    Each emulated flow is a bulk sender whose congestion control (the flow's
+    `cc`) is set before connect, started at the flow's start and sending until
+    its stop, all through the scenario's links. Prints, per flow, goodput over
+    its active time, its share of the total, retransmits and sRTT, and the
+    bottleneck's queue delay, side by side, and flags differences above 10 %.
     """
     import json
     import subprocess
+    import tempfile
 
     result = ccbench.run(scenario, set=list(overrides))
     sim = result.summary
-    flow = next((f for f in sim["flows"] if f["kind"] == "tcp"), None)
-    if flow is None:
+    flows = [(i, f) for i, f in enumerate(sim["flows"]) if f["kind"] == "tcp"]
+    if not flows:
         _fail(f"{scenario}: compare needs a TCP flow", USER_ERROR)
-    secs = float(sim["duration_s"]) - float(flow.get("start_s") or 0.0)
+    duration = float(sim["duration_s"])
     out = out or Path("results") / f"{scenario.stem}-compare"
     emu = _emu_binary()
-    argv = [emu, "run", str(scenario), "-o", str(out), "--server", f"{emu} tcp-sink 5201"]
-    for o in overrides:
-        argv += ["--set", o]
-    if no_rt:
-        argv.append("--no-rt")
-    argv += ["--", emu, "tcp-bulk", "10.201.0.2:5201", flow["cc"], f"{secs:g}"]
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    if proc.returncode != 0:
-        _fail(f"emulation failed: {proc.stderr.strip()}", 1)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    sink, bulk = (json.loads(ln) for ln in lines[-2:])
+    series = result.tables["flow_series"]
+    with tempfile.TemporaryDirectory(prefix="ccbench-compare-") as tmp:
+        argv = [emu, "run", str(scenario), "-o", str(out)]
+        script = []
+        for k, (_, f) in enumerate(flows):
+            port, start = 5201 + k, float(f.get("start_s") or 0.0)
+            secs = float(f.get("stop_s") or duration) - start
+            argv += ["--server", f"exec {emu} tcp-sink {port} > {tmp}/sink-{k}.json"]
+            script.append(f"(sleep {start:g}; exec {emu} tcp-bulk 10.201.0.2:{port} {f['cc']} {secs:g} "
+                          f"> {tmp}/bulk-{k}.json) &")
+        for o in overrides:
+            argv += ["--set", o]
+        if no_rt:
+            argv.append("--no-rt")
+        argv += ["--", "sh", "-c", " ".join(script) + " wait"]
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            _fail(f"emulation failed: {proc.stderr.strip()}", 1)
+        kernel = []
+        for k in range(len(flows)):
+            try:
+                kernel.append(tuple(json.loads(Path(tmp, f"{name}-{k}.json").read_text().strip().splitlines()[-1])
+                                    for name in ("sink", "bulk")))
+            except (OSError, ValueError, IndexError):
+                _fail(f"emulation failed: flow {flows[k][1]['id']} reported nothing\n{proc.stderr.strip()}", 1)
     emu_sum = json.loads((out / "summary.json").read_text())["emulator"]
     emu_links = {link["link"]: link for link in emu_sum["fwd"]["links"]}
     sim_links = [link for link in sim["links"] if link["id"] in emu_links]
     bott = max(sim_links, key=lambda link: link["sojourn_ms"]["mean"] or 0.0)["id"] if sim_links else None
-    rows = [
-        ("goodput Mbit/s", flow["goodput_mbps"], sink["goodput_mbps"]),
-        ("retransmits", flow["retransmits"], bulk["retransmits"]),
-        ("sRTT mean ms", flow["rtt_ms"]["mean"], bulk["srtt_mean_ms"]),
-    ]
+
+    def active_goodput(i: int, f: dict[str, Any]) -> float:
+        """Mean goodput over the flow's active time (a later flow's is not diluted by the time before it)."""
+        start, stop = float(f.get("start_s") or 0.0), float(f.get("stop_s") or duration)
+        mine = series.filter((series["flow"] == i) & (series["time_s"] > start) & (series["time_s"] <= stop))
+        return float(mine["goodput_mbps"].mean()) if mine.height else float(f["goodput_mbps"])
+
+    sim_good = [active_goodput(i, f) for i, f in flows]
+    emu_good = [sink["goodput_mbps"] for sink, _ in kernel]
+    several = len(flows) > 1
+    rows = []
+    for k, ((_, f), (sink, bulk)) in enumerate(zip(flows, kernel)):
+        name = (lambda m: f"{f['id']} {m}") if several else (lambda m: m)
+        rows += [(name("goodput Mbit/s"), sim_good[k], emu_good[k])]
+        if several:
+            rows += [(name("share"), sim_good[k] / sum(sim_good), emu_good[k] / sum(emu_good))]
+        rows += [(name("retransmits"), f["retransmits"], bulk["retransmits"]),
+                 (name("sRTT mean ms"), f["rtt_ms"]["mean"], bulk["srtt_mean_ms"])]
     if bott is not None:
         sim_link = next(link for link in sim["links"] if link["id"] == bott)
         rows.append((f"{bott} queue delay mean ms", sim_link["sojourn_ms"]["mean"], emu_links[bott]["sojourn_mean_ms"]))
-    table = Table(title=f"{scenario.stem}: {flow['id']} ({flow['cc']}) simulated vs kernel {bulk['cc']}", box=box.SIMPLE)
+    ccs = ", ".join(f"{f['id']} ({f['cc']})" for _, f in flows)
+    table = Table(title=f"{scenario.stem}: {ccs} simulated vs the kernel's", box=box.SIMPLE)
     for col in ("metric", "simulated", "emulated", "diff"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for name, a, b in rows:
@@ -343,7 +373,9 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
         fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
         table.add_row(name, fmt(a), fmt(b), diff)
     (out / "compare.json").write_text(json.dumps(
-        {"flow": flow["id"], "cc": flow["cc"], "kernel_cc": bulk["cc"],
+        {"flow": flows[0][1]["id"], "cc": flows[0][1]["cc"], "kernel_cc": kernel[0][1]["cc"],
+         "flows": [{"id": f["id"], "cc": f["cc"], "kernel_cc": bulk["cc"], "sink": sink, "bulk": bulk}
+                   for (_, f), (sink, bulk) in zip(flows, kernel)],
          "rows": [{"metric": n, "simulated": a, "emulated": b} for n, a, b in rows]}, indent=2))
     console = _console()
     console.print(table)
