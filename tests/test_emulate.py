@@ -59,6 +59,21 @@ def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, monk
     assert summary["mode"] == "emulated" and summary["exit_code"] == 0
     assert [link["link"] for link in fwd["links"]] == ["bottleneck"]
     assert fwd["links"][0]["qdisc"] == "fq_codel" and fwd["links"][0]["tx_pkts"] == 20
+    # The forwarder's per-packet view as the simulator's tables: each probe and each
+    # reply dequeued once (forward link 0 = bottleneck, reverse link 1 = ret).
+    import polars as pl
+
+    assert not (tmp_path / "o" / "packets.bin").exists()
+    rev = summary["emulator"]["rev"]
+    assert fwd["flows"] == [fwd["flows"][0]] and fwd["flows"][0].startswith("udp 10.201.0.1:")
+    assert fwd["flows"][0].endswith("> 10.201.0.2:7000") and rev["flows"][0].startswith("udp 10.201.0.2:7000 >")
+    sojourn = pl.read_parquet(tmp_path / "o" / "sojourn.parquet")
+    counts = dict(sojourn.group_by("link", "flow").len().select(pl.concat_str("link", "flow"), "len").iter_rows())
+    assert counts == {"00": 20, "11": 20}, counts
+    assert sojourn["sojourn_ms"].max() < 1.0 and sojourn["time_s"].is_sorted()
+    series = pl.read_parquet(tmp_path / "o" / "flow_series.parquet")
+    per_flow = series.group_by("flow").agg(pl.col("delivered_bytes").max()).sort("flow")["delivered_bytes"].to_list()
+    assert per_flow == [20 * 106, 20 * 106], per_flow  # 64 B of payload in a 106 B frame, each way
 
 
 CUBIC_20M = """\

@@ -280,6 +280,11 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
             break
         except KeyboardInterrupt:
             continue  # the emulator got the same SIGINT and is cleaning up
+    from ccbench.emutables import convert
+
+    target = out or Path("results") / f"{scenario.stem}-emu"
+    if (target / "summary.json").is_file():
+        convert(target)  # also after a failure: the records show what happened
     if code != 0:
         raise click.exceptions.Exit(code)
 
@@ -336,6 +341,9 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
                                     for name in ("sink", "bulk")))
             except (OSError, ValueError, IndexError):
                 _fail(f"emulation failed: flow {flows[k][1]['id']} reported nothing\n{proc.stderr.strip()}", 1)
+    from ccbench.emutables import convert
+
+    convert(out)
     emu_sum = json.loads((out / "summary.json").read_text())["emulator"]
     emu_links = {link["link"]: link for link in emu_sum["fwd"]["links"]}
     sim_links = [link for link in sim["links"] if link["id"] in emu_links]

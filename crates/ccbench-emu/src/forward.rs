@@ -56,6 +56,8 @@ pub struct DirReport {
     pub timer_late_mean_us: f64,
     pub timer_late_max_us: f64,
     pub links: Vec<StageReport>,
+    /// The flows seen, by index in `packets.bin`: "tcp SRC:PORT > DST:PORT".
+    pub flows: Vec<String>,
 }
 
 struct Dir {
@@ -76,6 +78,8 @@ struct Dir {
     late_max: u64,
     /// The latest time the path was advanced to (it never goes back).
     clock: SimTime,
+    /// 5-tuple hash -> flow index (order of first arrival).
+    flow_of: std::collections::HashMap<u32, u32>,
 }
 
 /// Control buffer per received message (a cmsghdr and a timespec), in u64s.
@@ -233,6 +237,7 @@ impl Dir {
             late_n: 0,
             late_max: 0,
             clock: SimTime(0),
+            flow_of: std::collections::HashMap::new(),
         }
     }
 
@@ -299,6 +304,12 @@ impl Dir {
                 self.r.rx_pkts += 1;
                 self.r.rx_bytes += len as u64;
                 let p = frame::to_packet(&self.ring[s * SLOT..s * SLOT + len], seq);
+                if !self.flow_of.contains_key(&p.tuple) {
+                    self.flow_of.insert(p.tuple, self.r.flows.len() as u32);
+                    self.r
+                        .flows
+                        .push(frame::describe(&self.ring[s * SLOT..s * SLOT + len]));
+                }
                 let Dir { path, due, .. } = self;
                 path.advance(at, &mut |t, p| due.push((t, p)));
                 path.arrive(at, p, &mut |t, p| due.push((t, p)));
@@ -406,6 +417,32 @@ pub struct Options {
     pub realtime: bool,
     /// A file created once the sockets are open.
     pub ready: Option<String>,
+    /// Where to write the per-packet records at the end (`packets.bin`).
+    pub records: Option<String>,
+}
+
+/// Write every stage's dequeue records to `path`: 28-byte little-endian
+/// records (t_ns u64, sojourn_ns u64, stage u16, direction u8 (0 forward,
+/// 1 reverse), class u8, flow u32 (index into the direction's `flows`),
+/// frame bytes u32), in stage order; ccbench's Python side turns them into
+/// the simulator's Parquet tables.
+fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
+    use std::io::Write;
+    let mut w = io::BufWriter::new(std::fs::File::create(path)?);
+    for (d, dir) in dirs.iter().enumerate() {
+        for (i, st) in dir.path.stages.iter().enumerate() {
+            for r in &st.records {
+                let flow = dir.flow_of.get(&r.tuple).copied().unwrap_or(u32::MAX);
+                w.write_all(&r.t_ns.to_le_bytes())?;
+                w.write_all(&r.sojourn_ns.to_le_bytes())?;
+                w.write_all(&(i as u16).to_le_bytes())?;
+                w.write_all(&[d as u8, r.class])?;
+                w.write_all(&flow.to_le_bytes())?;
+                w.write_all(&r.size.to_le_bytes())?;
+            }
+        }
+    }
+    w.flush()
 }
 
 /// Run until SIGINT/SIGTERM, then return the report.
@@ -505,6 +542,9 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             .min(SPIN_BUDGET_MAX);
     }
     let dur = (clock_ns() - t0) as f64 / 1e9;
+    if let Some(p) = &opt.records {
+        write_records(std::path::Path::new(p), &dirs)?;
+    }
     let [mut a, mut b] = dirs;
     let _ = (a.name, b.name);
     Ok(ForwarderReport {

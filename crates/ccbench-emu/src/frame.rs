@@ -76,6 +76,35 @@ pub fn inspect(fr: &[u8]) -> FrameInfo {
     }
 }
 
+/// A flow's name from its first frame: "tcp 10.0.0.1:5000 > 10.0.0.2:80",
+/// "icmp 10.0.0.1 > 10.0.0.2", or "ethertype 0x0806".
+pub fn describe(fr: &[u8]) -> String {
+    if !inspect(fr).ipv4 {
+        let et = if fr.len() >= ETH_HDR {
+            u16::from_be_bytes([fr[12], fr[13]])
+        } else {
+            0
+        };
+        return format!("ethertype {et:#06x}");
+    }
+    let ip = &fr[ETH_HDR..];
+    let ihl = usize::from(ip[0] & 0x0f) * 4;
+    let addr = |o: usize| format!("{}.{}.{}.{}", ip[o], ip[o + 1], ip[o + 2], ip[o + 3]);
+    let frag = u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff != 0;
+    let (name, ports) = match ip[9] {
+        6 => ("tcp", true),
+        17 => ("udp", true),
+        1 => ("icmp", false),
+        n => return format!("ip proto {n} {} > {}", addr(12), addr(16)),
+    };
+    if ports && !frag && ip.len() >= ihl + 4 {
+        let port = |o: usize| u16::from_be_bytes([ip[ihl + o], ip[ihl + o + 1]]);
+        format!("{name} {}:{} > {}:{}", addr(12), port(0), addr(16), port(2))
+    } else {
+        format!("{name} {} > {}", addr(12), addr(16))
+    }
+}
+
 /// Fill the fields of a core packet from a frame.
 pub fn to_packet(fr: &[u8], frame: u32) -> Packet {
     let fi = inspect(fr);
@@ -187,6 +216,26 @@ mod tests {
             inspect(&frame(2, 6, 1000)).tuple,
             "ECN bits are not part of the tuple"
         );
+    }
+
+    #[test]
+    fn flows_are_named_by_protocol_addresses_and_ports() {
+        assert_eq!(
+            describe(&frame(0, 6, 40000)),
+            "tcp 10.201.0.1:40000 > 10.201.0.2:5201"
+        );
+        assert_eq!(
+            describe(&frame(0, 17, 7)),
+            "udp 10.201.0.1:7 > 10.201.0.2:5201"
+        );
+        assert_eq!(describe(&frame(0, 1, 0)), "icmp 10.201.0.1 > 10.201.0.2");
+        assert_eq!(
+            describe(&frame(0, 47, 0)),
+            "ip proto 47 10.201.0.1 > 10.201.0.2"
+        );
+        let mut arp = frame(0, 6, 1);
+        arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+        assert_eq!(describe(&arp), "ethertype 0x0806");
     }
 
     #[test]

@@ -97,9 +97,10 @@ fn load(file: &str, sets: &[String]) -> Result<ccbench_core::scenario::Scenario,
     Ok(parsed.scenario)
 }
 
-/// `forward --scenario F --a IF --b IF --stats OUT [--ready FILE] [--set K=V]... [--no-rt]`
+/// `forward --scenario F --a IF --b IF --stats OUT [--ready FILE] [--records FILE] [--set K=V]... [--no-rt]`
 fn forward_cmd(a: &[String]) -> Result<u8, String> {
     let (mut file, mut ia, mut ib, mut stats, mut ready) = (None, None, None, None, None);
+    let mut records = None;
     let mut sets = Vec::new();
     let mut rt = true;
     let mut it = a.iter();
@@ -111,6 +112,7 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
             "--b" => ib = Some(val()?),
             "--stats" => stats = Some(val()?),
             "--ready" => ready = Some(val()?),
+            "--records" => records = Some(val()?),
             "--set" => sets.push(val()?),
             "--no-rt" => rt = false,
             _ => return Err(format!("forward: unknown option {o}")),
@@ -123,6 +125,7 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
         if_b: ib.ok_or("--b")?,
         realtime: rt,
         ready,
+        records,
     };
     let rep = forward::run(&opt, fwd, rev).map_err(|e| format!("forwarder: {e}"))?;
     let js = serde_json::to_string_pretty(&rep).expect("report serializes");
@@ -201,6 +204,10 @@ fn run(a: &[String]) -> Result<u8, String> {
     fargv.push(stats.to_string_lossy().into_owned());
     fargv.push("--ready".into());
     fargv.push(ready.to_string_lossy().into_owned());
+    let records = out.join("packets.bin");
+    let _ = std::fs::remove_file(&records);
+    fargv.push("--records".into());
+    fargv.push(records.to_string_lossy().into_owned());
     for k in &sets {
         fargv.push("--set".into());
         fargv.push(k.clone());
