@@ -40,14 +40,21 @@ def test_emulate_names_a_missing_binary(run_cli, write_scenario, monkeypatch) ->
     assert "/nonexistent/ccbench-emu" in result.stderr
 
 
-def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, monkeypatch, tmp_path) -> None:
-    """Root only (CI is root): a real UDP echo through TINY's 10 ms + 10 ms links."""
+@pytest.fixture
+def live_emu(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The optimized ccbench-emu, as `ccbench emulate`/`compare` will run it; the live tests need root (CI is root)."""
     assert os.geteuid() == 0, "the live emulation test needs root"
     emu = ROOT / "target" / "release" / "ccbench-emu"
     assert emu.is_file(), "build it first: cargo build --release -p ccbench-emu"
     monkeypatch.setenv("CCBENCH_EMU", str(emu))
+    return emu
+
+
+def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, live_emu, tmp_path) -> None:
+    """Root only (CI is root): a real UDP echo through TINY's 10 ms + 10 ms links."""
     scenario = write_scenario(TINY)
-    out = run_module("emulate", scenario, "-o", tmp_path / "o", "--server", f"{emu} udp-echo 7000",
+    emu = live_emu
+    out = run_module("emulate", scenario, "-o", tmp_path / "o", "--pcap", "--server", f"{emu} udp-echo 7000",
                      "--", str(emu), "udp-ping", "10.201.0.2:7000", "20", "20")
     assert out.returncode == 0, out.stderr
     ping = json.loads(out.stdout.strip().splitlines()[-1])
@@ -74,6 +81,14 @@ def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, monk
     series = pl.read_parquet(tmp_path / "o" / "flow_series.parquet")
     per_flow = series.group_by("flow").agg(pl.col("delivered_bytes").max()).sort("flow")["delivered_bytes"].to_list()
     assert per_flow == [20 * 106, 20 * 106], per_flow  # 64 B of payload in a 106 B frame, each way
+    # --pcap: the frames as sent, read by tshark without complaint (ARP may add a few).
+    import subprocess
+
+    for direction, src in (("fwd", "10.201.0.1"), ("rev", "10.201.0.2")):
+        shown = subprocess.run(["tshark", "-r", str(tmp_path / "o" / f"{direction}.pcap"), "-Y", "udp",
+                                "-T", "fields", "-e", "ip.src", "-e", "udp.length", "-e", "_ws.expert"],
+                               capture_output=True, text=True, check=True).stdout.splitlines()
+        assert len(shown) == 20 and all(line.split("\t")[:2] == [src, "72"] for line in shown), shown
 
 
 CUBIC_20M = """\
@@ -100,14 +115,10 @@ reverse = ["ret"]
 """
 
 
-def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_scenario, monkeypatch,
+def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_scenario, live_emu,
                                                              tmp_path) -> None:
     """Root only: one CUBIC flow at 20 Mbit/s, 20 ms base RTT, pfifo 100
     (60 ms of buffer), simulated and as kernel CUBIC through the emulator."""
-    assert os.geteuid() == 0, "the live emulation test needs root"
-    emu = ROOT / "target" / "release" / "ccbench-emu"
-    assert emu.is_file(), "build it first: cargo build --release -p ccbench-emu"
-    monkeypatch.setenv("CCBENCH_EMU", str(emu))
     out = run_module("compare", write_scenario(CUBIC_20M), "-o", tmp_path / "c")
     assert out.returncode == 0, out.stderr
     rows = {r["metric"]: r for r in json.loads((tmp_path / "c" / "compare.json").read_text())["rows"]}
@@ -129,13 +140,9 @@ reverse = ["ret"]
 """
 
 
-def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module, write_scenario, monkeypatch,
+def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module, write_scenario, live_emu,
                                                                       tmp_path) -> None:
     """Root only: CUBIC from 0 s and Reno from 3 s share the 20 Mbit/s FIFO, simulated and in the kernel."""
-    assert os.geteuid() == 0, "the live emulation test needs root"
-    emu = ROOT / "target" / "release" / "ccbench-emu"
-    assert emu.is_file(), "build it first: cargo build --release -p ccbench-emu"
-    monkeypatch.setenv("CCBENCH_EMU", str(emu))
     out = run_module("compare", write_scenario(TWO_FLOWS_20M), "-o", tmp_path / "c")
     assert out.returncode == 0, out.stderr
     doc = json.loads((tmp_path / "c" / "compare.json").read_text())

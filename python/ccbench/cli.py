@@ -251,9 +251,11 @@ def _emu_binary() -> str:
 @click.option("--server", "servers", multiple=True, metavar="CMD",
               help="Shell command to run in the server namespace first (repeatable).")
 @click.option("--no-rt", is_flag=True, help="Do not run the forwarder as SCHED_FIFO.")
+@click.option("--pcap", is_flag=True, help="Write OUT/fwd.pcap and OUT/rev.pcap: every frame the emulator sends, "
+              "as sent (nanosecond pcap).")
 @click.argument("command", nargs=-1, required=False, type=click.UNPROCESSED)
 def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers: Sequence[str], no_rt: bool,
-            command: Sequence[str]) -> None:
+            pcap: bool, command: Sequence[str]) -> None:
     """Run COMMAND live through SCENARIO's links (root; Linux).
 
     ccbench's own qdisc, rate and delay code carries real packets between
@@ -271,6 +273,8 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
         argv += ["--server", srv]
     if no_rt:
         argv.append("--no-rt")
+    if pcap:
+        argv.append("--pcap")
     if command:
         argv += ["--", *command]
     proc = subprocess.Popen(argv)

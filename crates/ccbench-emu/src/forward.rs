@@ -80,6 +80,8 @@ struct Dir {
     clock: SimTime,
     /// 5-tuple hash -> flow index (order of first arrival).
     flow_of: std::collections::HashMap<u32, u32>,
+    /// The frames this direction sends, as a nanosecond pcap (`--pcap`).
+    pcap: Option<io::BufWriter<std::fs::File>>,
 }
 
 /// Control buffer per received message (a cmsghdr and a timespec), in u64s.
@@ -92,43 +94,7 @@ const SPIN_SHARE: i64 = 5;
 /// ... saved up to this much.
 const SPIN_BUDGET_MAX: i64 = 5_000_000;
 
-/// CLOCK_REALTIME in ns (what SO_TIMESTAMPNS stamps packets with).
-fn realtime_ns() -> i128 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
-}
-
-/// The SCM_TIMESTAMPNS of a received message, in ns of CLOCK_REALTIME.
-fn rx_stamp(h: &libc::msghdr) -> Option<i128> {
-    // SAFETY: the control buffer was filled by the kernel; CMSG_* walk it
-    // within msg_controllen.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(h);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                return Some(ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128);
-            }
-            c = libc::CMSG_NXTHDR(h, c);
-        }
-    }
-    None
-}
-
-fn clock_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+use crate::clock::{monotonic_ns as clock_ns, realtime_ns, rx_stamp};
 
 fn setopt(fd: i32, level: i32, opt: i32, val: i32) -> io::Result<()> {
     // SAFETY: val lives across the call; size matches.
@@ -238,6 +204,7 @@ impl Dir {
             late_max: 0,
             clock: SimTime(0),
             flow_of: std::collections::HashMap::new(),
+            pcap: None,
         }
     }
 
@@ -363,10 +330,20 @@ impl Dir {
                     libc::sendmmsg(self.out_fd, mm[sent..].as_mut_ptr(), (n - sent) as u32, 0)
                 };
                 if r > 0 {
+                    let stamp = self.pcap.as_ref().map(|_| realtime_ns());
                     for v in &iov[sent..sent + r as usize] {
                         self.r.tx_pkts += 1;
                         self.r.tx_bytes += v.iov_len as u64;
                         self.tx_last_len = v.iov_len as u64;
+                        if let (Some(w), Some(ts)) = (self.pcap.as_mut(), stamp) {
+                            // SAFETY: iov entries point at live ring slots of iov_len bytes.
+                            let fr = unsafe {
+                                std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len)
+                            };
+                            if pcap_record(w, ts, fr).is_err() {
+                                self.pcap = None; // a full disk stops the capture, not the forwarding
+                            }
+                        }
                     }
                     if self.tx_first == 0 {
                         self.tx_first = now_ns;
@@ -419,6 +396,8 @@ pub struct Options {
     pub ready: Option<String>,
     /// Where to write the per-packet records at the end (`packets.bin`).
     pub records: Option<String>,
+    /// A directory for `fwd.pcap` and `rev.pcap`: every frame sent, as sent.
+    pub pcap: Option<String>,
 }
 
 /// Write every stage's dequeue records to `path`: 28-byte little-endian
@@ -445,6 +424,28 @@ fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
     w.flush()
 }
 
+/// A nanosecond pcap file (magic a1b23c4d) of Ethernet frames.
+fn pcap_open(path: &std::path::Path) -> io::Result<io::BufWriter<std::fs::File>> {
+    use std::io::Write;
+    let mut w = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    w.write_all(&0xa1b2_3c4du32.to_le_bytes())?;
+    w.write_all(&2u16.to_le_bytes())?;
+    w.write_all(&4u16.to_le_bytes())?;
+    w.write_all(&[0u8; 8])?; // thiszone, sigfigs
+    w.write_all(&65_535u32.to_le_bytes())?; // snaplen
+    w.write_all(&1u32.to_le_bytes())?; // LINKTYPE_ETHERNET
+    Ok(w)
+}
+
+fn pcap_record(w: &mut impl io::Write, realtime_ns: i128, fr: &[u8]) -> io::Result<()> {
+    let (sec, ns) = (realtime_ns / 1_000_000_000, realtime_ns % 1_000_000_000);
+    w.write_all(&(sec as u32).to_le_bytes())?;
+    w.write_all(&(ns as u32).to_le_bytes())?;
+    w.write_all(&(fr.len() as u32).to_le_bytes())?;
+    w.write_all(&(fr.len() as u32).to_le_bytes())?;
+    w.write_all(fr)
+}
+
 /// Run until SIGINT/SIGTERM, then return the report.
 pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderReport> {
     // SAFETY: installing a handler that only stores an atomic.
@@ -468,6 +469,13 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     let fa = open_if(&opt.if_a)?;
     let fb = open_if(&opt.if_b)?;
     let mut dirs = [Dir::new("fwd", fa, fb, fwd), Dir::new("rev", fb, fa, rev)];
+    if let Some(dir) = &opt.pcap {
+        for d in dirs.iter_mut() {
+            d.pcap = Some(pcap_open(
+                &std::path::Path::new(dir).join(format!("{}.pcap", d.name)),
+            )?);
+        }
+    }
     // Fault in and lock the rings and histograms now, so no page fault
     // lands in the middle of the run (the anchor's linkemu does the same).
     // SAFETY: plain syscall; failure only costs timing accuracy.
@@ -544,6 +552,12 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     let dur = (clock_ns() - t0) as f64 / 1e9;
     if let Some(p) = &opt.records {
         write_records(std::path::Path::new(p), &dirs)?;
+    }
+    for d in dirs.iter_mut() {
+        if let Some(mut w) = d.pcap.take() {
+            use std::io::Write;
+            w.flush()?;
+        }
     }
     let [mut a, mut b] = dirs;
     let _ = (a.name, b.name);

@@ -9,6 +9,7 @@
 //!
 //! Linux only; everything but `frame` and `path` needs root.
 
+pub mod clock;
 pub mod forward;
 pub mod frame;
 pub mod netns;

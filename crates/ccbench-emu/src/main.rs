@@ -1,7 +1,7 @@
 //! `ccbench-emu`: run commands through a scenario's links, live.
 //!
 //! ```text
-//! ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [-- CMD [ARG...]]
+//! ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [-- CMD [ARG...]]
 //!             (without `-- CMD`: the scenario's [commands] server/client)
 //! ccbench-emu cleanup                      remove namespaces of killed runs
 //! ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS
@@ -19,7 +19,7 @@ use ccbench_emu::forward::{self, STOP};
 use ccbench_emu::netns::{self, Session};
 use ccbench_emu::{paths_for, tools};
 
-const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [-- CMD [ARG...]]
+const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [-- CMD [ARG...]]
        ccbench-emu cleanup
        ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS | udp-echo PORT | udp-ping DST:PORT COUNT INTERVAL_MS
        ccbench-emu tcp-sink PORT | tcp-bulk DST:PORT CC SECS";
@@ -100,7 +100,7 @@ fn load(file: &str, sets: &[String]) -> Result<ccbench_core::scenario::Scenario,
 /// `forward --scenario F --a IF --b IF --stats OUT [--ready FILE] [--records FILE] [--set K=V]... [--no-rt]`
 fn forward_cmd(a: &[String]) -> Result<u8, String> {
     let (mut file, mut ia, mut ib, mut stats, mut ready) = (None, None, None, None, None);
-    let mut records = None;
+    let (mut records, mut pcap) = (None, None);
     let mut sets = Vec::new();
     let mut rt = true;
     let mut it = a.iter();
@@ -113,6 +113,7 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
             "--stats" => stats = Some(val()?),
             "--ready" => ready = Some(val()?),
             "--records" => records = Some(val()?),
+            "--pcap" => pcap = Some(val()?),
             "--set" => sets.push(val()?),
             "--no-rt" => rt = false,
             _ => return Err(format!("forward: unknown option {o}")),
@@ -126,6 +127,7 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
         realtime: rt,
         ready,
         records,
+        pcap,
     };
     let rep = forward::run(&opt, fwd, rev).map_err(|e| format!("forwarder: {e}"))?;
     let js = serde_json::to_string_pretty(&rep).expect("report serializes");
@@ -149,7 +151,7 @@ fn run(a: &[String]) -> Result<u8, String> {
     let mut file = None;
     let mut out = PathBuf::from("emu-out");
     let (mut sets, mut servers) = (Vec::new(), Vec::new());
-    let mut rt = true;
+    let (mut rt, mut pcap) = (true, false);
     let mut it = opts.iter();
     while let Some(o) = it.next() {
         let mut val = || it.next().cloned().ok_or(format!("{o} needs a value"));
@@ -158,6 +160,7 @@ fn run(a: &[String]) -> Result<u8, String> {
             "--set" => sets.push(val()?),
             "--server" => servers.push(val()?),
             "--no-rt" => rt = false,
+            "--pcap" => pcap = true,
             s if !s.starts_with('-') && file.is_none() => file = Some(s.to_string()),
             _ => return Err(format!("run: unknown option {o}\n{USAGE}")),
         }
@@ -208,6 +211,10 @@ fn run(a: &[String]) -> Result<u8, String> {
     let _ = std::fs::remove_file(&records);
     fargv.push("--records".into());
     fargv.push(records.to_string_lossy().into_owned());
+    if pcap {
+        fargv.push("--pcap".into());
+        fargv.push(out.to_string_lossy().into_owned());
+    }
     for k in &sets {
         fargv.push("--set".into());
         fargv.push(k.clone());

@@ -139,17 +139,6 @@ pub fn echo(port: u16) -> Result<serde_json::Value, String> {
     }
 }
 
-/// CLOCK_REALTIME in ns, the clock of SO_TIMESTAMPNS.
-fn realtime_ns() -> i128 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
-}
-
 /// Receive one datagram into `buf`; its length and the kernel's arrival
 /// stamp (SO_TIMESTAMPNS, ns of CLOCK_REALTIME) if there is one.
 fn recv_stamped(fd: i32, buf: &mut [u8]) -> Option<(usize, Option<i128>)> {
@@ -169,19 +158,7 @@ fn recv_stamped(fd: i32, buf: &mut [u8]) -> Option<(usize, Option<i128>)> {
     if n < 0 {
         return None;
     }
-    let mut stamp = None;
-    // SAFETY: walking the control data the kernel wrote, within msg_controllen.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&h);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                stamp = Some(ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128);
-            }
-            c = libc::CMSG_NXTHDR(&h, c);
-        }
-    }
-    Some((n as usize, stamp))
+    Some((n as usize, crate::clock::rx_stamp(&h)))
 }
 
 /// Send `count` 64 B probes every `interval_ms` to an echo server and report
@@ -211,7 +188,7 @@ pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value
         let t = Instant::now();
         let mut msg = [0u8; 64];
         msg[..4].copy_from_slice(&seq.to_be_bytes());
-        let sent = realtime_ns();
+        let sent = crate::clock::realtime_ns();
         let _ = s.send(&msg);
         while let Some((n, stamp)) = recv_stamped(s.as_raw_fd(), &mut buf) {
             if n >= 4 && buf[..4] == seq.to_be_bytes() {
