@@ -14,8 +14,11 @@ bytes). :func:`convert` turns it into
   delivered_bytes``): what each flow's packets delivered out of the last
   link of their direction, per 100 ms, i.e. the receiver's view through the
   emulator;
+- ``link_series.parquet`` (``time_s, link, backlog_pkts, backlog_bytes,
+  tx_bytes, drops, marks``; counters cumulative) from ``links.bin``, the
+  links' state every 100 ms;
 
-and removes ``packets.bin``. Times count from the forwarder's start.
+and removes the raw files. Times count from the forwarder's start.
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-__all__ = ["RECORD", "convert"]
+__all__ = ["LINK_RECORD", "RECORD", "convert"]
 
 RECORD = np.dtype([("t_ns", "<u8"), ("sojourn_ns", "<u8"), ("stage", "<u2"), ("dir", "u1"), ("class", "u1"),
                    ("flow", "<u4"), ("size", "<u4")])
+LINK_RECORD = np.dtype([("t_ns", "<u8"), ("stage", "<u2"), ("dir", "u1"), ("pad", "V5"), ("backlog_pkts", "<u8"),
+                        ("backlog_bytes", "<u8"), ("drops", "<u8"), ("marks", "<u8"), ("tx_bytes", "<u8")])
 INTERVAL_S = 0.1
 
 
@@ -73,4 +78,13 @@ def convert(out: str | os.PathLike[str]) -> list[Path]:
     written.append(root / "flow_series.parquet")
     series.write_parquet(written[1])
     raw.unlink()
+    links = root / "links.bin"
+    if links.is_file():
+        ls = np.fromfile(links, dtype=LINK_RECORD)
+        idx = ls["stage"].astype(np.uint32) + np.where(ls["dir"] == 1, n_links[0], 0).astype(np.uint32)
+        frame = pl.DataFrame({"time_s": ls["t_ns"] / 1e9, "link": idx,
+                              **{c: ls[c] for c in ("backlog_pkts", "backlog_bytes", "tx_bytes", "drops", "marks")}})
+        written.append(root / "link_series.parquet")
+        frame.sort("link", "time_s").write_parquet(written[-1])
+        links.unlink()
     return written

@@ -82,10 +82,15 @@ struct Dir {
     flow_of: std::collections::HashMap<u32, u32>,
     /// The frames this direction sends, as a nanosecond pcap (`--pcap`).
     pcap: Option<io::BufWriter<std::fs::File>>,
+    /// Every SERIES_NS: (time, stage, [backlog pkts, bytes, drops, marks, bytes sent]).
+    series: Vec<(u64, u16, [u64; 5])>,
 }
 
 /// Control buffer per received message (a cmsghdr and a timespec), in u64s.
 const CTL_WORDS: usize = 8;
+
+/// The links' counters are sampled this often (the simulator's default metrics interval).
+const SERIES_NS: u64 = 100_000_000;
 
 /// How long before a departure the loop stops sleeping and polls (busy) instead.
 const SPIN_NS: u64 = 300_000;
@@ -205,6 +210,7 @@ impl Dir {
             clock: SimTime(0),
             flow_of: std::collections::HashMap::new(),
             pcap: None,
+            series: Vec::new(),
         }
     }
 
@@ -407,6 +413,21 @@ pub struct Options {
 /// the simulator's Parquet tables.
 fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
     use std::io::Write;
+    // The links' periodic samples: 56-byte records (t_ns u64, stage u16,
+    // direction u8, pad u8, pad u32, then backlog packets, backlog bytes,
+    // drops, marks, bytes sent as u64), in `links.bin` beside `path`.
+    let mut w = io::BufWriter::new(std::fs::File::create(path.with_file_name("links.bin"))?);
+    for (d, dir) in dirs.iter().enumerate() {
+        for (t, i, v) in &dir.series {
+            w.write_all(&t.to_le_bytes())?;
+            w.write_all(&i.to_le_bytes())?;
+            w.write_all(&[d as u8, 0, 0, 0, 0, 0])?;
+            for x in v {
+                w.write_all(&x.to_le_bytes())?;
+            }
+        }
+    }
+    w.flush()?;
     let mut w = io::BufWriter::new(std::fs::File::create(path)?);
     for (d, dir) in dirs.iter().enumerate() {
         for (i, st) in dir.path.stages.iter().enumerate() {
@@ -499,8 +520,21 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     ];
     // Spin budget (ns), the loop's last wake-up, whether this wait spins.
     let (mut budget, mut last) = (0i64, t0);
+    let mut next_sample = 0u64;
     let mut spinning;
     while !STOP.load(Ordering::Relaxed) {
+        // Samples due since the last pass, before this wake-up's arrivals: the
+        // loop sleeps until the next packet event, not for samples (waking for
+        // them cost the unloaded RTT), and nothing changes while it sleeps.
+        let woke = clock_ns() - t0;
+        while woke >= next_sample {
+            for d in dirs.iter_mut() {
+                for (i, st) in d.path.stages.iter().enumerate() {
+                    d.series.push((next_sample, i as u16, st.sample()));
+                }
+            }
+            next_sample += SERIES_NS;
+        }
         for d in dirs.iter_mut() {
             d.rx(t0);
         }
@@ -549,7 +583,13 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
         budget = (budget - if spinning { elapsed } else { 0 } + elapsed / SPIN_SHARE)
             .min(SPIN_BUDGET_MAX);
     }
-    let dur = (clock_ns() - t0) as f64 / 1e9;
+    let end = clock_ns() - t0;
+    for d in dirs.iter_mut() {
+        for (i, st) in d.path.stages.iter().enumerate() {
+            d.series.push((end, i as u16, st.sample())); // the state at the stop
+        }
+    }
+    let dur = end as f64 / 1e9;
     if let Some(p) = &opt.records {
         write_records(std::path::Path::new(p), &dirs)?;
     }

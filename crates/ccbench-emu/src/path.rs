@@ -287,6 +287,17 @@ impl Stage {
         HBINS as f64 * HBIN_NS as f64 / 1e6
     }
 
+    /// Backlog (packets, bytes) and the counters so far (drops, marks, bytes sent).
+    pub fn sample(&self) -> [u64; 5] {
+        [
+            self.qdisc.len() as u64,
+            self.qdisc.bytes(),
+            self.stats.drops(),
+            self.stats.marks,
+            self.tx_bytes,
+        ]
+    }
+
     pub fn report(&self) -> StageReport {
         StageReport {
             link: self.name.clone(),
