@@ -340,6 +340,7 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
     let t0 = Instant::now();
     let mut next_sample = Duration::ZERO;
     let mut rtts = Vec::new();
+    let mut trace = Vec::new();
     let mut sent = 0u64;
     while t0.elapsed().as_secs_f64() < secs {
         sent += s.write(&buf).map_err(|e| e.to_string())? as u64;
@@ -348,7 +349,21 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
             if ti.tcpi_rtt > 0 {
                 rtts.push(f64::from(ti.tcpi_rtt) / 1e3);
             }
-            next_sample += Duration::from_millis(100);
+            // (s, cwnd, packets in flight, ssthresh, sRTT ms, snd_wnd bytes)
+            trace.push(json!([
+                (t0.elapsed().as_secs_f64() * 1e3).round() / 1e3,
+                ti.tcpi_snd_cwnd,
+                ti.tcpi_unacked
+                    .saturating_sub(ti.tcpi_sacked + ti.tcpi_lost)
+                    + ti.tcpi_retrans,
+                ti.tcpi_snd_ssthresh,
+                f64::from(ti.tcpi_rtt) / 1e3,
+                ti.tcpi_snd_wnd
+            ]));
+            // A write that blocked past several sample times takes one sample.
+            while next_sample <= t0.elapsed() {
+                next_sample += Duration::from_millis(100);
+            }
         }
     }
     let ti = tcp_info(fd);
@@ -361,8 +376,13 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
     } else {
         rtts.iter().sum::<f64>() / rtts.len() as f64
     };
+    // Time limited by the receive window and by the send buffer, of the time busy (tcp_info, µs).
     let v = json!({"cc": used, "sent_bytes": sent, "secs": secs, "retransmits": ti.tcpi_total_retrans,
-                   "srtt_mean_ms": srtt, "srtt_samples": rtts.len(), "cwnd_last": ti.tcpi_snd_cwnd});
+                   "srtt_mean_ms": srtt, "srtt_samples": rtts.len(), "cwnd_last": ti.tcpi_snd_cwnd,
+                   "busy_us": ti.tcpi_busy_time, "rwnd_limited_us": ti.tcpi_rwnd_limited,
+                   "sndbuf_limited_us": ti.tcpi_sndbuf_limited,
+                   "trace": {"columns": ["time_s", "cwnd", "in_flight", "ssthresh", "srtt_ms", "snd_wnd"],
+                             "rows": trace}});
     let _ = std::io::stdout().flush();
     Ok(v)
 }
