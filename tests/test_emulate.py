@@ -6,6 +6,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,14 +125,20 @@ reverse = ["ret"]
 """
 
 
+def _compare(run_module, write_scenario, text: str, out_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """`ccbench compare` on a scenario text: the process and its compare.json."""
+    out = run_module("compare", write_scenario(text), "-o", out_dir)
+    assert out.returncode == 0, out.stderr
+    return out, json.loads((out_dir / "compare.json").read_text())
+
+
 def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_scenario, live_emu,
                                                              tmp_path) -> None:
     """Root only: one CUBIC flow at 20 Mbit/s, 20 ms base RTT, pfifo 100
     (60 ms of buffer), simulated and as kernel CUBIC through the emulator."""
-    out = run_module("compare", write_scenario(CUBIC_20M), "-o", tmp_path / "c")
-    assert out.returncode == 0, out.stderr
-    rows = {r["metric"]: r for r in json.loads((tmp_path / "c" / "compare.json").read_text())["rows"]}
-    assert json.loads((tmp_path / "c" / "compare.json").read_text())["kernel_cc"] == "cubic"
+    out, doc = _compare(run_module, write_scenario, CUBIC_20M, tmp_path / "c")
+    rows = {r["metric"]: r for r in doc["rows"]}
+    assert doc["kernel_cc"] == "cubic"
     for metric in ("goodput Mbit/s", "sRTT mean ms"):
         sim, emu_v = rows[metric]["simulated"], rows[metric]["emulated"]
         assert abs(emu_v - sim) <= 0.10 * sim, (metric, sim, emu_v, out.stdout)
@@ -152,9 +159,7 @@ reverse = ["ret"]
 def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module, write_scenario, live_emu,
                                                                       tmp_path) -> None:
     """Root only: CUBIC from 0 s and Reno from 3 s share the 20 Mbit/s FIFO, simulated and in the kernel."""
-    out = run_module("compare", write_scenario(TWO_FLOWS_20M), "-o", tmp_path / "c")
-    assert out.returncode == 0, out.stderr
-    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    out, doc = _compare(run_module, write_scenario, TWO_FLOWS_20M, tmp_path / "c")
     assert [(f["id"], f["kernel_cc"]) for f in doc["flows"]] == [("f1", "cubic"), ("f2", "reno")]
     # Reno sent for its own 9 s (stop - start), not the scenario's 12.
     assert 8.0 < doc["flows"][1]["sink"]["secs"] < 10.5, doc["flows"][1]["sink"]

@@ -266,7 +266,8 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
     """
     import subprocess
 
-    argv = [_emu_binary(), "run", str(scenario), "-o", str(out or Path("results") / f"{scenario.stem}-emu")]
+    target = out or Path("results") / f"{scenario.stem}-emu"
+    argv = [_emu_binary(), "run", str(scenario), "-o", str(target)]
     for o in overrides:
         argv += ["--set", o]
     for srv in servers:
@@ -286,7 +287,6 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
             continue  # the emulator got the same SIGINT and is cleaning up
     from ccbench.emutables import convert
 
-    target = out or Path("results") / f"{scenario.stem}-emu"
     if (target / "summary.json").is_file():
         convert(target)  # also after a failure: the records show what happened
     if code != 0:
@@ -466,10 +466,8 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
     kept either way, and --resume continues from them.
     """
     from ccbench.errors import CcbenchError
-    from ccbench.suite import load_suite
+    from ccbench.suite import SuiteSet, load_suite
     from ccbench.sweep import SweepInterrupted, resume_command, run_suite
-
-    from ccbench.suite import SuiteSet
 
     loaded = load_suite(suite_ref)
     if only:
@@ -671,9 +669,7 @@ def _plain_int(x: Any) -> str:
 
 def print_suite(console: Console, suite_dir: Path) -> None:
     """A suite directory's report tables and its Runs table (as report.md has them), with the legend."""
-    from ccbench.report import build
-
-    from ccbench.report import part_dirs
+    from ccbench.report import build, part_dirs
 
     parts = part_dirs(suite_dir)
     if parts is not None:

@@ -39,9 +39,9 @@ from typing import Any, Protocol
 import polars as pl
 
 from ccbench.expr import ExprError, evaluate
-from ccbench.results import PLOT_FILE, SCHEMA, SUMMARY_FILE, read_summary
+from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
 from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
-from ccbench.suite import SEED_AXIS, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
+from ccbench.suite import RUN_PLOTS, SEED_AXIS, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
 from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, write_atomic
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
@@ -215,7 +215,7 @@ def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: P
     root = Path(suite_dir)
     parts = part_dirs(root)
     if parts is not None:
-        return _render_set(root, parts, plots=plots, progress=progress)
+        return _render_set(root, read_manifest(root).data, parts, plots=plots, progress=progress)
     report = build(root, plots=plots, progress=progress)
     write_atomic(root / "report.md", markdown(report))
     write_atomic(root / "report.html", to_html(report, root))
@@ -231,8 +231,8 @@ def part_dirs(suite_dir: str | os.PathLike[str]) -> list[Path] | None:
     return [root / name for name in data["parts"] if (root / name / MANIFEST).is_file()]
 
 
-def _render_set(root: Path, parts: Sequence[Path], *, plots: bool, progress: Progress | None) -> Path:
-    data = read_manifest(root).data
+def _render_set(root: Path, data: Mapping[str, Any], parts: Sequence[Path], *, plots: bool,
+                progress: Progress | None) -> Path:
     title, description = data.get("suite", root.name), data.get("description", "")
     reports = []
     for part in parts:
@@ -247,11 +247,7 @@ def _render_set(root: Path, parts: Sequence[Path], *, plots: bool, progress: Pro
         md += [("#" + line if line.startswith("#") else line) for line in body]
         md += ["", f"Full report of this part: [{name}/report.html]({name}/report.html)", ""]
     write_atomic(root / "report.md", "\n".join(md).rstrip() + "\n")
-    html = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>{_e(title)} — ccbench report</title>", f"<style>{_CSS}</style></head><body>",
-            f"<h1>{_e(title)}</h1>"]
-    if description:
-        html.append(f"<p>{_e(description)}</p>")
+    html = _html_head(title, description)
     html.append("<ul>" + "".join(f'<li><a href="#{_e(n)}">{_e(r.title)}</a>'
                                  + (f": {_e(r.description)}" if r.description else "") + "</li>"
                                  for n, r in reports) + "</ul>")
@@ -260,9 +256,7 @@ def _render_set(root: Path, parts: Sequence[Path], *, plots: bool, progress: Pro
         if rep.description:
             html.append(f"<p>{_e(rep.description)}</p>")
         html.append(f'<p><a href="{_e(name)}/report.html">full report: plots, every run</a></p>')
-        for g in rep.tables:
-            sub = f' <span class="sub">({_e(g.subtitle)})</span>' if g.subtitle else ""
-            html += [f"<h3>{_e(g.title)}{sub}</h3>", _html_grid(g)]
+        html += _html_tables(rep.tables, "h3")
         if rep.errors:
             html.append(f"<p>{len(rep.errors)} failed run(s): see the part's report.</p>")
     html.append("</body></html>")
@@ -475,9 +469,7 @@ def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, 
             cells.append(cell)
         cells.append(Cell(format_value(rec.wall_s, "{:.2f}") if rec.wall_s is not None else "—", rec.wall_s))
         rows.append((str(n), cells))
-        pngs = {name: f"{rec.dir}/{file}" for name, file in (("timeseries", PLOT_FILE),
-                                                             ("delivery_with_rtt", "delivery_with_rtt.png"))
-                if (root / rec.dir / file).is_file()}
+        pngs = {name: f"{rec.dir}/{name}.png" for name in RUN_PLOTS if (root / rec.dir / f"{name}.png").is_file()}
         links.append({"run": rec.dir, **pngs})
     legend = legend_of(builtin) + [f"{c.title}: the suite's expression {c.cell}" for c in suite.report.columns]
     return Grid("Runs", "", "#", columns, rows, notes, legend), links
@@ -664,21 +656,32 @@ def _html_grid(g: Grid, extra: list[str] | None = None) -> str:
             + captions + (f'<ul class="notes">{notes}</ul>' if notes else ""))
 
 
-def to_html(report: Report, root: Path) -> str:
+def _html_head(title: str, description: str) -> list[str]:
+    """A report page's start: document head, title and description."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{_e(report.title)} — ccbench report</title>",
+        f"<title>{_e(title)} — ccbench report</title>",
         f"<style>{_CSS}</style></head><body>",
-        f"<h1>{_e(report.title)}</h1>",
+        f"<h1>{_e(title)}</h1>",
     ]
-    if report.description:
-        parts.append(f"<p>{_e(report.description)}</p>")
+    return parts + ([f"<p>{_e(description)}</p>"] if description else [])
+
+
+def _html_tables(grids: Sequence[Grid], heading: str) -> list[str]:
+    """Each table under a heading (``h2``, ``h3``) with its subtitle."""
+    out = []
+    for g in grids:
+        sub = f' <span class="sub">({_e(g.subtitle)})</span>' if g.subtitle else ""
+        out += [f"<{heading}>{_e(g.title)}{sub}</{heading}>", _html_grid(g)]
+    return out
+
+
+def to_html(report: Report, root: Path) -> str:
+    parts = _html_head(report.title, report.description)
     meta_rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in report.meta)
     parts.append(f'<table class="meta"><tbody>{meta_rows}</tbody></table>')
-    for g in report.tables:
-        sub = f' <span class="sub">({_e(g.subtitle)})</span>' if g.subtitle else ""
-        parts += [f"<h2>{_e(g.title)}{sub}</h2>", _html_grid(g)]
+    parts += _html_tables(report.tables, "h2")
     if report.plots:
         parts.append("<h2>Plots</h2>")
         for name, title, path in report.plots:

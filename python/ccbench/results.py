@@ -298,10 +298,11 @@ class Result:
                 df.write_parquet(tmp / f"{name}.parquet", compression=PARQUET_COMPRESSION)
             if plot:
                 self.plot(tmp / PLOT_FILE)
-            for name, options in (figures or {}).items():
+            if figures:
                 from ccbench import plot as plots
 
-                getattr(plots, name)(self, **options).savefig(tmp / f"{name}.png", dpi=110)
+                for name, options in figures.items():
+                    getattr(plots, name)(self, **options).savefig(tmp / f"{name}.png", dpi=110)
             (tmp / SUMMARY_FILE).write_text(self.summary_json, encoding="utf-8")  # last: marks completion
             _replace_dir(tmp, target)
         except BaseException:

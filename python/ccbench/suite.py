@@ -143,7 +143,7 @@ __all__ = [
 Scalar = str | int | float | bool
 Key = tuple[str | int, ...]
 
-RUN_PLOTS = ("timeseries", "delivery_with_rtt")
+RUN_PLOTS = ("timeseries", "delivery_with_rtt")  # per run; each saved as <name>.png in the run's directory
 DEFAULT_RUN_PLOTS = ("timeseries",)
 #: The axis whose runs a report's tables aggregate (mean and 95 % interval) instead of splitting by it.
 SEED_AXIS = "seed"
@@ -274,14 +274,35 @@ class PlannedRun:
     error: str | None = None
 
 
-
-
 def _fill(o: Override, values: Mapping[str, Scalar]) -> Override:
     """A [[when]] override with each ``{axis}`` replaced by the point's value on that axis."""
     text = o.text
     for name, v in values.items():
         text = text.replace("{" + name + "}", value_key(v))
     return o if text == o.text else replace(o, text=text)
+
+
+def _selection(axes: Sequence[Axis], raw: Mapping[str, Any],
+               ) -> tuple[dict[str, frozenset[str]], list[tuple[str, str]]]:
+    """``{ axis = value | [values] }`` as a Selection, and the problems: (axis name, message)
+    for each axis that does not exist and each value that is not one of its axis's."""
+    out: dict[str, frozenset[str]] = {}
+    problems: list[tuple[str, str]] = []
+    for name, given in raw.items():
+        axis = next((a for a in axes if a.name == name), None)
+        if axis is None:
+            problems.append((name, f"no axis {name!r} (axes: {', '.join(a.name for a in axes)})"))
+            continue
+        keys: set[str] = set()
+        for v in given if isinstance(given, (list, tuple)) else [given]:
+            found = axis.find(v)
+            if found is None:
+                allowed = ", ".join(value_key(x) for x in axis.values)
+                problems.append((name, f"{_show(v)} is not a value of axis {name!r} ({allowed})"))
+            else:
+                keys.add(value_key(found))
+        out[name] = frozenset(keys)
+    return out, problems
 
 
 def _matches(sel: Selection, values: Mapping[str, Scalar]) -> bool:
@@ -315,22 +336,14 @@ class Suite:
         """The suite with only the points whose axis values are among ``only``'s
         (axis name -> a value or a list of values; values as written in the suite,
         numbers may be given as text). Raises SuiteError for an unknown axis or value."""
-        sel: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in self.only.items()}
-        for name, given in only.items():
-            axis = next((a for a in self.axes if a.name == name), None)
-            if axis is None:
-                raise SuiteError(f"{self.file}: no axis {name!r} (axes: {', '.join(a.name for a in self.axes)})",
-                                 [{"file": self.file, "line": None, "col": None, "key": name, "message": "no such axis"}])
-            keys: set[str] = set()
-            for v in given if isinstance(given, (list, tuple)) else [given]:
-                found = axis.find(v)
-                if found is None:
-                    allowed = ", ".join(value_key(x) for x in axis.values)
-                    raise SuiteError(f"{self.file}: axis {name!r} has no value {v!r} (values: {allowed})",
-                                     [{"file": self.file, "line": None, "col": None, "key": name,
-                                       "message": f"no value {v!r}"}])
-                keys.add(value_key(found))
-            sel[name] = sel[name] & keys if name in sel else frozenset(keys)
+        given, problems = _selection(self.axes, only)
+        if problems:
+            name, message = problems[0]
+            raise SuiteError(f"{self.file}: {message}",
+                             [{"file": self.file, "line": None, "col": None, "key": name, "message": message}])
+        sel = dict(self.only)
+        for name, keys in given.items():
+            sel[name] = sel[name] & keys if name in sel else keys
         return replace(self, only=sel)
 
     @property
@@ -417,7 +430,7 @@ class Suite:
 
 @dataclass(frozen=True)
 class SuiteSet:
-    """A suite of suites: parts run one after another into ``<out>/<name>/<part>/``."""
+    """A suite of suites: its parts' runs share one pool; each part goes to ``<out>/<name>/<part>/``."""
 
     name: str
     description: str
@@ -745,11 +758,8 @@ class _Reader:
                 continue
             anchor = self.path.parent if self.path is not None else Path()
             target = anchor / ref
-            try:
-                text = target.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                reason = "no such file" if isinstance(e, FileNotFoundError) else getattr(e, "strerror", None) or str(e)
-                self.problem((*at, "suite"), f"cannot read suite {str(target)!r}: {reason}")
+            text = self.read_file(target, (*at, "suite"), "suite")
+            if text is None:
                 continue
             label = _builtin_label(target) or _display_path(target)
             try:
@@ -774,26 +784,23 @@ class _Reader:
             raise SuiteError("\n".join(_problem_line(p) for p in self.problems), self.problems)
         return SuiteSet(name, description, self.file, self.text, tuple(parts))
 
+    def read_file(self, target: Path, at: Key, what: str) -> str | None:
+        """A file this suite names (its base scenario, a part), or None with the problem recorded at ``at``."""
+        try:
+            return target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            reason = "no such file" if isinstance(e, FileNotFoundError) else getattr(e, "strerror", None) or str(e)
+            self.problem(at, f"cannot read {what} {str(target)!r}: {reason}")
+            return None
+
     def selection(self, raw: Any, at: Key, axes: list[Axis]) -> dict[str, frozenset[str]]:
         """``{ axis = value | [values] }``: each axis must exist and each value be one of its values."""
         if not isinstance(raw, dict) or not raw:
             self.problem(at, "expected a table of axis = value or [values], e.g. { qdisc = \"pfifo\" }")
             return {}
-        out: dict[str, frozenset[str]] = {}
-        for name, given in raw.items():
-            axis = next((a for a in axes if a.name == name), None)
-            if axis is None:
-                self.problem((*at, name), f"no axis {name!r} (axes: {', '.join(a.name for a in axes)})")
-                continue
-            keys = set()
-            for v in given if isinstance(given, list) else [given]:
-                found = axis.find(v)
-                if found is None:
-                    allowed = ", ".join(value_key(x) for x in axis.values)
-                    self.problem((*at, name), f"{_show(v)} is not a value of axis {name!r} ({allowed})")
-                else:
-                    keys.add(value_key(found))
-            out[name] = frozenset(keys)
+        out, problems = _selection(axes, raw)
+        for name, message in problems:
+            self.problem((*at, name), message)
         return out
 
     def excludes(self, axes: list[Axis]) -> list[Selection]:
@@ -829,12 +836,8 @@ class _Reader:
                 return None, None
             anchor = self.path.parent if self.path is not None else Path()
             target = anchor / base
-            try:
-                return target.read_text(encoding="utf-8"), _display_path(target)
-            except (OSError, UnicodeDecodeError) as e:
-                reason = "no such file" if isinstance(e, FileNotFoundError) else getattr(e, "strerror", None) or str(e)
-                self.problem(("base",), f"cannot read scenario {str(target)!r}: {reason}")
-                return None, None
+            text = self.read_file(target, ("base",), "scenario")
+            return (text, _display_path(target)) if text is not None else (None, None)
         if isinstance(base, dict):
             return (_inline_base(self.text, base), self.file) if read_base else (None, None)
         self.problem(("base",), f"expected a scenario file name or a [base] table, got {_show(base)}")

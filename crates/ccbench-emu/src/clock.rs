@@ -1,5 +1,8 @@
 //! Clocks and kernel packet timestamps, shared by the forwarder and the tools.
 
+/// Control buffer for one received message's timestamp (a cmsghdr and a timespec), in u64s.
+pub const CTL_WORDS: usize = 8;
+
 /// A clock in ns.
 fn read(clock: libc::clockid_t) -> i128 {
     let mut ts = libc::timespec {
@@ -19,6 +22,26 @@ pub fn monotonic_ns() -> u64 {
 /// CLOCK_REALTIME in ns: what SO_TIMESTAMPNS stamps packets with.
 pub fn realtime_ns() -> i128 {
     read(libc::CLOCK_REALTIME)
+}
+
+/// Ask the kernel to stamp every message `fd` receives (SO_TIMESTAMPNS).
+pub fn enable_rx_stamps(fd: i32) -> std::io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: `one` lives across the call; the size matches.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &one as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    };
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }
 
 /// The SCM_TIMESTAMPNS of a received message (socket option SO_TIMESTAMPNS),

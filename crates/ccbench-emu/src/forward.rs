@@ -86,9 +86,6 @@ struct Dir {
     series: Vec<(u64, u16, [u64; 5])>,
 }
 
-/// Control buffer per received message (a cmsghdr and a timespec), in u64s.
-const CTL_WORDS: usize = 8;
-
 /// The links' counters are sampled this often (the simulator's default metrics interval).
 const SERIES_NS: u64 = 100_000_000;
 
@@ -99,7 +96,7 @@ const SPIN_SHARE: i64 = 5;
 /// ... saved up to this much.
 const SPIN_BUDGET_MAX: i64 = 5_000_000;
 
-use crate::clock::{monotonic_ns as clock_ns, realtime_ns, rx_stamp};
+use crate::clock::{enable_rx_stamps, monotonic_ns as clock_ns, realtime_ns, rx_stamp, CTL_WORDS};
 
 fn setopt(fd: i32, level: i32, opt: i32, val: i32) -> io::Result<()> {
     // SAFETY: val lives across the call; size matches.
@@ -148,7 +145,7 @@ pub fn open_if(ifname: &str) -> io::Result<i32> {
         setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 64 << 20)?;
         // Kernel arrival stamps: a packet's delay counts from when it reached
         // the socket, not from when the forwarder woke up to read it.
-        setopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
+        enable_rx_stamps(fd)?;
         // Drop whatever arrived before the bind took effect.
         let mut tmp = [0u8; SLOT];
         while libc::recv(
@@ -406,17 +403,21 @@ pub struct Options {
     pub pcap: Option<String>,
 }
 
-/// Write every stage's dequeue records to `path`: 28-byte little-endian
-/// records (t_ns u64, sojourn_ns u64, stage u16, direction u8 (0 forward,
-/// 1 reverse), class u8, flow u32 (index into the direction's `flows`),
-/// frame bytes u32), in stage order; ccbench's Python side turns them into
-/// the simulator's Parquet tables.
-fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
+/// Every stage of both directions records its state at `t` (ns since start).
+fn sample_links(dirs: &mut [Dir], t: u64) {
+    for d in dirs.iter_mut() {
+        for (i, st) in d.path.stages.iter().enumerate() {
+            d.series.push((t, i as u16, st.sample()));
+        }
+    }
+}
+
+/// Write the links' periodic samples to `path`: 56-byte little-endian
+/// records (t_ns u64, stage u16, direction u8, pad u8, pad u32, then backlog
+/// packets, backlog bytes, drops, marks, bytes sent as u64).
+fn write_link_series(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
     use std::io::Write;
-    // The links' periodic samples: 56-byte records (t_ns u64, stage u16,
-    // direction u8, pad u8, pad u32, then backlog packets, backlog bytes,
-    // drops, marks, bytes sent as u64), in `links.bin` beside `path`.
-    let mut w = io::BufWriter::new(std::fs::File::create(path.with_file_name("links.bin"))?);
+    let mut w = io::BufWriter::new(std::fs::File::create(path)?);
     for (d, dir) in dirs.iter().enumerate() {
         for (t, i, v) in &dir.series {
             w.write_all(&t.to_le_bytes())?;
@@ -427,7 +428,16 @@ fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
             }
         }
     }
-    w.flush()?;
+    w.flush()
+}
+
+/// Write every stage's dequeue records to `path`: 28-byte little-endian
+/// records (t_ns u64, sojourn_ns u64, stage u16, direction u8 (0 forward,
+/// 1 reverse), class u8, flow u32 (index into the direction's `flows`),
+/// frame bytes u32), in stage order; ccbench's Python side turns them (and
+/// `links.bin`) into the simulator's Parquet tables.
+fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
+    use std::io::Write;
     let mut w = io::BufWriter::new(std::fs::File::create(path)?);
     for (d, dir) in dirs.iter().enumerate() {
         for (i, st) in dir.path.stages.iter().enumerate() {
@@ -528,11 +538,7 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
         // them cost the unloaded RTT), and nothing changes while it sleeps.
         let woke = clock_ns() - t0;
         while woke >= next_sample {
-            for d in dirs.iter_mut() {
-                for (i, st) in d.path.stages.iter().enumerate() {
-                    d.series.push((next_sample, i as u16, st.sample()));
-                }
-            }
+            sample_links(&mut dirs, next_sample);
             next_sample += SERIES_NS;
         }
         for d in dirs.iter_mut() {
@@ -584,14 +590,12 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             .min(SPIN_BUDGET_MAX);
     }
     let end = clock_ns() - t0;
-    for d in dirs.iter_mut() {
-        for (i, st) in d.path.stages.iter().enumerate() {
-            d.series.push((end, i as u16, st.sample())); // the state at the stop
-        }
-    }
+    sample_links(&mut dirs, end); // the state at the stop
     let dur = end as f64 / 1e9;
     if let Some(p) = &opt.records {
-        write_records(std::path::Path::new(p), &dirs)?;
+        let p = std::path::Path::new(p);
+        write_records(p, &dirs)?;
+        write_link_series(&p.with_file_name("links.bin"), &dirs)?;
     }
     for d in dirs.iter_mut() {
         if let Some(mut w) = d.pcap.take() {

@@ -146,7 +146,7 @@ fn recv_stamped(fd: i32, buf: &mut [u8]) -> Option<(usize, Option<i128>)> {
         iov_base: buf.as_mut_ptr() as *mut libc::c_void,
         iov_len: buf.len(),
     };
-    let mut ctl = [0u64; 8];
+    let mut ctl = [0u64; crate::clock::CTL_WORDS];
     // SAFETY: zeroed msghdr is valid; iov and ctl outlive the call.
     let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
     h.msg_iov = &mut iov;
@@ -171,17 +171,8 @@ pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value
     s.connect(dst).map_err(|e| format!("{dst}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(2)))
         .map_err(|e| e.to_string())?;
-    let one: libc::c_int = 1;
-    // SAFETY: plain setsockopt on our socket.
-    unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            &one as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as u32,
-        )
-    };
+    // Without stamps (an old kernel) the RTT is taken when the reply is read.
+    let _ = crate::clock::enable_rx_stamps(s.as_raw_fd());
     let mut rtts = Vec::new();
     let mut buf = [0u8; 64];
     for seq in 0..count {
