@@ -45,6 +45,27 @@ fn scenario(d: &Path, fwd_link: &str) -> PathBuf {
     p
 }
 
+/// `udp-blast ARGS` (Mbit/s, seconds[, TOS]) from the client to a `udp-sink`
+/// that stops 4 s after its first datagram; the sink's report (its text).
+fn blast_through_sink(d: &Path, scen: &Path, args: &str) -> String {
+    let sink = format!("{EXE} udp-sink 9000 4 > {}", d.join("sink.json").display());
+    let client = format!("{EXE} udp-blast 10.201.0.2:9000 {args} && sleep 2");
+    let out = emulate(
+        d,
+        scen,
+        &[&sink],
+        &["sh", "-c", &client],
+        Duration::from_secs(30),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::read_to_string(d.join("sink.json")).unwrap_or_default()
+}
+
 /// Run `ccbench-emu run` with a hard timeout; returns its output.
 fn emulate(d: &Path, scen: &Path, server: &[&str], client: &[&str], limit: Duration) -> Output {
     let mut cmd = Command::new(EXE);
@@ -195,26 +216,11 @@ fn dualpi2_marks_reach_the_receiver() {
     );
     // The sink (server) stops 4 s after its first datagram; the client
     // blasts ECT(1) at 12 Mbit/s for 3 s and then waits for it.
-    let sink = format!("{EXE} udp-sink 9000 4 > {}", d.join("sink.json").display());
-    let client = format!("{EXE} udp-blast 10.201.0.2:9000 12 3 1 && sleep 2");
-    let out = emulate(
-        &d,
-        &s,
-        &[&sink],
-        &["sh", "-c", &client],
-        Duration::from_secs(30),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::thread::sleep(Duration::from_millis(100));
+    let sink_text = blast_through_sink(&d, &s, "12 3 1");
     let sm = summary(&d);
     let link = &sm["emulator"]["fwd"]["links"][0];
     let marks = link["marks"].as_u64().unwrap();
     let rewrites = sm["emulator"]["fwd"]["ecn_rewrites"].as_u64().unwrap();
-    let sink_text = std::fs::read_to_string(d.join("sink.json")).unwrap_or_default();
     eprintln!("dualpi2: link {link}\nsink {sink_text}");
     assert!(marks > 50, "DualPI2 marked only {marks}");
     assert!(
@@ -455,22 +461,7 @@ fn netem_jitter_reorders_real_packets_as_simulated() {
         &d,
         "id = 'bn'\nqdisc = { kind = 'netem', delay = '10ms', jitter = '2ms' }",
     );
-    let sink = format!("{EXE} udp-sink 9000 4 > {}", d.join("sink.json").display());
-    let client = format!("{EXE} udp-blast 10.201.0.2:9000 10 3 && sleep 2");
-    let out = emulate(
-        &d,
-        &s,
-        &[&sink],
-        &["sh", "-c", &client],
-        Duration::from_secs(30),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::thread::sleep(Duration::from_millis(100));
-    let sink_text = std::fs::read_to_string(d.join("sink.json")).unwrap_or_default();
+    let sink_text = blast_through_sink(&d, &s, "10 3");
     let sink = last_json(sink_text.as_bytes());
     let pkts = sink["pkts"].as_u64().unwrap();
     let live = sink["reordered"].as_u64().unwrap() as f64 / pkts as f64;
