@@ -307,12 +307,14 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     its stop, all through the scenario's links. Prints, per flow, goodput over
     its active time, its share of the total, retransmits and sRTT, and the
     bottleneck's queue delay, side by side, and flags differences above 10 %.
+    Both sides cover the whole run: the scenario's warm-up is not applied.
     """
     import json
     import subprocess
     import tempfile
 
-    result = ccbench.run(scenario, set=list(overrides))
+    # The kernel's counters cover the whole run, so the simulation's must too.
+    result = ccbench.run(scenario, set=[*overrides, 'metrics.warmup="0s"'])
     sim = result.summary
     flows = [(i, f) for i, f in enumerate(sim["flows"]) if f["kind"] == "tcp"]
     if not flows:

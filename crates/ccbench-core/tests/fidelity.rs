@@ -84,17 +84,33 @@ fn reno_under_random_loss_follows_mathis() {
 }
 
 /// Reno and CUBIC differ where RFC 9438 says they should: at a large BDP
-/// CUBIC's window recovers faster than Reno's +1/RTT and takes more of a
-/// shared FIFO. Real Linux 6.18 through the kernel anchor (`kemu.py run
-/// --rate 100 --rtt-ms 100 --limit 800 -t 60`, both flow orders) gave CUBIC
-/// 57.2 / Reno 38.4 Mbit/s (1.49×) and 54.7 / 40.9 (1.34×).
+/// CUBIC regains its window in K = ∛(W_max·(1−β)/C) seconds, Reno at one
+/// segment per RTT, and CUBIC takes most of a shared FIFO. Linux 6.18's own
+/// TCP through `ccbench compare` (100 Mbit/s, 100 ms, pfifo 800, 300 s,
+/// whole run) gave CUBIC 0.858 of the goodput and, flows swapped, 0.846.
+/// Shorter runs do not settle: over 60 s the share still depends on where
+/// each flow's slow start ended (kernel runs: 0.57, 0.60, 0.80). With 1 ms
+/// of host timing noise every seed lands at the kernel's share.
 #[test]
 fn cubic_outgrows_reno_on_a_long_fat_path() {
-    let flows = tcp("reno", "reno", "") + &tcp("cubic", "cubic", "");
-    let text = dumbbell("100Mbit", 100.0, r#"{ kind = "pfifo", limit = 800 }"#, "60s", &flows);
-    let out = run(&text, &["metrics.warmup=\"10s\""]);
-    let reno = flow(&out.summary, "reno").goodput_mbps;
-    let cubic = flow(&out.summary, "cubic").goodput_mbps;
-    let ratio = cubic / reno;
-    assert!((1.25..=1.6).contains(&ratio), "cubic {cubic} vs reno {reno}: {ratio:.2}× (kernel 1.34–1.49×)");
+    let x = r#"tcp = { tx_jitter = "1ms" }"#;
+    let flows = tcp("reno", "reno", x) + &tcp("cubic", "cubic", x);
+    let text = dumbbell("100Mbit", 100.0, r#"{ kind = "pfifo", limit = 800 }"#, "300s", &flows);
+    let shares: Vec<f64> = std::thread::scope(|sc| {
+        let runs: Vec<_> = (1..=5)
+            .map(|seed| {
+                let text = &text;
+                sc.spawn(move || {
+                    let out = run(text, &["metrics.warmup=\"0s\"", &format!("seed={seed}")]);
+                    let reno = flow(&out.summary, "reno").goodput_mbps;
+                    let cubic = flow(&out.summary, "cubic").goodput_mbps;
+                    cubic / (reno + cubic)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (seed, share) in (1..=5).zip(&shares) {
+        assert!((0.80..=0.90).contains(share), "seed {seed}: CUBIC share {share:.3} (all {shares:.3?}) vs kernel 0.846-0.858");
+    }
 }

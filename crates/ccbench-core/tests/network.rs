@@ -50,7 +50,14 @@ schedule = [{ at = "10s", change = { rate = "5Mbit" } }, { at = "20s", change = 
         "change keeps the queue"
     );
     let r2 = rate_between(&mut s, 12_000, 20_000);
-    let r3 = rate_between(&mut s, 25_000, 30_000);
+    // Back at 50 Mbit/s the queue empties, and PI2's drop probability,
+    // raised during the 5 Mbit/s period, decays for about 6 s, dropping
+    // while there is no queue; the rate is the shaper's only once the
+    // flow keeps a backlog again.
+    s.run_until(at_ms(27_000));
+    assert!(s.links[0].qdisc.len() > 0, "backlogged from 27 s");
+    let r3 = rate_between(&mut s, 27_000, 30_000);
+    assert!(s.links[0].qdisc.len() > 0, "backlogged until 30 s");
     assert!((r1 - 50.0).abs() < 1.0, "{r1}");
     assert!((r2 - 5.0).abs() < 0.1, "{r2}");
     assert!((r3 - 50.0).abs() < 1.0, "{r3}");

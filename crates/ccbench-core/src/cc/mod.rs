@@ -43,9 +43,12 @@ pub struct TcpCcState {
     pub min_rtt: Dur,
     /// Segments sent and not yet cumulatively ACKed or SACKed (in flight).
     pub in_flight: u32,
-    /// Whether the sender was limited by cwnd (not by the app or pacing)
-    /// recently; growth only happens when true (`tcp_is_cwnd_limited`).
+    /// Linux `tp->is_cwnd_limited` and `tp->max_packets_out`, kept by the
+    /// sender's `tcp_cwnd_validate`: whether cwnd limited a transmission
+    /// since the window now in flight began, else the largest
+    /// `packets_out` seen in it. Read them through `is_cwnd_limited()`.
     pub cwnd_limited: bool,
+    pub max_packets_out: u32,
     /// Oldest unacknowledged and next new segment numbers.
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -85,6 +88,7 @@ impl TcpCcState {
             min_rtt: Dur::MAX,
             in_flight: 0,
             cwnd_limited: true,
+            max_packets_out: 0,
             snd_una: 0,
             snd_nxt: 0,
             delivered: 0,
@@ -114,11 +118,17 @@ impl TcpCcState {
         left
     }
 
+    /// Linux `tcp_is_cwnd_limited`: growth is allowed while cwnd limits
+    /// sending, and in slow start until cwnd is twice what was in flight.
+    pub fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited || (self.in_slow_start() && self.cwnd < 2 * self.max_packets_out)
+    }
+
     /// The prelude every Linux `cong_avoid` shares: no growth unless
     /// cwnd-limited, then slow start. Returns the ACKed segments left for
     /// congestion avoidance (0: nothing more to do).
     pub fn ca_acked(&mut self, acked: u32) -> u32 {
-        if !self.cwnd_limited {
+        if !self.is_cwnd_limited() {
             return 0;
         }
         if self.in_slow_start() {

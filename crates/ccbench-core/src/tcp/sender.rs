@@ -107,9 +107,9 @@ pub struct TcpSender {
     pace_blocked: bool,
     /// Set when sending stopped only because of the host's send jitter.
     jitter_blocked: bool,
-    /// Largest flight seen in the current round, for `cwnd_limited`.
-    max_flight: u32,
-    round_end: u64,
+    /// Linux `tp->cwnd_usage_seq`: `tcp_cwnd_validate` forgets whether
+    /// cwnd limited once this is ACKed.
+    cwnd_usage_seq: u64,
     last_cc_event: SimTime,
 
     pub retransmits: u64,
@@ -183,8 +183,7 @@ impl TcpSender {
             next_send: SimTime::ZERO,
             pace_blocked: false,
             jitter_blocked: false,
-            max_flight: 0,
-            round_end: 0,
+            cwnd_usage_seq: 0,
             last_cc_event: now,
             retransmits: 0,
             rto_count: 0,
@@ -455,12 +454,6 @@ impl TcpSender {
         self.rate.generate(&mut self.t, delivered, newly_lost, ca_rtt, now);
         self.update_state(&ev, una_advanced, newly_lost, ack.tsecr);
 
-        // Round tracking for cwnd_limited (Linux tcp_cwnd_validate).
-        if self.sb.una >= self.round_end {
-            self.round_end = self.sb.nxt();
-            self.t.cwnd_limited = self.max_flight_limited();
-            self.max_flight = self.sb.in_flight();
-        }
         self.sync_cc_view();
         //= Linux tcp_new_space / tcp_should_expand_sndbuf: grow the send
         // buffer when the ACK freed space and cwnd is not what limits.
@@ -473,11 +466,19 @@ impl TcpSender {
         res
     }
 
-    fn max_flight_limited(&self) -> bool {
-        if self.t.in_slow_start() {
-            self.t.cwnd < 2 * self.max_flight
-        } else {
-            self.max_flight >= self.t.cwnd
+    /// Linux `tcp_cwnd_validate` at the end of each transmit attempt: a
+    /// cwnd-limited attempt sets the flag at once; it is cleared only by
+    /// an attempt after the window it covered was ACKed, and meanwhile
+    /// the largest `packets_out` is kept for slow start's test.
+    fn cwnd_validate(&mut self, limited: bool) {
+        let packets_out = self.sb.packets_out();
+        if self.sb.una >= self.cwnd_usage_seq
+            || limited
+            || (!self.t.cwnd_limited && packets_out > self.t.max_packets_out)
+        {
+            self.t.cwnd_limited = limited;
+            self.t.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.sb.nxt();
         }
     }
 
@@ -741,6 +742,7 @@ impl TcpSender {
     pub fn try_send(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
         self.pace_blocked = false;
         self.jitter_blocked = false;
+        let mut sent = false;
         loop {
             if self.sb.in_flight() >= self.t.cwnd {
                 break;
@@ -757,7 +759,6 @@ impl TcpSender {
                 // Linux hands paced packets to the qdisc with a future
                 // departure time, so they count as in flight: a flow held
                 // back only by pacing is cwnd-limited (tcp_cwnd_validate).
-                self.max_flight = self.max_flight.max(self.t.cwnd);
                 break;
             }
             if let Some(rng) = &mut self.jitter_rng {
@@ -771,7 +772,6 @@ impl TcpSender {
                 if now < self.jitter_target {
                     // Committed to the host's queue: counts as cwnd-limited.
                     self.jitter_blocked = true;
-                    self.max_flight = self.max_flight.max(self.t.cwnd);
                     break;
                 }
                 self.jitter_target = SimTime::NEVER;
@@ -824,9 +824,14 @@ impl TcpSender {
             if self.rto_at == SimTime::NEVER {
                 self.rto_at = now + self.rto;
             }
-            self.max_flight = self.max_flight.max(self.sb.in_flight());
             self.last_cc_event = now;
+            sent = true;
             out(pkt);
+        }
+        // Linux validates only in tcp_write_xmit, i.e. with data to send.
+        let limited = self.pace_blocked || self.jitter_blocked || self.sb.in_flight() >= self.t.cwnd;
+        if sent || (limited && self.has_new_data()) {
+            self.cwnd_validate(limited);
         }
         self.sync_cc_view();
     }

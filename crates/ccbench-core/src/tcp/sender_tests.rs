@@ -944,3 +944,49 @@ fn data_echoes_the_newest_ack_timestamp() {
     let out = ack(&mut s, a, at(111));
     assert!(out.iter().all(|p| seg(p).tsecr == at(60)));
 }
+
+/// Linux `tcp_cwnd_validate`: a sender that fills cwnd at every ACK is
+/// cwnd-limited at every ACK, so Reno gains exactly one segment per window
+/// ACKed, round after round, even when the increase lands on the ACK that
+/// ends a round (sampling the flight only at round ends would miss it and
+/// stall growth for the next round).
+#[test]
+fn a_sender_filling_cwnd_grows_every_round() {
+    let mut s = reno(10);
+    assert_eq!(start(&mut s, at(0)).len(), 10);
+    let mut grown = Vec::new();
+    for n in 1..=60u64 {
+        let out = ack(&mut s, cum(n), at(100 + n));
+        assert!(!out.is_empty(), "each ACK releases new data");
+        if [10, 21, 33, 46, 60].contains(&n) {
+            grown.push(s.t.cwnd);
+        }
+    }
+    assert_eq!(grown, vec![11, 12, 13, 14, 15]);
+}
+
+/// `tcp_is_cwnd_limited`: held below cwnd by the send buffer, a sender in
+/// slow start still grows cwnd to twice the flight it reached, and no
+/// further; in congestion avoidance it does not grow at all.
+#[test]
+fn a_sender_held_below_cwnd_grows_only_to_twice_its_flight() {
+    let small = TcpConfig {
+        init_cwnd: 10,
+        wmem_default: crate::units::Bytes(4096),
+        wmem_max: crate::units::Bytes(6 * 1468),
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, small.clone(), None);
+    assert_eq!(start(&mut s, at(0)).len(), 6);
+    for n in 1..=40u64 {
+        ack(&mut s, cum(n), at(100 + n));
+    }
+    assert_eq!(s.t.cwnd, 12, "slow start: 2 × max_packets_out (6)");
+    let mut s = sender(reno_cc(), EcnMode::Off, small, None);
+    s.t.ssthresh = 10;
+    start(&mut s, at(0));
+    for n in 1..=40u64 {
+        ack(&mut s, cum(n), at(100 + n));
+    }
+    assert_eq!(s.t.cwnd, 10, "congestion avoidance: never cwnd-limited");
+}

@@ -474,7 +474,7 @@ impl Prague {
         let debt = self.cfg.version.params().loss == LossLaw::Debt;
         // The in_loss gate (v0.6, v0.7); 2020-04 has none.
         let gated = self.in_loss && !debt;
-        if acked > 0 && !gated && tcp.cwnd_limited {
+        if acked > 0 && !gated && tcp.is_cwnd_limited() {
             let mut acked = acked as u64;
             if tcp.in_slow_start() {
                 let before = tcp.cwnd;
