@@ -346,10 +346,13 @@ def test_sce_l4s_smoke(tmp_path) -> None:
         rec = next(r for r in p.runs if all(r.values[k] == v for k, v in values.items()))
         return ccbench.load(p.dir / rec.dir)
 
-    # S1 at 5 Mbit: both architectures fill the link with little queue (ping p99 under 10 ms above base).
-    for arch in ("sce", "l4s"):
+    # S1 at 5 Mbit: little queue for both (ping p99 under 10 ms above base). Prague fills the link;
+    # cubic-sce's window swings between 6 and 12 packets around the 8-packet BDP (tcp_cubic_sce.c takes
+    # sqrt(cwnd) segments off per RTT of SCE marks, and the marks lag the queue by an RTT), so it keeps
+    # about four fifths of it.
+    for arch, least in (("sce", 3.6), ("l4s", 4.0)):
         r = run("s1-one-flow", arch=arch)
-        assert r.summary["flows"][0]["goodput_mbps"] > 4.0
+        assert r.summary["flows"][0]["goodput_mbps"] > least, arch
         assert r.summary["probes"][0]["rtt_ms"]["p99"] - 20 < 10
     # S3: pie noecn (15 ms target) holds a longer queue than the L4S and SCE AQMs around it.
     for arch in ("sce", "l4s"):
