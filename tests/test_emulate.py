@@ -172,3 +172,25 @@ def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module
              for side in ("simulated", "emulated")}
     assert abs(total["emulated"] - total["simulated"]) <= 0.10 * total["simulated"], (total, out.stdout)
     assert "f2 share" in out.stdout
+
+
+CODEL_ECN_20M = CUBIC_20M.replace('{ kind = "pfifo", limit = 100 }', '{ kind = "codel", ecn = true }').replace(
+    'cc = "cubic"', 'cc = "cubic"\necn = "classic"')
+
+
+def test_compare_turns_on_the_kernels_ecn_for_classic_ecn_flows(run_module, write_scenario, live_emu,
+                                                                tmp_path) -> None:
+    """Root only: a classic-ECN CUBIC flow through CoDel with ECN is marked, not dropped, in both worlds."""
+    out, doc = _compare(run_module, write_scenario, CODEL_ECN_20M, tmp_path / "c")
+    link = json.loads((tmp_path / "c" / "summary.json").read_text())["emulator"]["fwd"]["links"][0]
+    assert link["marks"] > 0 and link["drops_aqm"] == 0, link
+    rows = {r["metric"]: r for r in doc["rows"]}
+    assert rows["retransmits"]["emulated"] <= 2 and rows["retransmits"]["simulated"] <= 2, out.stdout
+
+
+def test_compare_refuses_flows_that_disagree_on_ecn(run_module, write_scenario) -> None:
+    """The kernel's tcp_ecn is per namespace, so mixed ECN settings cannot be emulated faithfully."""
+    text = CODEL_ECN_20M + TWO_FLOWS_20M[len(CUBIC_20M.replace('duration = "10s"', 'duration = "12s"')):]
+    out = run_module("compare", write_scenario(text))
+    assert out.returncode == 2, out.stderr
+    assert "ecn" in out.stderr and "'classic', 'off'" in out.stderr, out.stderr

@@ -162,15 +162,13 @@ pub struct Cubic {
     loss_cwnd: u32,
 }
 
-/// ⌊∛a⌋, exact.
+/// ⌊∛a⌋, exact. The f64 root is within one of the true one for every u128
+/// (rounding a to 53 bits moves its cube root by far less than 1), so one
+/// above it is never below ⌊∛a⌋ and the search only steps down.
 fn icbrt(a: u128) -> u64 {
-    let mut x = (a as f64).cbrt() as u64;
-    let cube = |x: u64| u128::from(x).pow(3);
-    while x > 0 && cube(x) > a {
+    let mut x = (a as f64).cbrt() as u64 + 1;
+    while u128::from(x).checked_pow(3).is_none_or(|c| c > a) {
         x -= 1;
-    }
-    while cube(x + 1) <= a {
-        x += 1;
     }
     x
 }
@@ -236,7 +234,7 @@ impl Cubic {
             let delta = ((u64::from(cwnd) * self.beta_scale) >> 3).max(1);
             let acks = u64::from(s.ack_cnt);
             if acks > delta {
-                let n = (acks - 1) / delta;
+                let n = acks / delta;
                 s.ack_cnt = (acks - n * delta) as u32;
                 s.w_est = s.w_est.saturating_add(n as u32);
             }
@@ -414,6 +412,22 @@ mod tests {
             out.push(((rtt * (r + 1)).as_secs_f64(), t.cwnd));
         }
         out
+    }
+
+    /// `bictcp_acked`: delay samples within one second of the epoch's
+    /// start (a reduction) are discarded; from one second on they count.
+    #[test]
+    fn delay_samples_are_ignored_for_one_second_after_a_reduction() {
+        let mut c = cubic();
+        let mut t = after_loss(&mut c, 100, ms(100));
+        let start = t.now;
+        c.update(t.cwnd, 1, start); // the epoch starts
+        t.now = start + Dur(Dur::from_secs(1).0 - 1);
+        c.on_rtt(&mut t, ms(50));
+        assert_eq!(c.s.delay_min, ms(100));
+        t.now = start + Dur::from_secs(1);
+        c.on_rtt(&mut t, ms(50));
+        assert_eq!(c.s.delay_min, ms(50));
     }
 
     #[test]
@@ -611,6 +625,7 @@ mod tests {
             assert_eq!(icbrt(cube + 1), n, "cbrt({n}^3 + 1)");
         }
         assert_eq!(icbrt(0), 0);
+        assert_eq!(icbrt(u128::MAX), 6_981_463_658_331, "⌊∛(2^128 − 1)⌋");
     }
 
     #[test]
@@ -636,6 +651,9 @@ mod tests {
         // still counts the ACKs.
         c.update(70, 5, t0 + ms(80));
         assert_eq!((c.s.w_est, c.s.ack_cnt), (74, 6));
+        // An exact multiple is credited in full (n = ack_cnt / delta).
+        c.update(70, 256, t0 + ms(120)); // 262 = 2·131
+        assert_eq!((c.s.w_est, c.s.ack_cnt), (76, 0));
         // Without tcp_friendliness W_est is never credited.
         let mut c = with(|c| c.tcp_friendliness = false);
         let t = after_loss(&mut c, 100, ms(100));

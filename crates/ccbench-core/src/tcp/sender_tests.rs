@@ -990,3 +990,56 @@ fn a_sender_held_below_cwnd_grows_only_to_twice_its_flight() {
     }
     assert_eq!(s.t.cwnd, 10, "congestion avoidance: never cwnd-limited");
 }
+
+/// `tcp_cwnd_validate`: while not cwnd-limited, a flight that grows within
+/// the window raises max_packets_out at once, and slow start may grow cwnd
+/// to twice the new flight.
+#[test]
+fn a_growing_flight_raises_the_slow_start_limit_within_the_window() {
+    let small = TcpConfig {
+        init_cwnd: 10,
+        wmem_default: crate::units::Bytes(4096),
+        wmem_max: crate::units::Bytes(6 * 1468),
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, small, None);
+    assert_eq!(start(&mut s, at(0)).len(), 6);
+    s.sndbuf = 8 * 1468; // the application's buffer grows: 8 segments fit
+    assert_eq!(ack(&mut s, cum(1), at(100)).len(), 3, "the flight grows to 8");
+    for n in 2..=5 {
+        ack(&mut s, cum(n), at(100 + n));
+    }
+    assert_eq!(s.t.cwnd, 15, "one per ACKed segment while below 2 × 8");
+}
+
+/// `tcp_undo_cwnd_reduction` restores ssthresh to the prior one, which
+/// entering Recovery took as max(ssthresh, ¾ cwnd) (`tcp_current_ssthresh`).
+#[test]
+fn undo_restores_three_quarters_of_cwnd_as_ssthresh() {
+    let mut s = reno(10);
+    s.t.ssthresh = 5; // congestion avoidance above ssthresh
+    start(&mut s, at(0));
+    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    let mut a = sack(10, &[(0, 1)]);
+    a.tsecr = at(100);
+    ack(&mut s, a, at(200));
+    assert_eq!(s.undos, 1);
+    assert_eq!(s.t.ssthresh, 7, "max(5, 10/2 + 10/4)");
+}
+
+/// `tcp_packet_delayed` compares TSecr with the first retransmission's
+/// time on the 1 ms TSval clock: an echo from earlier in the same
+/// millisecond is not evidence of a spurious retransmission.
+#[test]
+fn timestamps_undo_only_with_an_echo_from_an_earlier_millisecond() {
+    for (echo_us, undone) in [(100_200u64, 0u64), (99_900, 1)] {
+        let mut s = reno(10);
+        start(&mut s, at(0));
+        let out = ack(&mut s, sack(0, &[(1, 4)]), us(100_700));
+        assert_eq!(seqs(&out)[0], 0, "retransmitted at 100.7 ms");
+        let mut a = cum(10);
+        a.tsecr = us(echo_us);
+        ack(&mut s, a, at(200));
+        assert_eq!(s.undos, undone, "echo at {echo_us} µs");
+    }
+}

@@ -89,6 +89,12 @@ fn first_ce_halves_frac_cwnd_once_in_alpha_mode_0() {
     assert_eq!(p.frac_cwnd(), 20.0);
     p.cong_control(&mut t, &ev(1, 1));
     assert_eq!(p.frac_cwnd(), 20.0, "only the first mark ever halves");
+    // The halving rounds up (`(frac_cwnd + 1) >> 1`): 2k + 1 units become k + 1.
+    let mut t = ca(40, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    p.frac_cwnd = (40 << CWND_UNIT) + 1;
+    p.cong_control(&mut t, &ev(1, 1));
+    assert_eq!(p.frac_cwnd, (20 << CWND_UNIT) + 1);
     let mut t = ca(40, 20);
     let mut p = started(PragueConfig { alpha_mode: AlphaMode::InitOne, ..Default::default() }, &t);
     p.cong_control(&mut t, &ev(1, 1));
@@ -615,4 +621,98 @@ fn v2020_losses_keep_the_detector_at_its_slowest_gain() {
         let got = p.classic_srtt().nanos() as f64 / 1e6;
         assert!((got - want).abs() < 0.01, "{v:?}: filter srtt {got} ms, formula {want} ms");
     }
+}
+
+/// `prague_ai_ack_increase`: above MAX_SCALED_RTT (100 ms) the increase is
+/// one segment even when the target RTT is larger still.
+#[test]
+fn no_scaling_above_max_scaled_rtt_whatever_the_target() {
+    let cfg = PragueConfig { rtt_independence: true, rtt_target: Dur::from_millis(200), ..Default::default() };
+    for (srtt_ms, scaled) in [(150, false), (100, true)] {
+        let t = ca(40, srtt_ms);
+        let mut p = started(cfg.clone(), &t);
+        p.round = 1000;
+        p.update_ai(&t);
+        assert_eq!(p.ai_ack_increase != ONE_CWND, scaled, "srtt {srtt_ms} ms");
+    }
+}
+
+/// Without an RTT estimate Prague starts its rate at MINIMUM_RATE.
+#[test]
+fn start_without_an_rtt_uses_the_minimum_rate() {
+    let mut t = ca(10, 0);
+    t.srtt = Dur::ZERO;
+    let p = started(PragueConfig::default(), &t);
+    assert_eq!(p.rate_bytes, MINIMUM_RATE);
+    let p = started(PragueConfig::default(), &ca(10, 20));
+    assert!(p.rate_bytes > MINIMUM_RATE);
+}
+
+/// `prague_update_rtt_scaling` changes the filters' gains without changing
+/// the srtt/mdev they hold: g = ⌊log2 ssthresh⌋·1.5 + 1, at most 18.
+#[test]
+fn classic_ecn_gain_rescales_without_changing_the_estimates() {
+    let mut c = ClassicEcn::new(0);
+    c.on_rtt(Dur::from_millis(20));
+    let held = |c: &ClassicEcn| (c.srtt_pace >> c.g_srtt, c.mdev_pace >> c.g_mdev);
+    assert_eq!(held(&c), (20_000_000, 1000));
+    c.update_gain(100); // ⌊log2 100⌋ = 6: 6 + 3 + 1
+    assert_eq!((c.g_srtt, c.g_mdev), (10, 11));
+    assert_eq!(held(&c), (20_000_000, 1000));
+    c.update_gain(1 << 20); // 20 + 10 + 1 = 31, capped
+    assert_eq!((c.g_srtt, c.g_mdev), (18, 19));
+    assert_eq!(held(&c), (20_000_000, 1000));
+}
+
+/// The score moves by 0.5·log2(mdev / 750 µs) plus, when positive,
+/// 0.5·log2((srtt − min_rtt) / 2 ms) per α update, clamped to [0, 17];
+/// the α floor is 0.625·(min(score, 9) − 8) above 8.
+#[test]
+fn classic_ecn_score_follows_rtt_variation_and_queue_depth() {
+    let mut t = ca(40, 20);
+    t.min_rtt = Dur::from_millis(20);
+    let mut c = ClassicEcn::new(0);
+    let set = |c: &mut ClassicEcn, srtt_us: u64, mdev_us: u64| {
+        c.srtt_pace = (srtt_us * 1000) << c.g_srtt;
+        c.mdev_pace = (mdev_us * 1000) << c.g_mdev;
+    };
+    set(&mut c, 28_000, 3_000); // mdev 4 × 750 µs: +1; queue 8 ms = 4 × 2 ms: +1
+    c.on_round(&t);
+    assert!((c.score - 2.0).abs() < 1e-9, "{}", c.score);
+    set(&mut c, 20_000, 6_000); // mdev 8 × 750 µs: +1.5; no queue
+    c.on_round(&t);
+    assert!((c.score - 3.5).abs() < 1e-9, "{}", c.score);
+    set(&mut c, 20_500, 3_000); // queue 0.5 ms: the depth term would be negative and is left out
+    c.on_round(&t);
+    assert!((c.score - 4.5).abs() < 1e-9, "{}", c.score);
+    set(&mut c, 20_000, 3);
+    for _ in 0..20 {
+        c.on_round(&t);
+    }
+    assert_eq!(c.score, 0.0, "clamped at 0");
+    // No estimate yet, or no min_rtt: nothing moves.
+    c.score = 1.0;
+    c.srtt_pace = 0;
+    c.mdev_pace = 3_000_000 << c.g_mdev;
+    c.on_round(&t);
+    assert_eq!(c.score, 1.0);
+    set(&mut c, 28_000, 3_000);
+    t.min_rtt = Dur::MAX;
+    c.on_round(&t);
+    assert_eq!(c.score, 1.0);
+    // The reference levels shrink with ref_shift: 750 µs → 750^(1/2) µs.
+    let mut c = ClassicEcn::new(1);
+    t.min_rtt = Dur::from_millis(20);
+    set(&mut c, 20_000, 3_000);
+    c.on_round(&t);
+    let want = 0.5 * (3000f64.log2() - 750f64.log2() / 2.0);
+    assert!((c.score - want).abs() < 1e-9, "{} vs {want}", c.score);
+    // The α floor.
+    c.score = 8.0;
+    assert_eq!(c.alpha_floor(), 0);
+    c.score = 8.5;
+    let half = MAX_ALPHA / 2;
+    assert_eq!(c.alpha_floor(), (half >> 1) + (half >> 3));
+    c.score = 12.0;
+    assert_eq!(c.alpha_floor(), (MAX_ALPHA >> 1) + (MAX_ALPHA >> 3));
 }
