@@ -51,6 +51,17 @@ fn reno(cwnd: u32) -> TcpSender {
     s
 }
 
+/// A config whose send buffer holds at most `segs` segments (1468 B of
+/// truesize each), with initial window `cwnd`.
+fn send_buffer_of(segs: u64, cwnd: u32) -> TcpConfig {
+    TcpConfig {
+        init_cwnd: cwnd,
+        wmem_default: crate::units::Bytes(4096),
+        wmem_max: crate::units::Bytes(segs * 1468),
+        ..Default::default()
+    }
+}
+
 fn start(s: &mut TcpSender, now: SimTime) -> Vec<Packet> {
     let mut v = Vec::new();
     s.start(now, &mut |p| v.push(p));
@@ -884,12 +895,7 @@ fn send_buffer_starts_expanded_and_grows_with_cwnd_to_wmem_max() {
 #[test]
 fn send_buffer_and_receive_window_each_stop_new_data() {
     // wmem_max 10 × 1468 B: at most 10 segments unacknowledged, whatever cwnd.
-    let small = TcpConfig {
-        init_cwnd: 20,
-        wmem_default: crate::units::Bytes(4096),
-        wmem_max: crate::units::Bytes(10 * 1468),
-        ..Default::default()
-    };
+    let small = send_buffer_of(10, 20);
     let mut s = sender(reno_cc(), EcnMode::Off, small.clone(), None);
     assert_eq!(s.sndbuf, 10 * 1468);
     assert_eq!(start(&mut s, at(0)).len(), 10);
@@ -970,12 +976,7 @@ fn a_sender_filling_cwnd_grows_every_round() {
 /// further; in congestion avoidance it does not grow at all.
 #[test]
 fn a_sender_held_below_cwnd_grows_only_to_twice_its_flight() {
-    let small = TcpConfig {
-        init_cwnd: 10,
-        wmem_default: crate::units::Bytes(4096),
-        wmem_max: crate::units::Bytes(6 * 1468),
-        ..Default::default()
-    };
+    let small = send_buffer_of(6, 10);
     let mut s = sender(reno_cc(), EcnMode::Off, small.clone(), None);
     assert_eq!(start(&mut s, at(0)).len(), 6);
     for n in 1..=40u64 {
@@ -996,12 +997,7 @@ fn a_sender_held_below_cwnd_grows_only_to_twice_its_flight() {
 /// to twice the new flight.
 #[test]
 fn a_growing_flight_raises_the_slow_start_limit_within_the_window() {
-    let small = TcpConfig {
-        init_cwnd: 10,
-        wmem_default: crate::units::Bytes(4096),
-        wmem_max: crate::units::Bytes(6 * 1468),
-        ..Default::default()
-    };
+    let small = send_buffer_of(6, 10);
     let mut s = sender(reno_cc(), EcnMode::Off, small, None);
     assert_eq!(start(&mut s, at(0)).len(), 6);
     s.sndbuf = 8 * 1468; // the application's buffer grows: 8 segments fit
