@@ -145,7 +145,7 @@ def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_
     assert "goodput" in out.stdout and "emulated" in out.stdout
 
 
-TWO_FLOWS_20M = CUBIC_20M.replace('duration = "10s"', 'duration = "12s"') + """
+RENO_FROM_3S = """
 [[flows]]
 id = "f2"
 kind = "tcp"
@@ -154,6 +154,7 @@ start = "3s"
 path = ["bottleneck"]
 reverse = ["ret"]
 """
+TWO_FLOWS_20M = CUBIC_20M.replace('duration = "10s"', 'duration = "12s"') + RENO_FROM_3S
 
 
 def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module, write_scenario, live_emu,
@@ -190,7 +191,6 @@ def test_compare_turns_on_the_kernels_ecn_for_classic_ecn_flows(run_module, writ
 
 def test_compare_refuses_flows_that_disagree_on_ecn(run_module, write_scenario) -> None:
     """The kernel's tcp_ecn is per namespace, so mixed ECN settings cannot be emulated faithfully."""
-    text = CODEL_ECN_20M + TWO_FLOWS_20M[len(CUBIC_20M.replace('duration = "10s"', 'duration = "12s"')):]
-    out = run_module("compare", write_scenario(text))
+    out = run_module("compare", write_scenario(CODEL_ECN_20M + RENO_FROM_3S))
     assert out.returncode == 2, out.stderr
     assert "ecn" in out.stderr and "'classic', 'off'" in out.stderr, out.stderr

@@ -321,6 +321,12 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     flows = [(i, f) for i, f in enumerate(sim["flows"]) if f["kind"] == "tcp"]
     if not flows:
         _fail(f"{scenario}: compare needs a TCP flow", USER_ERROR)
+    # The kernel has no per-socket ECN switch: tcp_ecn is per network namespace, so every
+    # TCP flow of the client must agree (1: request RFC 3168 ECN; the server's default 2 accepts it).
+    ecn = {f["ecn"] for _, f in flows}
+    if len(ecn) > 1 or not ecn <= {"off", "classic"}:
+        _fail(f"{scenario}: compare needs every TCP flow's ecn to be false or \"classic\" alike "
+              f"(the kernel's tcp_ecn is per namespace), not {sorted(ecn)}", USER_ERROR)
     duration = float(sim["duration_s"])
     out = out or Path("results") / f"{scenario.stem}-compare"
     emu = _emu_binary()
@@ -334,12 +340,6 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
             argv += ["--server", f"exec {emu} tcp-sink {port} > {tmp}/sink-{k}.json"]
             script.append(f"(sleep {start:g}; exec {emu} tcp-bulk 10.201.0.2:{port} {f['cc']} {secs:g} "
                           f"> {tmp}/bulk-{k}.json) &")
-        # The kernel has no per-socket ECN switch: tcp_ecn is per network namespace, so every
-        # TCP flow of the client must agree (1: request RFC 3168 ECN; the server's default 2 accepts it).
-        ecn = {f["ecn"] for _, f in flows}
-        if len(ecn) > 1 or not ecn <= {"off", "classic"}:
-            _fail(f"{scenario}: compare needs every TCP flow's ecn to be false or \"classic\" alike "
-                  f"(the kernel's tcp_ecn is per namespace), not {sorted(ecn)}", USER_ERROR)
         if ecn == {"classic"}:
             script.insert(0, "sysctl -qw net.ipv4.tcp_ecn=1 || exit 1;")
         for o in overrides:
