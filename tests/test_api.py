@@ -320,3 +320,37 @@ def test_load_suite_keeps_a_failed_run_as_a_row_with_its_error(tmp_path) -> None
     assert failed.height == 1 and failed["rate"][0] == "7MB" and failed["flow"][0] is None
     assert 'unknown rate unit "mb"' in failed["error"][0]
     assert df.filter(df["status"] == "ok").height == 2  # f1 and f2 of the 5Mbit run
+
+
+
+def test_spilled_tables_equal_the_in_memory_ones(tmp_path: Path, monkeypatch) -> None:
+    """With spill_dir the core writes every table to Parquet (per-event ones a row group at
+    a time during the run): tables read back, saved files and summary are those of the
+    in-memory run, capture and empty tables included."""
+    from polars.testing import assert_frame_equal
+
+    import ccbench.api
+
+    monkeypatch.setattr(ccbench.api, "SPILL_ROWS", 500)  # several row groups in 2 s
+    ov = ["metrics.capture=['bottleneck']"]
+    mem = ccbench.run(TWO_FLOWS, set=ov)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    disk = ccbench.run(TWO_FLOWS, set=ov, spill_dir=spill)
+    assert sorted(p.name for p in spill.iterdir()) == sorted(f"{name}.parquet" for name in SCHEMA)
+    for name in SCHEMA:
+        assert_frame_equal(disk.tables[name], mem.tables[name])
+        assert disk.tables[name].schema == pl.Schema(SCHEMA[name]), name
+    assert mem.tables["media_series"].is_empty()
+    for r in (mem, disk):
+        r.summary["engine"].pop("wall_s")
+    assert disk.summary == mem.summary
+    saved = ccbench.load(disk.save(tmp_path / "run", plot=False))
+    for name in SCHEMA:
+        assert_frame_equal(saved.tables[name], mem.tables[name])
+
+
+def test_a_spill_directory_that_cannot_be_written_is_an_os_error(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "dir"
+    with pytest.raises(OSError, match="sojourn.parquet|rtt.parquet|flow_series.parquet"):
+        ccbench.run(TINY, spill_dir=missing)

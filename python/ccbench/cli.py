@@ -152,19 +152,21 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     """
     from ccbench.api import toml_value
     from ccbench.pcap import write_pcap
+    from ccbench.results import spill_beside
 
     target = run_dir(out, scenario)
     links = list(dict.fromkeys(pcap_links))  # each once, in order
     capture = [f"metrics.capture={toml_value(links)}"] if links else []
     bar = _RunProgress()
     try:
-        try:
-            result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture], progress=bar)
-        finally:
-            bar.close()
-        target = result.save(target, plot=plot)
-        for link in links:
-            write_pcap(result, target / f"{link}.pcap", link)
+        with spill_beside(target) as spill:  # per-event tables go to disk as the run goes
+            try:
+                result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture], progress=bar, spill_dir=spill)
+            finally:
+                bar.close()
+            target = result.save(target, plot=plot)
+            for link in links:
+                write_pcap(result, target / f"{link}.pcap", link)
     except KeyboardInterrupt:
         _fail("interrupted", INTERRUPTED)
     console = _console()

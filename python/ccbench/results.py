@@ -107,11 +107,13 @@ The core may add columns or tables; readers should select the columns they use.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import shutil
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,7 +123,7 @@ import polars as pl
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["SCHEMA", "Result", "load", "read_summary"]
+__all__ = ["SCHEMA", "Result", "Tables", "load", "read_summary"]
 
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
@@ -202,6 +204,39 @@ _UNITS = ("ms", "s", "us", "mbps", "bytes", "pkts")
 NO_ID = 2**32 - 1
 
 
+class Tables(Mapping[str, pl.DataFrame]):
+    """A run's tables by name. A per-event table of a long run may have been
+    written to a Parquet file while it ran (``ccbench.run(spill_dir=…)``):
+    it is read from that file when first looked up, and
+    :meth:`Result.save` links or copies the file instead of encoding it again."""
+
+    def __init__(self, frames: Mapping[str, pl.DataFrame], files: Mapping[str, Path] | None = None) -> None:
+        self._frames = dict(frames)
+        self._files = dict(files or {})
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name not in self._frames and name in self._files:
+            self._frames[name] = pl.read_parquet(self._files[name])
+        return self._frames[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._frames, **self._files})
+
+    def __len__(self) -> int:
+        return len({**self._frames, **self._files})
+
+    def write_parquet(self, name: str, path: Path) -> None:
+        """Write one table to ``path``: a spilled one by a hard link to its file (a copy across file systems)."""
+        src = self._files.get(name)
+        if src is None:
+            self._frames[name].write_parquet(path, compression=PARQUET_COMPRESSION)
+            return
+        try:
+            os.link(src, path)
+        except OSError:
+            shutil.copyfile(src, path)
+
+
 class Result:
     """One simulation run: the core's summary, the resolved scenario and its tables.
 
@@ -211,12 +246,13 @@ class Result:
     present and empty.
     """
 
-    def __init__(self, summary_json: str, scenario_toml: str, tables: Mapping[str, pl.DataFrame]) -> None:
+    def __init__(self, summary_json: str, scenario_toml: str, tables: Mapping[str, pl.DataFrame],
+                 files: Mapping[str, Path] | None = None) -> None:
         self.summary_json = summary_json
         self.summary: dict[str, Any] = json.loads(summary_json)
         self.scenario_toml = scenario_toml
-        empty = {name: pl.DataFrame(schema=cols) for name, cols in SCHEMA.items()}
-        self.tables: dict[str, pl.DataFrame] = {**empty, **tables}
+        empty = {name: pl.DataFrame(schema=cols) for name, cols in SCHEMA.items() if name not in (files or {})}
+        self.tables = Tables({**empty, **tables}, files)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -294,8 +330,8 @@ class Result:
         try:
             tmp.mkdir()
             (tmp / SCENARIO_FILE).write_text(self.scenario_toml, encoding="utf-8")
-            for name, df in self.tables.items():
-                df.write_parquet(tmp / f"{name}.parquet", compression=PARQUET_COMPRESSION)
+            for name in self.tables:
+                self.tables.write_parquet(name, tmp / f"{name}.parquet")
             if plot:
                 self.plot(tmp / PLOT_FILE)
             if figures:
@@ -309,6 +345,16 @@ class Result:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return target
+
+
+@contextlib.contextmanager
+def spill_beside(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary directory beside ``target`` for ``ccbench.run(spill_dir=…)``,
+    removed on exit (same file system, so nothing is copied across disks)."""
+    parent = Path(target).parent
+    parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=parent, prefix=f".{Path(target).name}.spill-") as tmp:
+        yield Path(tmp)
 
 
 def result_html(result: Result, *, plot: bool = True) -> str:

@@ -78,7 +78,7 @@ from typing import Any
 
 import ccbench
 from ccbench.errors import CcbenchError, SimulationError
-from ccbench.results import SUMMARY_FILE, _replace_dir, _replaceable
+from ccbench.results import SUMMARY_FILE, _replace_dir, _replaceable, spill_beside
 from ccbench.suite import PlannedRun, Suite, SuiteSet, load_suite, value_key
 
 __all__ = ["MANIFEST", "RunRecord", "SweepInterrupted", "SweepResult", "execute", "read_manifest", "run_suite"]
@@ -171,11 +171,13 @@ def execute(task: Task) -> Outcome:
     t0 = time.perf_counter()
     files = None
     try:
-        result = ccbench.run(task["scenario"])
         if task.get("dir"):
-            result.save(task["dir"], plot=task.get("plot", True), figures=task.get("figures"))
+            with spill_beside(task["dir"]) as spill:
+                result = ccbench.run(task["scenario"], spill_dir=spill)
+                result.save(task["dir"], plot=task.get("plot", True), figures=task.get("figures"))
         else:
             with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
+                result = ccbench.run(task["scenario"], spill_dir=tmp)
                 saved = result.save(Path(tmp) / "run", plot=task.get("plot", True), figures=task.get("figures"))
                 files = {p.name: p.read_bytes() for p in sorted(saved.iterdir()) if p.is_file()}
     except (KeyboardInterrupt, SystemExit):

@@ -38,12 +38,26 @@ pub fn run(text: &str, file: &str, overrides: &[String], interrupt: &mut dyn FnM
 /// outgrows `limits.memory` stops with an error naming the limit, and
 /// returns no partial results.
 pub fn run_with_progress(text: &str, file: &str, overrides: &[String], tick: &mut dyn FnMut(f64, f64) -> bool) -> Result<Option<RunOutput>, ScenarioError> {
+    run_with_spill(text, file, overrides, tick, None)
+}
+
+/// As [`run_with_progress`]; with `spill`, per-event tables (RTT samples,
+/// sojourns, probes, captures) of `rows` rows or more are handed to its
+/// sink during the run and the output keeps only the rest, so memory stays
+/// flat in run length (see [`sim::Sim::run_until_io`]).
+pub fn run_with_spill(
+    text: &str,
+    file: &str,
+    overrides: &[String],
+    tick: &mut dyn FnMut(f64, f64) -> bool,
+    spill: Option<sim::Spill<'_>>,
+) -> Result<Option<RunOutput>, ScenarioError> {
     let parsed = scenario::parse(text, file, overrides)?;
     let mut sim = scenario::build::build(&parsed.scenario);
     sim.memory_limit = parsed.scenario.limits.memory.0;
     let end = sim.end;
     let end_s = end.as_secs_f64();
-    if !sim.run_until_tick(end, &mut |now| tick(now.as_secs_f64(), end_s)) {
+    if !sim.run_until_io(end, &mut |now| tick(now.as_secs_f64(), end_s), spill) {
         if let Some(why) = sim.stop_reason.take() {
             let key = "limits.memory".to_string();
             return Err(ScenarioError { problems: vec![Problem { file: file.to_string(), line: None, col: None, key, message: why }] });

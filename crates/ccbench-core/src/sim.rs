@@ -51,6 +51,9 @@ pub struct Sim {
     pub stop_reason: Option<String>,
 }
 
+/// Where per-event tables go during a run: (rows per chunk, sink).
+pub type Spill<'a> = (usize, &'a mut dyn FnMut(&'static str, crate::metrics::Table) -> bool);
+
 /// The `flow` id of sojourn samples of packets that belong to no TCP flow
 /// (probes).
 pub const NO_FLOW: u32 = u32::MAX;
@@ -66,53 +69,6 @@ pub struct Conservation {
     /// Extra copies made by links (netem `duplicate`): sent + duplicated =
     /// delivered + dropped + held.
     pub duplicated: u64,
-}
-
-/// Sample positions at or after `from`, grouped by id with a counting sort
-/// (4 bytes a sample), so each flow or link reads only its own samples: a
-/// filter per flow made the summary quadratic in the number of flows.
-struct SamplesById<'a> {
-    s: &'a crate::metrics::Samples,
-    start: Vec<u32>,
-    pos: Vec<u32>,
-}
-
-impl<'a> SamplesById<'a> {
-    fn new(s: &'a crate::metrics::Samples, from: SimTime) -> Self {
-        let keep = |k: &usize| s.time_ns[*k] >= from.0;
-        let ids = s.id.iter().max().map_or(0, |&m| m as usize + 1);
-        let mut start = vec![0u32; ids + 1];
-        for k in (0..s.id.len()).filter(keep) {
-            start[s.id[k] as usize + 1] += 1;
-        }
-        for i in 0..ids {
-            start[i + 1] += start[i];
-        }
-        let mut next = start.clone();
-        let mut pos = vec![0u32; start[ids] as usize];
-        for k in (0..s.id.len()).filter(keep) {
-            let id = s.id[k] as usize;
-            pos[next[id] as usize] = u32::try_from(k).expect("fewer than 2^32 samples");
-            next[id] += 1;
-        }
-        SamplesById { s, start, pos }
-    }
-
-    /// The values (ms) of `id`, of one class if given, sorted.
-    fn sorted(&self, id: u32, class: Option<u8>) -> Vec<f64> {
-        let id = id as usize;
-        if id + 1 >= self.start.len() {
-            return Vec::new();
-        }
-        let mut v: Vec<f64> = self.pos[self.start[id] as usize..self.start[id + 1] as usize]
-            .iter()
-            .map(|&k| k as usize)
-            .filter(|&k| class.is_none_or(|c| self.s.class.get(k).copied().unwrap_or(0) == c))
-            .map(|k| self.s.value_ns[k] as f64 * 1e-6)
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v
-    }
 }
 
 impl Sim {
@@ -149,7 +105,7 @@ impl Sim {
             rate_history,
             links,
             flows,
-            metrics: Metrics::default(),
+            metrics: Metrics::with_warmup(mcfg.warmup),
             mcfg,
             out: Vec::with_capacity(64),
             sent: 0,
@@ -205,6 +161,14 @@ impl Sim {
     /// simulated time (for progress). Also stops, with `stop_reason` set,
     /// when [`memory_bytes`](Self::memory_bytes) exceeds `memory_limit`.
     pub fn run_until_tick(&mut self, t: SimTime, tick: &mut dyn FnMut(SimTime) -> bool) -> bool {
+        self.run_until_io(t, tick, None)
+    }
+
+    /// As [`run_until_tick`](Self::run_until_tick); with `spill = (rows,
+    /// sink)`, per-event tables that reach `rows` rows are handed to `sink`
+    /// as the run goes (see [`Metrics::take_chunks`]); a sink returning
+    /// false stops the run.
+    pub fn run_until_io(&mut self, t: SimTime, tick: &mut dyn FnMut(SimTime) -> bool, mut spill: Option<Spill<'_>>) -> bool {
         if !self.started {
             self.schedule_initial();
         }
@@ -220,6 +184,13 @@ impl Sim {
             self.handle(ev);
             n = n.wrapping_add(1);
             if n % 65536 == 0 {
+                if let Some((rows, sink)) = spill.as_mut() {
+                    for (name, table) in self.metrics.take_chunks(*rows) {
+                        if !sink(name, table) {
+                            return false;
+                        }
+                    }
+                }
                 let used = self.memory_bytes();
                 if used > self.memory_limit {
                     self.stop_reason = Some(format!(
@@ -298,11 +269,13 @@ impl Sim {
             }
             if !link.internal {
                 link.sojourn_skip += 1;
+                let (id, sojourn) = (self.link_out_id[l.0 as usize], now.since(p.enq_at).0);
+                self.metrics.sojourn_stats.record(now.0, id, p.class, sojourn);
                 if link.sojourn_skip >= every {
                     link.sojourn_skip = 0;
                     let f = p.flow.0 as usize;
                     let flow = if self.flows[f].is_flow() { self.out_id[f] } else { NO_FLOW };
-                    self.metrics.sojourn.push_class(now.0, self.link_out_id[l.0 as usize], flow, now.since(p.enq_at).0, p.class);
+                    self.metrics.sojourn.push_class(now.0, id, flow, sojourn, p.class);
                 }
             }
             if link.rate.is_unlimited() {
@@ -433,6 +406,7 @@ impl Sim {
                 let out = &mut self.out;
                 let res = tx.on_ack(&ack, now, &mut |p| out.push(p));
                 if let Some(r) = res.rtt {
+                    self.metrics.rtt_stats.record(now.0, self.out_id[fi], 0, r.0);
                     if self.mcfg.rtt_samples {
                         self.metrics.rtt.push(now.0, self.out_id[fi], 0, r.0);
                     }
@@ -454,7 +428,9 @@ impl Sim {
             }
             (Endpoints::Ping(ping), Header::Probe(pr)) => {
                 ping.received += 1;
-                self.metrics.probes.push(now.0, self.out_id[fi], 0, now.since(pr.t_req).0);
+                let rtt = now.since(pr.t_req).0;
+                self.metrics.probe_stats.record(now.0, self.out_id[fi], 0, rtt);
+                self.metrics.probes.push(now.0, self.out_id[fi], 0, rtt);
             }
             (Endpoints::Media { rx, .. }, Header::Rtp(rtp)) => {
                 if let Some(id) = rx.on_rtp(&rtp, p.ecn, now) {
@@ -669,6 +645,7 @@ impl Sim {
     pub fn memory_bytes(&self) -> u64 {
         let m = &self.metrics;
         let samples = |s: &crate::metrics::Samples| s.time_ns.len() as u64 * 25;
+        let stats = m.rtt_stats.heap_bytes() + m.sojourn_stats.heap_bytes() + m.probe_stats.heap_bytes();
         let flow_rows = m.flow_series.time_s.len() as u64 * 92;
         let media_rows = m.media_series.time_s.len() as u64 * 64;
         let link_rows = m.link_series.time_s.len() as u64 * 92;
@@ -684,7 +661,7 @@ impl Sim {
                 _ => 0,
             })
             .sum();
-        flow_rows + media_rows + link_rows + samples(&m.rtt) + samples(&m.sojourn) + samples(&m.probes) + capture + held + events + sb
+        stats + flow_rows + media_rows + link_rows + samples(&m.rtt) + samples(&m.sojourn) + samples(&m.probes) + capture + held + events + sb
     }
 
     pub fn conservation(&self) -> Conservation {
@@ -698,10 +675,7 @@ impl Sim {
     pub fn summary(&self) -> Summary {
         let warm = SimTime::ZERO + self.mcfg.warmup;
         let end = self.now.min(self.end);
-        let (rtt_g, sojourn_g, probe_g) =
-            (SamplesById::new(&self.metrics.rtt, warm), SamplesById::new(&self.metrics.sojourn, warm), SamplesById::new(&self.metrics.probes, warm));
-        let by_class = |g: &SamplesById, id: u32, class: Option<u8>| g.sorted(id, class);
-        let by_id = |g: &SamplesById, id: u32| g.sorted(id, None);
+        let m = &self.metrics;
         let mut flows = Vec::new();
         let mut probes = Vec::new();
         let mut goodputs = Vec::new();
@@ -735,7 +709,7 @@ impl Sim {
                         kind: "tcp",
                         cc: f.cc_name,
                         goodput_mbps: goodput,
-                        rtt_ms: RttStats::from_sorted(&by_id(&rtt_g, out)),
+                        rtt_ms: RttStats::from_hist(&m.rtt_stats.get(out, None)),
                         retransmits: 0,
                         rto_count: 0,
                         ce_marks: 0,
@@ -766,12 +740,12 @@ impl Sim {
                     flows.push(fsum);
                 }
                 Endpoints::Ping(p) => {
-                    let v = by_id(&probe_g, self.out_id[i]);
+                    let h = m.probe_stats.get(self.out_id[i], None);
                     probes.push(ProbeSummary {
                         id: f.name.clone(),
-                        rtt_ms: RttStats::from_sorted(&v),
-                        min_ms: v.first().copied(),
-                        max_ms: v.last().copied(),
+                        rtt_ms: RttStats::from_hist(&h),
+                        min_ms: h.min().map(summary::ns_to_ms),
+                        max_ms: h.max().map(summary::ns_to_ms),
                         sent: p.sent,
                         received: p.received,
                     });
@@ -796,9 +770,9 @@ impl Sim {
                 rate_mbps: (!self.rate_history[i][0].1.is_unlimited()).then(|| self.rate_history[i][0].1.mbps()),
                 utilization: cap_bits.and_then(|c| (c > 0.0).then(|| sent_bits / c)),
                 rate_mean_mbps: cap_bits.and_then(|c| (window > 0.0).then(|| c / window / 1e6)),
-                sojourn_ms: SojournStats::from_sorted(&by_id(&sojourn_g, self.link_out_id[i])),
-                sojourn_c_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&sojourn_g, self.link_out_id[i], Some(0)))),
-                sojourn_l_ms: two_queues.then(|| SojournStats::from_sorted(&by_class(&sojourn_g, self.link_out_id[i], Some(1)))),
+                sojourn_ms: SojournStats::from_hist(&m.sojourn_stats.get(self.link_out_id[i], None)),
+                sojourn_c_ms: two_queues.then(|| SojournStats::from_hist(&m.sojourn_stats.get(self.link_out_id[i], Some(0)))),
+                sojourn_l_ms: two_queues.then(|| SojournStats::from_hist(&m.sojourn_stats.get(self.link_out_id[i], Some(1)))),
                 drops: c.drops,
                 marks: c.marks,
                 lost: c.lost,
@@ -937,38 +911,4 @@ fn wire_bytes(l: &Link, t: SimTime) -> f64 {
         }
     }
     b
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metrics::Samples;
-
-    /// The per-id index returns exactly what filtering every sample by id,
-    /// time and class returns, sorted.
-    #[test]
-    fn samples_by_id_equal_the_filtered_samples() {
-        let mut s = Samples::default();
-        let mut rng = crate::rng::SimRng::for_component(1, "samples");
-        for k in 0..5000u64 {
-            s.time_ns.push(k * 1000);
-            s.id.push(rng.next_u32() % 7);
-            s.flow.push(0);
-            s.value_ns.push(u64::from(rng.next_u32() % 1_000_000));
-            s.class.push((rng.next_u32() % 2) as u8);
-        }
-        let from = SimTime(1_000_000);
-        let g = SamplesById::new(&s, from);
-        for id in 0..9u32 {
-            for class in [None, Some(0), Some(1)] {
-                let mut want: Vec<f64> = (0..s.id.len())
-                    .filter(|&k| s.id[k] == id && s.time_ns[k] >= from.0 && class.is_none_or(|c| s.class[k] == c))
-                    .map(|k| s.value_ns[k] as f64 * 1e-6)
-                    .collect();
-                want.sort_by(f64::total_cmp);
-                assert_eq!(g.sorted(id, class), want, "id {id} class {class:?}");
-            }
-        }
-        assert!(SamplesById::new(&Samples::default(), from).sorted(0, None).is_empty());
-    }
 }

@@ -17,7 +17,7 @@ fn same_seed_gives_identical_results() {
     assert_eq!(a.summary, b.summary);
     // Compare the series bit for bit (NaN-safe, unlike f64 equality).
     let bytes = |m: &ccbench_core::metrics::Metrics| -> Vec<(String, Vec<u8>)> {
-        m.tables().into_iter().flat_map(|(t, cols)| cols.into_iter().map(move |(c, v)| (format!("{t}.{c}"), v.to_le_bytes()))).collect()
+        m.clone().into_tables().into_iter().flat_map(|(t, cols)| cols.into_iter().map(move |(c, v)| (format!("{t}.{c}"), v.to_le_bytes()))).collect()
     };
     let (ba, bb) = (bytes(&a.metrics), bytes(&b.metrics));
     assert_eq!(ba.len(), bb.len());

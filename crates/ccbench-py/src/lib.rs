@@ -3,14 +3,18 @@
 //! and then), maps errors to Python exceptions and hands results back as
 //! little-endian column buffers. No logic lives here.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
+mod spill;
+use spill::SpillFiles;
+
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyOSError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use ccbench_core::metrics::Column;
+use ccbench_core::metrics::{Column, Table};
 
 create_exception!(_core, ScenarioError, PyException, "A scenario file or override is invalid.");
 create_exception!(_core, SimulationError, PyException, "The simulation failed.");
@@ -56,18 +60,50 @@ fn scenario_err(py: Python<'_>, e: &ccbench_core::ScenarioError) -> PyErr {
     ScenarioError::new_err((e.to_string(), problem_list(py, &e.problems).unbind()))
 }
 
+/// A table as {column: (dtype, little-endian bytes)}.
+fn table_dict<'py>(py: Python<'py>, cols: Table) -> PyResult<Bound<'py, PyDict>> {
+    let t = PyDict::new(py);
+    for (col, data) in cols {
+        t.set_item(col, (data.dtype(), le_bytes(py, &data)?))?;
+    }
+    Ok(t)
+}
+
 /// Run a scenario; returns {"summary": json, "scenario": toml, "tables":
-/// {...}, "warnings": [problem, ...]}. `progress(now_s, end_s)`, if given,
-/// is called about twice a second of wall-clock time.
+/// {...}, "files": {name: path}, "warnings": [problem, ...]}.
+/// `progress(now_s, end_s)`, if given, is called about twice a second of
+/// wall-clock time. With `spill_dir`, every table is written to
+/// `<spill_dir>/<table>.parquet` and listed in "files" ("tables" is then
+/// empty): per-event tables (rtt, sojourn, probes, capture) as the run
+/// goes, `spill_rows` rows or more at a time, the others at the end.
 #[pyfunction]
-#[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None))]
-fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<String>, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None, spill_dir=None, spill_rows=1 << 18))]
+fn run<'py>(
+    py: Python<'py>,
+    text: &str,
+    path: Option<&str>,
+    overrides: Vec<String>,
+    progress: Option<Py<PyAny>>,
+    spill_dir: Option<PathBuf>,
+    spill_rows: usize,
+) -> PyResult<Bound<'py, PyDict>> {
     let file = path.unwrap_or("<string>");
     let t0 = Instant::now();
     let mut last = t0;
+    let mut files = spill_dir.as_deref().map(SpillFiles::new);
+    let mut spill_err: Option<String> = None;
     let res = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ccbench_core::run_with_progress(text, file, &overrides, &mut |now_s, end_s| {
+            let spilling = files.is_some();
+            let mut sink = |name: &'static str, cols: Table| match files.as_mut().map(|f| f.write(name, &cols)) {
+                Some(Err(e)) => {
+                    spill_err = Some(e);
+                    false
+                }
+                _ => true,
+            };
+            let spill_to = spilling.then_some((spill_rows.max(1), &mut sink as &mut dyn FnMut(&'static str, Table) -> bool));
+            ccbench_core::run_with_spill(text, file, &overrides, &mut |now_s, end_s| {
                 Python::attach(|py| {
                     if let Some(cb) = &progress {
                         if last.elapsed().as_secs_f64() >= 0.5 {
@@ -83,9 +119,12 @@ fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<Stri
                     }
                     py.check_signals().is_err()
                 })
-            })
+            }, spill_to)
         }))
     });
+    if let Some(e) = spill_err {
+        return Err(PyOSError::new_err(e));
+    }
     let out = match res {
         Err(panic) => {
             let msg = panic
@@ -104,14 +143,21 @@ fn run<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<Stri
     let d = PyDict::new(py);
     d.set_item("summary", serde_json::to_string_pretty(&summary).map_err(|e| SimulationError::new_err(e.to_string()))?)?;
     d.set_item("scenario", out.scenario.to_toml())?;
-    let tables = PyDict::new(py);
-    for (name, cols) in out.metrics.tables() {
-        let t = PyDict::new(py);
-        for (col, data) in cols {
-            t.set_item(col, (data.dtype(), le_bytes(py, &data)?))?;
+    let all = out.metrics.into_tables();
+    let (tables, written) = (PyDict::new(py), PyDict::new(py));
+    match files {
+        Some(f) => {
+            for (name, path) in py.detach(|| f.finish(all)).map_err(PyOSError::new_err)? {
+                written.set_item(name, path)?;
+            }
         }
-        tables.set_item(name, t)?;
+        None => {
+            for (name, cols) in all {
+                tables.set_item(name, table_dict(py, cols)?)?;
+            }
+        }
     }
+    d.set_item("files", written)?;
     d.set_item("tables", tables)?;
     d.set_item("warnings", problem_list(py, &out.warnings))?;
     Ok(d)

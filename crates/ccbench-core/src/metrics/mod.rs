@@ -1,7 +1,11 @@
 //! Metrics recorded while simulating, into columnar buffers (one `Vec` per
-//! column), and the run summary computed from them.
+//! column), and the streaming statistics the run summary reads.
+//! Per-event tables (RTT samples, sojourns, probes, captures) can be handed
+//! out in chunks as the run goes ([`Metrics::take_chunks`]), so a long run
+//! need not hold them.
 
 pub mod capture;
+pub mod hist;
 pub mod summary;
 
 use serde::{Deserialize, Serialize};
@@ -150,19 +154,26 @@ impl Samples {
         self.value_ns.push(v);
         self.class.push(class);
     }
-    fn table(&self, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
-        let mut t = vec![
-            ("time_s", Column::F64(self.time_ns.iter().map(|&x| x as f64 * 1e-9).collect())),
-            (id_name, Column::U32(self.id.clone())),
-        ];
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+    fn into_table(self, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
+        let mut t = vec![("time_s", Column::F64(self.time_ns.iter().map(|&x| x as f64 * 1e-9).collect())), (id_name, Column::U32(self.id))];
         if with_flow {
-            t.push(("flow", Column::U32(self.flow.clone())));
+            t.push(("flow", Column::U32(self.flow)));
             t.push(("class", Column::U32(self.class.iter().map(|&c| u32::from(c)).collect())));
         }
         t.push((value_name, Column::F64(self.value_ns.iter().map(|&x| x as f64 * 1e-6).collect())));
         t
     }
 }
+
+/// The per-event tables: name, id column, value column, with flow and class.
+const EVENT_TABLES: [(&str, &str, &str, bool); 3] =
+    [("rtt", "flow", "rtt_ms", false), ("sojourn", "link", "sojourn_ms", true), ("probes", "probe", "rtt_ms", false)];
 
 #[derive(Default, Clone, Debug, PartialEq)]
 pub struct Metrics {
@@ -173,65 +184,105 @@ pub struct Metrics {
     pub sojourn: Samples,
     pub probes: Samples,
     pub capture: capture::Capture,
+    /// Every RTT sample, dequeue sojourn and probe RTT after the warm-up,
+    /// whatever the tables record (`rtt_samples`, `sojourn_every`).
+    pub rtt_stats: hist::IdStats,
+    pub sojourn_stats: hist::IdStats,
+    pub probe_stats: hist::IdStats,
 }
 
 impl Metrics {
+    /// Empty buffers whose statistics leave out samples before `warmup`.
+    pub fn with_warmup(warmup: Dur) -> Metrics {
+        let mut m = Metrics::default();
+        for s in [&mut m.rtt_stats, &mut m.sojourn_stats, &mut m.probe_stats] {
+            s.from_ns = warmup.0;
+        }
+        m
+    }
+
+    fn samples_mut(&mut self, name: &str) -> &mut Samples {
+        match name {
+            "rtt" => &mut self.rtt,
+            "sojourn" => &mut self.sojourn,
+            _ => &mut self.probes,
+        }
+    }
+
+    /// The per-event tables holding at least `rows` rows, taken out of the
+    /// buffers (which start again empty): a long run hands them out as it
+    /// goes instead of holding them.
+    pub fn take_chunks(&mut self, rows: usize) -> Vec<(&'static str, Table)> {
+        let mut out = Vec::new();
+        for (name, id, value, with_flow) in EVENT_TABLES {
+            let s = self.samples_mut(name);
+            if s.len() >= rows {
+                out.push((name, std::mem::take(s).into_table(id, value, with_flow)));
+            }
+        }
+        if self.capture.time_ns.len() >= rows {
+            out.push(("capture", std::mem::take(&mut self.capture).table()));
+        }
+        out
+    }
+
     /// All tables with their column names, as the bindings export them.
-    pub fn tables(&self) -> Vec<(&'static str, Table)> {
-        let f = &self.flow_series;
-        let l = &self.link_series;
-        let m = &self.media_series;
-        vec![
+    pub fn into_tables(mut self) -> Vec<(&'static str, Table)> {
+        let events: Vec<(&'static str, Table)> = EVENT_TABLES
+            .iter()
+            .map(|&(name, id, value, with_flow)| (name, std::mem::take(self.samples_mut(name)).into_table(id, value, with_flow)))
+            .collect();
+        let (f, l, m) = (std::mem::take(&mut self.flow_series), std::mem::take(&mut self.link_series), std::mem::take(&mut self.media_series));
+        let mut out = vec![
             (
                 "flow_series",
                 vec![
-                    ("time_s", Column::F64(f.time_s.clone())),
-                    ("flow", Column::U32(f.flow.clone())),
-                    ("goodput_mbps", Column::F64(f.goodput_mbps.clone())),
-                    ("throughput_mbps", Column::F64(f.throughput_mbps.clone())),
-                    ("delivered_bytes", Column::U64(f.delivered_bytes.clone())),
-                    ("cwnd_pkts", Column::F64(f.cwnd_pkts.clone())),
-                    ("srtt_ms", Column::F64(f.srtt_ms.clone())),
-                    ("pacing_mbps", Column::F64(f.pacing_mbps.clone())),
-                    ("inflight_pkts", Column::F64(f.inflight_pkts.clone())),
-                    ("ce_fraction", Column::F64(f.ce_fraction.clone())),
-                    ("alpha", Column::F64(f.alpha.clone())),
+                    ("time_s", Column::F64(f.time_s)),
+                    ("flow", Column::U32(f.flow)),
+                    ("goodput_mbps", Column::F64(f.goodput_mbps)),
+                    ("throughput_mbps", Column::F64(f.throughput_mbps)),
+                    ("delivered_bytes", Column::U64(f.delivered_bytes)),
+                    ("cwnd_pkts", Column::F64(f.cwnd_pkts)),
+                    ("srtt_ms", Column::F64(f.srtt_ms)),
+                    ("pacing_mbps", Column::F64(f.pacing_mbps)),
+                    ("inflight_pkts", Column::F64(f.inflight_pkts)),
+                    ("ce_fraction", Column::F64(f.ce_fraction)),
+                    ("alpha", Column::F64(f.alpha)),
                 ],
             ),
             (
                 "media_series",
                 vec![
-                    ("time_s", Column::F64(m.time_s.clone())),
-                    ("flow", Column::U32(m.flow.clone())),
-                    ("target_mbps", Column::F64(m.target_mbps.clone())),
-                    ("tx_mbps", Column::F64(m.tx_mbps.clone())),
-                    ("rtp_queue_delay_ms", Column::F64(m.rtp_queue_delay_ms.clone())),
-                    ("qdelay_ms", Column::F64(m.qdelay_ms.clone())),
-                    ("cwnd_bytes", Column::U64(m.cwnd_bytes.clone())),
-                    ("bytes_in_flight", Column::U64(m.bytes_in_flight.clone())),
-                    ("rtp_discards", Column::U64(m.rtp_discards.clone())),
+                    ("time_s", Column::F64(m.time_s)),
+                    ("flow", Column::U32(m.flow)),
+                    ("target_mbps", Column::F64(m.target_mbps)),
+                    ("tx_mbps", Column::F64(m.tx_mbps)),
+                    ("rtp_queue_delay_ms", Column::F64(m.rtp_queue_delay_ms)),
+                    ("qdelay_ms", Column::F64(m.qdelay_ms)),
+                    ("cwnd_bytes", Column::U64(m.cwnd_bytes)),
+                    ("bytes_in_flight", Column::U64(m.bytes_in_flight)),
+                    ("rtp_discards", Column::U64(m.rtp_discards)),
                 ],
             ),
-            ("rtt", self.rtt.table("flow", "rtt_ms", false)),
             (
                 "link_series",
                 vec![
-                    ("time_s", Column::F64(l.time_s.clone())),
-                    ("link", Column::U32(l.link.clone())),
-                    ("backlog_pkts", Column::U64(l.backlog_pkts.clone())),
-                    ("backlog_bytes", Column::U64(l.backlog_bytes.clone())),
-                    ("tx_bytes", Column::U64(l.tx_bytes.clone())),
-                    ("drops", Column::U64(l.drops.clone())),
-                    ("marks", Column::U64(l.marks.clone())),
-                    ("rate_mbps", Column::F64(l.rate_mbps.clone())),
-                    ("prob_base", Column::F64(l.prob_base.clone())),
-                    ("prob_c", Column::F64(l.prob_c.clone())),
-                    ("prob_l", Column::F64(l.prob_l.clone())),
+                    ("time_s", Column::F64(l.time_s)),
+                    ("link", Column::U32(l.link)),
+                    ("backlog_pkts", Column::U64(l.backlog_pkts)),
+                    ("backlog_bytes", Column::U64(l.backlog_bytes)),
+                    ("tx_bytes", Column::U64(l.tx_bytes)),
+                    ("drops", Column::U64(l.drops)),
+                    ("marks", Column::U64(l.marks)),
+                    ("rate_mbps", Column::F64(l.rate_mbps)),
+                    ("prob_base", Column::F64(l.prob_base)),
+                    ("prob_c", Column::F64(l.prob_c)),
+                    ("prob_l", Column::F64(l.prob_l)),
                 ],
             ),
-            ("sojourn", self.sojourn.table("link", "sojourn_ms", true)),
-            ("probes", self.probes.table("probe", "rtt_ms", false)),
             ("capture", self.capture.table()),
-        ]
+        ];
+        out.extend(events);
+        out
     }
 }

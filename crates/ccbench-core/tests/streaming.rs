@@ -1,0 +1,127 @@
+//! Memory flat in run length: per-event tables handed out in chunks during
+//! the run add up to the tables of a run that keeps them, and the summary's
+//! streaming statistics agree with the exact ones computed from every
+//! recorded sample (`metrics/hist.rs`'s stated bound).
+
+mod common;
+use ccbench_core::metrics::hist::REL_ERROR;
+use ccbench_core::metrics::summary::percentile;
+use ccbench_core::metrics::{Column, Table};
+use common::*;
+
+fn scenario(qdisc: &str) -> String {
+    let flows = tcp("a", "cubic", "") + &tcp("b", "reno", "start = \"1s\"") + PING;
+    dumbbell("100Mbit", 30.0, qdisc, "8s", &flows)
+}
+
+fn run_spilled(text: &str, overrides: &[&str], rows: usize) -> (ccbench_core::RunOutput, Vec<(&'static str, Table)>) {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let mut chunks = Vec::new();
+    let mut sink = |name: &'static str, t: Table| {
+        chunks.push((name, t));
+        true
+    };
+    let out = ccbench_core::run_with_spill(text, "t.toml", &o, &mut |_, _| false, Some((rows, &mut sink))).unwrap().unwrap();
+    (out, chunks)
+}
+
+fn append(into: &mut Table, t: Table) {
+    for ((n1, a), (n2, b)) in into.iter_mut().zip(t) {
+        assert_eq!(*n1, n2);
+        match (a, b) {
+            (Column::F64(a), Column::F64(b)) => a.extend(b),
+            (Column::U32(a), Column::U32(b)) => a.extend(b),
+            (Column::U64(a), Column::U64(b)) => a.extend(b),
+            _ => panic!("column {n1} changed type"),
+        }
+    }
+}
+
+#[test]
+fn chunks_and_the_rest_are_the_whole_tables() {
+    let ov = ["links.bottleneck.loss=0.001", "metrics.capture=[\"bottleneck\"]"];
+    let whole = run(&scenario("{ kind = \"fq_codel\" }"), &ov);
+    let (spilled, chunks) = run_spilled(&scenario("{ kind = \"fq_codel\" }"), &ov, 2000);
+    assert_eq!(spilled.summary, whole.summary);
+    let names: std::collections::BTreeSet<_> = chunks.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["capture", "rtt", "sojourn"], "probes stay below 2000 rows");
+    for (_, t) in &chunks {
+        // Handed out at the first check (every 65536 events) after 2000 rows.
+        let rows = t[0].1.len();
+        assert!((2000..2000 + 65536).contains(&rows), "chunk of {rows} rows");
+    }
+    let mut rest = spilled.metrics.into_tables();
+    for (name, t) in chunks {
+        // The chunks come in run order; the rest follows them.
+        let at = rest.iter().position(|(n, _)| *n == name).unwrap();
+        let mut acc = t;
+        append(&mut acc, std::mem::take(&mut rest[at].1));
+        rest[at].1 = acc;
+    }
+    let want = whole.metrics.into_tables();
+    assert_eq!(rest.len(), want.len());
+    for ((n1, a), (n2, b)) in rest.iter().zip(&want) {
+        assert_eq!(n1, n2);
+        for ((c1, x), (_, y)) in a.iter().zip(b) {
+            assert!(x.to_le_bytes() == y.to_le_bytes(), "{n1}.{c1} differs");
+        }
+    }
+}
+
+/// Exact percentiles from the recorded samples of one id after the warm-up.
+fn exact(t: &Table, id_col: &str, id: u32, value_col: &str, warm_s: f64) -> Vec<f64> {
+    let col = |name: &str| &t.iter().find(|(n, _)| *n == name).unwrap().1;
+    let (Column::F64(time), Column::U32(ids), Column::F64(v)) = (col("time_s"), col(id_col), col(value_col)) else { panic!("types") };
+    let mut out: Vec<f64> = (0..v.len()).filter(|&k| ids[k] == id && time[k] >= warm_s).map(|k| v[k]).collect();
+    out.sort_by(f64::total_cmp);
+    out
+}
+
+#[track_caller]
+fn close(got: Option<f64>, want: Option<f64>, bound: f64, what: &str) {
+    let (g, w) = (got.unwrap(), want.unwrap());
+    assert!((g - w).abs() <= w.abs() * bound + 1e-12, "{what}: {g} vs exact {w}");
+}
+
+/// Summary statistics against the exact ones from every sample, for a
+/// lossy FQ-CoDel run and a DualPI2 run (two queues), seeds 1-5.
+#[test]
+fn summary_statistics_are_within_the_bound_of_the_exact_ones() {
+    for qdisc in ["{ kind = \"fq_codel\" }", "{ kind = \"dualpi2\" }"] {
+        for seed in 1..=5 {
+            let s = format!("seed={seed}");
+            let out = run(&scenario(qdisc), &["links.bottleneck.loss=0.002", "metrics.warmup=\"2s\"", &s]);
+            let tables = out.metrics.into_tables();
+            let table = |name: &str| &tables.iter().find(|(n, _)| *n == name).unwrap().1;
+            for (k, id) in ["a", "b"].iter().enumerate() {
+                let v = exact(table("rtt"), "flow", k as u32, "rtt_ms", 2.0);
+                let f = flow(&out.summary, id);
+                assert!(v.len() > 500);
+                close(f.rtt_ms.mean, Some(v.iter().sum::<f64>() / v.len() as f64), 1e-9, "rtt mean");
+                for (q, got) in [(50.0, f.rtt_ms.p50), (95.0, f.rtt_ms.p95), (99.0, f.rtt_ms.p99)] {
+                    close(got, percentile(&v, q), REL_ERROR, &format!("{qdisc} seed {seed} flow {id} rtt p{q}"));
+                }
+            }
+            let v = exact(table("sojourn"), "link", 0, "sojourn_ms", 2.0);
+            let l = link(&out.summary, "bottleneck");
+            close(l.sojourn_ms.mean, Some(v.iter().sum::<f64>() / v.len() as f64), 1e-9, "sojourn mean");
+            close(l.sojourn_ms.p50, percentile(&v, 50.0), REL_ERROR, "sojourn p50");
+            close(l.sojourn_ms.p99, percentile(&v, 99.0), REL_ERROR, "sojourn p99");
+            assert_eq!(l.sojourn_ms.max, v.last().copied());
+            let v = exact(table("probes"), "probe", 0, "rtt_ms", 2.0);
+            let p = probe(&out.summary, "ping");
+            close(p.rtt_ms.p99, percentile(&v, 99.0), REL_ERROR, "ping p99");
+            assert_eq!((p.min_ms, p.max_ms), (v.first().copied(), v.last().copied()));
+        }
+    }
+}
+
+/// The summary counts every sample whatever the tables record.
+#[test]
+fn recording_options_do_not_change_the_summary() {
+    let all = run(&scenario("{ kind = \"fq_codel\" }"), &[]);
+    let few = run(&scenario("{ kind = \"fq_codel\" }"), &["metrics.sojourn_every=10", "metrics.rtt_samples=false"]);
+    assert_eq!(all.summary, few.summary);
+    assert!(few.metrics.rtt.is_empty());
+    assert!(few.metrics.sojourn.len() * 9 < all.metrics.sojourn.len());
+}

@@ -1,0 +1,99 @@
+//! A run's tables written to Parquet by the binding itself: per-event
+//! tables (RTT samples, sojourns, probes, captures) a row group at a time
+//! while the run goes, as the core hands out chunks, so a long run's memory
+//! stays flat; the rest at the end. Python then never holds or re-encodes
+//! the tables of a run written to disk. Column types are those the Python
+//! side documents: f64 as DOUBLE, u32/u64 as INT32/INT64 annotated unsigned.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ccbench_core::metrics::{Column, Table};
+use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
+use parquet::column::writer::ColumnWriter;
+use parquet::errors::ParquetError;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
+
+pub struct SpillFiles {
+    dir: PathBuf,
+    writers: HashMap<&'static str, (PathBuf, SerializedFileWriter<File>)>,
+}
+
+fn schema(table: &Table) -> Result<Type, ParquetError> {
+    let fields = table
+        .iter()
+        .map(|(name, col)| {
+            let (physical, logical) = match col {
+                Column::F64(_) => (Physical::DOUBLE, None),
+                Column::U32(_) => (Physical::INT32, Some(LogicalType::Integer { bit_width: 32, is_signed: false })),
+                Column::U64(_) => (Physical::INT64, Some(LogicalType::Integer { bit_width: 64, is_signed: false })),
+            };
+            Type::primitive_type_builder(name, physical).with_repetition(Repetition::REQUIRED).with_logical_type(logical).build().map(Arc::new)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Type::group_type_builder("schema").with_fields(fields).build()
+}
+
+impl SpillFiles {
+    pub fn new(dir: &Path) -> SpillFiles {
+        SpillFiles { dir: dir.to_path_buf(), writers: HashMap::new() }
+    }
+
+    /// Append `table` to `<dir>/<name>.parquet` as one row group.
+    pub fn write(&mut self, name: &'static str, table: &Table) -> Result<(), String> {
+        let (path, w) = match self.writers.entry(name) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let path = self.dir.join(format!("{name}.parquet"));
+                let props = Arc::new(WriterProperties::builder().set_compression(Compression::LZ4_RAW).set_dictionary_enabled(false).build());
+                let file = File::create(&path).map_err(|err| format!("{}: {err}", path.display()))?;
+                let w = schema(table).and_then(|s| SerializedFileWriter::new(file, Arc::new(s), props)).map_err(|err| format!("{}: {err}", path.display()))?;
+                e.insert((path, w))
+            }
+        };
+        write_row_group(w, table).map_err(|err| format!("{}: {err}", path.display()))
+    }
+
+    /// Write the rest of every table (all of a table never spilled; an empty
+    /// one as a file with its schema and no rows), close the files and
+    /// return their paths by table name.
+    pub fn finish(mut self, tables: Vec<(&'static str, Table)>) -> Result<Vec<(&'static str, PathBuf)>, String> {
+        for (name, table) in &tables {
+            if !table.first().is_some_and(|(_, c)| c.is_empty()) || !self.writers.contains_key(name) {
+                self.write(name, table)?;
+            }
+        }
+        let mut out = Vec::new();
+        for (name, (path, w)) in self.writers {
+            w.close().map_err(|err| format!("{}: {err}", path.display()))?;
+            out.push((name, path));
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+fn write_row_group(w: &mut SerializedFileWriter<File>, table: &Table) -> Result<(), ParquetError> {
+    if table.first().is_some_and(|(_, c)| c.is_empty()) {
+        return Ok(()); // the schema alone
+    }
+    let mut rg = w.next_row_group()?;
+    let mut cols = table.iter();
+    while let Some(mut cw) = rg.next_column()? {
+        let Some((_, col)) = cols.next() else { return Err(ParquetError::General("more schema columns than table columns".into())) };
+        match (cw.untyped(), col) {
+            (ColumnWriter::DoubleColumnWriter(t), Column::F64(v)) => t.write_batch(v, None, None)?,
+            // Unsigned values are stored in the signed physical types, bit for bit.
+            (ColumnWriter::Int32ColumnWriter(t), Column::U32(v)) => t.write_batch(&v.iter().map(|&x| x as i32).collect::<Vec<_>>(), None, None)?,
+            (ColumnWriter::Int64ColumnWriter(t), Column::U64(v)) => t.write_batch(&v.iter().map(|&x| x as i64).collect::<Vec<_>>(), None, None)?,
+            _ => return Err(ParquetError::General("column type differs from the file's schema".into())),
+        };
+        cw.close()?;
+    }
+    rg.close()?;
+    Ok(())
+}
