@@ -331,7 +331,7 @@ def test_spilled_tables_equal_the_in_memory_ones(tmp_path: Path, monkeypatch) ->
 
     import ccbench.api
 
-    monkeypatch.setattr(ccbench.api, "SPILL_ROWS", 500)  # several row groups in 2 s
+    monkeypatch.setattr(ccbench.api, "SPILL_BYTES", 5000)  # several row groups in 2 s
     ov = ["metrics.capture=['bottleneck']"]
     mem = ccbench.run(TWO_FLOWS, set=ov)
     spill = tmp_path / "spill"

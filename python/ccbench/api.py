@@ -22,14 +22,15 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from ccbench import _core
 from ccbench.errors import ScenarioError, ScenarioWarning, from_native, problem_text
 from ccbench.results import Result
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
 
 __all__ = ["Source", "overrides", "run", "toml_value", "validate"]
 
@@ -37,10 +38,11 @@ Source = str | os.PathLike[str]
 
 _DTYPES = {"f64": "<f8", "u32": "<u4", "u64": "<u8", "i64": "<i8"}
 
-#: Rows of a per-event table written out at a time with ``spill_dir`` (a row
-#: group; about 5 MB of sojourn rows, 24 s of a 100 Mbit/s link). The core
-#: checks every 65536 events, so a buffer stays below 2^18 rows.
-SPILL_ROWS = 196608
+#: Bytes of a table the core buffers before writing them out as a row group
+#: with ``spill_dir`` (42 000 sojourn rows: 5 s of a 100 Mbit/s link; 12 500
+#: flow_series rows). It checks every 65536 events, and a table's groups
+#: grow to 1/1024 of what it wrote before, so a file has a few thousand at most.
+SPILL_BYTES = 1 << 20
 
 
 def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None,
@@ -53,9 +55,8 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
     rate) are reported as :class:`~ccbench.errors.ScenarioWarning`.
 
     With ``spill_dir`` (an existing directory), the core writes every table
-    there as ``<table>.parquet``: the per-event tables (rtt, sojourn,
-    probes, capture) a row group of ``SPILL_ROWS`` rows or more at a time
-    while the run goes, so memory stays flat however long the run is. The
+    there as ``<table>.parquet``, a row group of ``SPILL_BYTES`` or more at
+    a time while the run goes, so memory stays flat however long the run is. The
     result reads a table from its file when it is first looked up, and
     :meth:`~ccbench.results.Result.save` links or copies the files. The
     directory must outlive the result's use.
@@ -71,7 +72,7 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
         # Warned before running, so that they are seen even if the run fails.
         _warn(_core.warnings(text, path, ov))
         spill = None if spill_dir is None else os.fspath(spill_dir)
-        out = _core.run(text, path, ov, progress, spill, SPILL_ROWS)
+        out = _core.run(text, path, ov, progress, spill, SPILL_BYTES)
     files = {name: Path(p) for name, p in out["files"].items()}
     return Result(out["summary"], out["scenario"], decode_tables(out["tables"]), files)
 
@@ -171,7 +172,11 @@ def decode_tables(tables: dict[str, Mapping[str, tuple[str, bytes]]]) -> dict[st
 
     Each table's bytes are dropped from ``tables`` once decoded, so the two
     copies of the whole run are never held at once."""
-    out = {}
+    out: dict[str, pl.DataFrame] = {}
+    if not tables:
+        return out  # the core wrote them (spill_dir): no Polars needed
+    import polars as pl
+
     for name in list(tables):
         cols = tables.pop(name)
         out[name] = pl.DataFrame({col: _column(name, col, dtype, data) for col, (dtype, data) in cols.items()})
@@ -179,6 +184,8 @@ def decode_tables(tables: dict[str, Mapping[str, tuple[str, bytes]]]) -> dict[st
 
 
 def _column(table: str, col: str, dtype: str, data: bytes) -> np.ndarray:
+    import numpy as np
+
     try:
         wire = np.dtype(_DTYPES[dtype])
     except KeyError:

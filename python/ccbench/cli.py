@@ -151,7 +151,6 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     Exits 130 if interrupted (Ctrl-C); nothing is written then.
     """
     from ccbench.api import toml_value
-    from ccbench.pcap import write_pcap
     from ccbench.results import spill_beside
 
     target = run_dir(out, scenario)
@@ -165,8 +164,11 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
             finally:
                 bar.close()
             target = result.save(target, plot=plot)
-            for link in links:
-                write_pcap(result, target / f"{link}.pcap", link)
+            if links:
+                from ccbench.pcap import write_pcap
+
+                for link in links:
+                    write_pcap(result, target / f"{link}.pcap", link)
     except KeyboardInterrupt:
         _fail("interrupted", INTERRUPTED)
     console = _console()

@@ -118,10 +118,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 if TYPE_CHECKING:
+    import polars as pl
     from matplotlib.figure import Figure
+
+# Polars is imported where frames are made, not here: `ccbench run` writes
+# its tables from the core and never needs it (a third of its start-up).
 
 __all__ = ["SCHEMA", "Result", "Tables", "load", "read_summary"]
 
@@ -132,67 +134,83 @@ PLOT_FILE = "timeseries.png"
 #: for files about 25 % larger; every Parquet reader (polars, pyarrow, DuckDB) reads it.
 PARQUET_COMPRESSION = "lz4"
 
-#: The tables the core promises, and their columns (see the module docs for units).
-SCHEMA: dict[str, dict[str, type[pl.DataType]]] = {
-    "flow_series": {
-        "time_s": pl.Float64,
-        "flow": pl.UInt32,
-        "goodput_mbps": pl.Float64,
-        "throughput_mbps": pl.Float64,
-        "delivered_bytes": pl.UInt64,
-        "cwnd_pkts": pl.Float64,
-        "srtt_ms": pl.Float64,
-        "pacing_mbps": pl.Float64,
-        "inflight_pkts": pl.Float64,
-        "ce_fraction": pl.Float64,
-        "alpha": pl.Float64,
-    },
-    "media_series": {
-        "time_s": pl.Float64,
-        "flow": pl.UInt32,
-        "target_mbps": pl.Float64,
-        "tx_mbps": pl.Float64,
-        "rtp_queue_delay_ms": pl.Float64,
-        "qdelay_ms": pl.Float64,
-        "cwnd_bytes": pl.UInt64,
-        "bytes_in_flight": pl.UInt64,
-        "rtp_discards": pl.UInt64,
-    },
-    "rtt": {"time_s": pl.Float64, "flow": pl.UInt32, "rtt_ms": pl.Float64},
-    "link_series": {
-        "time_s": pl.Float64,
-        "link": pl.UInt32,
-        "backlog_pkts": pl.UInt64,
-        "backlog_bytes": pl.UInt64,
-        "tx_bytes": pl.UInt64,
-        "drops": pl.UInt64,
-        "marks": pl.UInt64,
-        "rate_mbps": pl.Float64,
-        "prob_base": pl.Float64,
-        "prob_c": pl.Float64,
-        "prob_l": pl.Float64,
-    },
-    "sojourn": {"time_s": pl.Float64, "link": pl.UInt32, "flow": pl.UInt32, "class": pl.UInt32, "sojourn_ms": pl.Float64},
-    "probes": {"time_s": pl.Float64, "probe": pl.UInt32, "rtt_ms": pl.Float64},
-    "capture": {
-        "time_s": pl.Float64,
-        "time_ns": pl.UInt64,
-        "link": pl.UInt32,
-        "endpoint": pl.UInt32,
-        "dir": pl.UInt32,
-        "size": pl.UInt32,
-        "ecn": pl.UInt32,
-        "dscp": pl.UInt32,
-        "kind": pl.UInt32,
-        "seq": pl.UInt64,
-        "len": pl.UInt32,
-        "ack": pl.UInt64,
-        "flags": pl.UInt32,
-        "cep": pl.UInt32,
-        "nsack": pl.UInt32,
-        **{f"sack{k}_{edge}": pl.UInt64 for k in range(3) for edge in ("start", "end")},
-    },
-}
+#: The tables the core promises, in its order.
+TABLE_NAMES = ("flow_series", "media_series", "rtt", "link_series", "sojourn", "probes", "capture")
+
+
+def _schema() -> dict[str, dict[str, type[pl.DataType]]]:
+    import polars as pl
+
+    return {
+        "flow_series": {
+            "time_s": pl.Float64,
+            "flow": pl.UInt32,
+            "goodput_mbps": pl.Float64,
+            "throughput_mbps": pl.Float64,
+            "delivered_bytes": pl.UInt64,
+            "cwnd_pkts": pl.Float64,
+            "srtt_ms": pl.Float64,
+            "pacing_mbps": pl.Float64,
+            "inflight_pkts": pl.Float64,
+            "ce_fraction": pl.Float64,
+            "alpha": pl.Float64,
+        },
+        "media_series": {
+            "time_s": pl.Float64,
+            "flow": pl.UInt32,
+            "target_mbps": pl.Float64,
+            "tx_mbps": pl.Float64,
+            "rtp_queue_delay_ms": pl.Float64,
+            "qdelay_ms": pl.Float64,
+            "cwnd_bytes": pl.UInt64,
+            "bytes_in_flight": pl.UInt64,
+            "rtp_discards": pl.UInt64,
+        },
+        "rtt": {"time_s": pl.Float64, "flow": pl.UInt32, "rtt_ms": pl.Float64},
+        "link_series": {
+            "time_s": pl.Float64,
+            "link": pl.UInt32,
+            "backlog_pkts": pl.UInt64,
+            "backlog_bytes": pl.UInt64,
+            "tx_bytes": pl.UInt64,
+            "drops": pl.UInt64,
+            "marks": pl.UInt64,
+            "rate_mbps": pl.Float64,
+            "prob_base": pl.Float64,
+            "prob_c": pl.Float64,
+            "prob_l": pl.Float64,
+        },
+        "sojourn": {"time_s": pl.Float64, "link": pl.UInt32, "flow": pl.UInt32, "class": pl.UInt32, "sojourn_ms": pl.Float64},
+        "probes": {"time_s": pl.Float64, "probe": pl.UInt32, "rtt_ms": pl.Float64},
+        "capture": {
+            "time_s": pl.Float64,
+            "time_ns": pl.UInt64,
+            "link": pl.UInt32,
+            "endpoint": pl.UInt32,
+            "dir": pl.UInt32,
+            "size": pl.UInt32,
+            "ecn": pl.UInt32,
+            "dscp": pl.UInt32,
+            "kind": pl.UInt32,
+            "seq": pl.UInt64,
+            "len": pl.UInt32,
+            "ack": pl.UInt64,
+            "flags": pl.UInt32,
+            "cep": pl.UInt32,
+            "nsack": pl.UInt32,
+            **{f"sack{k}_{edge}": pl.UInt64 for k in range(3) for edge in ("start", "end")},
+        },
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``SCHEMA`` (the tables the core promises and their columns; see the
+    module docs for units) is built on first use, with Polars."""
+    if name == "SCHEMA":
+        schema = globals()["SCHEMA"] = _schema()
+        return schema
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # id column -> the summary.json array its values index
 _ID_COLUMNS = {"flow": "flows", "link": "links", "probe": "probes"}
@@ -204,7 +222,7 @@ _UNITS = ("ms", "s", "us", "mbps", "bytes", "pkts")
 NO_ID = 2**32 - 1
 
 
-class Tables(Mapping[str, pl.DataFrame]):
+class Tables(Mapping[str, "pl.DataFrame"]):
     """A run's tables by name. A per-event table of a long run may have been
     written to a Parquet file while it ran (``ccbench.run(spill_dir=…)``):
     it is read from that file when first looked up, and
@@ -215,15 +233,20 @@ class Tables(Mapping[str, pl.DataFrame]):
         self._files = dict(files or {})
 
     def __getitem__(self, name: str) -> pl.DataFrame:
-        if name not in self._frames and name in self._files:
-            self._frames[name] = pl.read_parquet(self._files[name])
+        if name not in self._frames:
+            import polars as pl
+
+            if name in self._files:
+                self._frames[name] = pl.read_parquet(self._files[name])
+            elif name in TABLE_NAMES:  # not produced: present and empty
+                self._frames[name] = pl.DataFrame(schema=__getattr__("SCHEMA")[name])
         return self._frames[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter({**self._frames, **self._files})
+        return iter(dict.fromkeys([*TABLE_NAMES, *self._frames, *self._files]))
 
     def __len__(self) -> int:
-        return len({**self._frames, **self._files})
+        return len(dict.fromkeys([*TABLE_NAMES, *self._frames, *self._files]))
 
     def write_parquet(self, name: str, path: Path) -> None:
         """Write one table to ``path``: a spilled one by a hard link to its file (a copy across file systems)."""
@@ -251,8 +274,7 @@ class Result:
         self.summary_json = summary_json
         self.summary: dict[str, Any] = json.loads(summary_json)
         self.scenario_toml = scenario_toml
-        empty = {name: pl.DataFrame(schema=cols) for name, cols in SCHEMA.items() if name not in (files or {})}
-        self.tables = Tables({**empty, **tables}, files)
+        self.tables = Tables(tables, files)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -284,6 +306,8 @@ class Result:
 
     def named(self, table: str) -> pl.DataFrame:
         """``tables[table]`` with a ``<x>_id`` name column after each flow/link/probe index column."""
+        import polars as pl
+
         df = self.tables[table].clone()  # cheap; insert_column below works in place
         for col, array in _ID_COLUMNS.items():
             if col not in df.columns:
@@ -353,7 +377,8 @@ def spill_beside(target: str | os.PathLike[str]) -> Iterator[Path]:
     removed on exit (same file system, so nothing is copied across disks)."""
     parent = Path(target).parent
     parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=parent, prefix=f".{Path(target).name}.spill-") as tmp:
+    # ".tmp-" in the name: a sweep resumed after a kill clears it with its other temporaries.
+    with tempfile.TemporaryDirectory(dir=parent, prefix=f".{Path(target).name}.tmp-spill-") as tmp:
         yield Path(tmp)
 
 
@@ -362,6 +387,8 @@ def result_html(result: Result, *, plot: bool = True) -> str:
     import base64
     import html
     import io
+
+    import polars as pl
 
     s = result.summary
     head = (f"<b>{html.escape(str(s.get('scenario')))}</b> seed {s.get('seed')}, "
@@ -404,6 +431,8 @@ def read_summary(directory: str | os.PathLike[str]) -> dict[str, Any]:
 
 def load(directory: str | os.PathLike[str]) -> Result:
     """Read back a result directory written by :meth:`Result.save`."""
+    import polars as pl
+
     d = Path(directory)
     summary = _summary_text(d)
     tables = {p.stem: pl.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
@@ -442,6 +471,8 @@ def _replace_dir(new: Path, target: Path) -> None:
 
 def _summary_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Summary entries as a DataFrame, nested stats flattened into columns."""
+    import polars as pl
+
     if not rows:
         return pl.DataFrame(schema={"id": pl.String})
     df = pl.DataFrame([_flatten(r) for r in rows], infer_schema_length=None)

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["RUN_COLUMNS", "RunColumn", "counter_after_warmup", "legend", "tcp_jain", "tcp_jain_of",
            "window_goodput_mbps"]
@@ -58,6 +59,8 @@ def counter_after_warmup(run: RunData, table: str, key: str, counter: str,
     The start value is the last sample at or before the warm-up's end (0
     without one: the counters start at 0). None if the table has no samples.
     """
+    import polars as pl
+
     warmup, _ = _window(run)
     df = run.table(table, ["time_s", key, counter])
     if df.is_empty():

@@ -41,10 +41,9 @@ pub fn run_with_progress(text: &str, file: &str, overrides: &[String], tick: &mu
     run_with_spill(text, file, overrides, tick, None)
 }
 
-/// As [`run_with_progress`]; with `spill`, per-event tables (RTT samples,
-/// sojourns, probes, captures) of `rows` rows or more are handed to its
-/// sink during the run and the output keeps only the rest, so memory stays
-/// flat in run length (see [`sim::Sim::run_until_io`]).
+/// As [`run_with_progress`]; with `spill`, tables are handed to its sink in
+/// chunks during the run and the output keeps only the rest, so memory
+/// stays flat in run length (see [`sim::Sim::run_until_io`]).
 pub fn run_with_spill(
     text: &str,
     file: &str,

@@ -49,10 +49,16 @@ pub struct Sim {
     pub memory_limit: u64,
     /// Why the run stopped early (memory budget), if it did.
     pub stop_reason: Option<String>,
+    /// Per flow and named interval: the last (time, delivered bytes) sample
+    /// at or before its start and its end.
+    interval_marks: Vec<Vec<[Option<(f64, u64)>; 2]>>,
+    /// Per flow: a media flow's sampled sRTT (ms) after the warm-up.
+    media_srtt: Vec<Vec<f64>>,
 }
 
-/// Where per-event tables go during a run: (rows per chunk, sink).
-pub type Spill<'a> = (usize, &'a mut dyn FnMut(&'static str, crate::metrics::Table) -> bool);
+/// Where tables go during a run: (bytes per chunk, sink); see
+/// [`Metrics::take_chunks`].
+pub type Spill<'a> = (u64, &'a mut dyn FnMut(&'static str, crate::metrics::Table) -> bool);
 
 /// The `flow` id of sojourn samples of packets that belong to no TCP flow
 /// (probes).
@@ -100,6 +106,8 @@ impl Sim {
             end: SimTime::ZERO + duration,
             q: EventQueue::new(),
             tx_at_warmup: vec![0.0; links.len()],
+            interval_marks: flows.iter().map(|f| vec![[None; 2]; f.intervals.len()]).collect(),
+            media_srtt: vec![Vec::new(); flows.len()],
             link_at_warmup: vec![LinkCounts::default(); links.len()],
             flow_at_warmup: vec![[0; 3]; flows.len()],
             rate_history,
@@ -164,10 +172,10 @@ impl Sim {
         self.run_until_io(t, tick, None)
     }
 
-    /// As [`run_until_tick`](Self::run_until_tick); with `spill = (rows,
-    /// sink)`, per-event tables that reach `rows` rows are handed to `sink`
-    /// as the run goes (see [`Metrics::take_chunks`]); a sink returning
-    /// false stops the run.
+    /// As [`run_until_tick`](Self::run_until_tick); with `spill = (bytes,
+    /// sink)`, tables that buffer `bytes` or more are handed to `sink` as
+    /// the run goes (see [`Metrics::take_chunks`]); a sink returning false
+    /// stops the run.
     pub fn run_until_io(&mut self, t: SimTime, tick: &mut dyn FnMut(SimTime) -> bool, mut spill: Option<Spill<'_>>) -> bool {
         if !self.started {
             self.schedule_initial();
@@ -184,8 +192,8 @@ impl Sim {
             self.handle(ev);
             n = n.wrapping_add(1);
             if n % 65536 == 0 {
-                if let Some((rows, sink)) = spill.as_mut() {
-                    for (name, table) in self.metrics.take_chunks(*rows) {
+                if let Some((bytes, sink)) = spill.as_mut() {
+                    for (name, table) in self.metrics.take_chunks(*bytes) {
                         if !sink(name, table) {
                             return false;
                         }
@@ -552,10 +560,23 @@ impl Sim {
         let secs = now.as_secs_f64();
         let fs = &mut self.metrics.flow_series;
         let ms = &mut self.metrics.media_series;
+        let warm_s = self.mcfg.warmup.as_secs_f64();
         for (i, f) in self.flows.iter_mut().enumerate() {
             if now < f.start {
                 continue;
             }
+            // What the summary reads of the series, kept aside so the series
+            // can go to disk during the run: the last sample at or before
+            // each interval end, and a media flow's sRTT after the warm-up.
+            let mark = |marks: &mut Vec<[Option<(f64, u64)>; 2]>, d: u64| {
+                for ((_, a, b), m) in f.intervals.iter().zip(marks.iter_mut()) {
+                    for (end, slot) in [a, b].into_iter().zip(m.iter_mut()) {
+                        if secs <= end.as_secs_f64() + 1e-9 {
+                            *slot = Some((secs, d));
+                        }
+                    }
+                }
+            };
             if let Endpoints::Media { tx, rx } = &f.ep {
                 let st = tx.stats();
                 let d = rx.bytes;
@@ -566,8 +587,13 @@ impl Sim {
                 // Media payload is counted on arrival, in any order.
                 fs.throughput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
                 fs.delivered_bytes.push(d);
+                mark(&mut self.interval_marks[i], d);
                 fs.cwnd_pkts.push(st.cwnd_bytes as f64 / pkt);
-                fs.srtt_ms.push(if st.srtt > Dur::ZERO { st.srtt.as_millis_f64() } else { f64::NAN });
+                let srtt = if st.srtt > Dur::ZERO { st.srtt.as_millis_f64() } else { f64::NAN };
+                if secs >= warm_s && !srtt.is_nan() {
+                    self.media_srtt[i].push(srtt);
+                }
+                fs.srtt_ms.push(srtt);
                 fs.pacing_mbps.push(tx.pacing_rate_bps() / 1e6);
                 fs.inflight_pkts.push(st.bytes_in_flight as f64 / pkt);
                 fs.ce_fraction.push(st.ce_fraction);
@@ -592,6 +618,7 @@ impl Sim {
             fs.throughput_mbps.push((rx.received_bytes - f.last_received) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
             f.last_received = rx.received_bytes;
             fs.delivered_bytes.push(d);
+            mark(&mut self.interval_marks[i], d);
             fs.cwnd_pkts.push(f64::from(tx.t.cwnd));
             fs.srtt_ms.push(tx.srtt().map_or(f64::NAN, |s| s.as_millis_f64()));
             fs.pacing_mbps.push(if tx.pacing_rate.is_unlimited() { f64::NAN } else { tx.pacing_rate.mbps() });
@@ -697,11 +724,12 @@ impl Sim {
                     let intervals = f
                         .intervals
                         .iter()
-                        .map(|(name, a, b)| IntervalSummary {
+                        .zip(&self.interval_marks[i])
+                        .map(|((name, a, b), marks)| IntervalSummary {
                             name: name.clone(),
                             from_s: a.as_secs_f64(),
                             to_s: b.as_secs_f64(),
-                            goodput_mbps: self.goodput_between(out, *a, *b),
+                            goodput_mbps: goodput_between(marks),
                         })
                         .collect();
                     let mut fsum = FlowSummary {
@@ -732,7 +760,9 @@ impl Sim {
                             fsum.kind = "media";
                             fsum.ce_marks = rx.ce_packets - ce0;
                             fsum.ce_fraction = (rx.packets > 0).then(|| rx.ce_packets as f64 / rx.packets as f64);
-                            fsum.rtt_ms = RttStats::from_sorted(&self.media_column(out, warm, |fs, k| fs.srtt_ms[k]));
+                            let mut srtt = self.media_srtt[i].clone();
+                            srtt.sort_by(f64::total_cmp);
+                            fsum.rtt_ms = RttStats::from_sorted(&srtt);
                             fsum.media = Some(self.media_summary(out, warm, &tx.stats()));
                         }
                         Endpoints::Ping(_) => unreachable!(),
@@ -795,26 +825,6 @@ impl Sim {
 }
 
 impl Sim {
-    /// Goodput of output flow `out` between two times, from the sampled
-    /// cumulative delivered bytes (sample-interval resolution).
-    fn goodput_between(&self, out: u32, from: SimTime, to: SimTime) -> Option<f64> {
-        let fs = &self.metrics.flow_series;
-        let at = |t: SimTime| {
-            (0..fs.time_s.len()).rev().find(|&k| fs.flow[k] == out && fs.time_s[k] <= t.as_secs_f64() + 1e-9).map(|k| (fs.time_s[k], fs.delivered_bytes[k]))
-        };
-        let (t0, b0) = at(from)?;
-        let (t1, b1) = at(to)?;
-        (t1 > t0).then(|| (b1 - b0) as f64 * 8.0 / (t1 - t0) / 1e6)
-    }
-
-    /// A flow_series column of one output flow after `from`, sorted, NaNs dropped.
-    fn media_column(&self, out: u32, from: SimTime, col: impl Fn(&crate::metrics::FlowSeries, usize) -> f64) -> Vec<f64> {
-        let fs = &self.metrics.flow_series;
-        let mut v: Vec<f64> = (0..fs.time_s.len()).filter(|&k| fs.flow[k] == out && fs.time_s[k] >= from.as_secs_f64()).map(|k| col(fs, k)).filter(|x| !x.is_nan()).collect();
-        v.sort_by(f64::total_cmp);
-        v
-    }
-
     fn media_summary(&self, out: u32, from: SimTime, st: &crate::media::sender::MediaStats) -> MediaSummary {
         let ms = &self.metrics.media_series;
         let rows: Vec<usize> = (0..ms.time_s.len()).filter(|&k| ms.flow[k] == out && ms.time_s[k] >= from.as_secs_f64()).collect();
@@ -834,6 +844,13 @@ impl Sim {
             frames: st.frames,
         }
     }
+}
+
+/// Goodput between an interval's ends from the flow's last samples at or
+/// before each (sample-interval resolution).
+fn goodput_between(marks: &[Option<(f64, u64)>; 2]) -> Option<f64> {
+    let ((t0, b0), (t1, b1)) = (marks[0]?, marks[1]?);
+    (t1 > t0).then(|| (b1 - b0) as f64 * 8.0 / (t1 - t0) / 1e6)
 }
 
 /// Bits the link could carry over [from, to] given its rate history; None

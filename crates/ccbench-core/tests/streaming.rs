@@ -1,5 +1,5 @@
-//! Memory flat in run length: per-event tables handed out in chunks during
-//! the run add up to the tables of a run that keeps them, and the summary's
+//! Memory flat in run length: tables handed out in chunks during the run
+//! add up to the tables of a run that keeps them, and the summary's
 //! streaming statistics agree with the exact ones computed from every
 //! recorded sample (`metrics/hist.rs`'s stated bound).
 
@@ -14,14 +14,14 @@ fn scenario(qdisc: &str) -> String {
     dumbbell("100Mbit", 30.0, qdisc, "8s", &flows)
 }
 
-fn run_spilled(text: &str, overrides: &[&str], rows: usize) -> (ccbench_core::RunOutput, Vec<(&'static str, Table)>) {
+fn run_spilled(text: &str, overrides: &[&str], bytes: u64) -> (ccbench_core::RunOutput, Vec<(&'static str, Table)>) {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let mut chunks = Vec::new();
     let mut sink = |name: &'static str, t: Table| {
         chunks.push((name, t));
         true
     };
-    let out = ccbench_core::run_with_spill(text, "t.toml", &o, &mut |_, _| false, Some((rows, &mut sink))).unwrap().unwrap();
+    let out = ccbench_core::run_with_spill(text, "t.toml", &o, &mut |_, _| false, Some((bytes, &mut sink))).unwrap().unwrap();
     (out, chunks)
 }
 
@@ -41,14 +41,22 @@ fn append(into: &mut Table, t: Table) {
 fn chunks_and_the_rest_are_the_whole_tables() {
     let ov = ["links.bottleneck.loss=0.001", "metrics.capture=[\"bottleneck\"]"];
     let whole = run(&scenario("{ kind = \"fq_codel\" }"), &ov);
-    let (spilled, chunks) = run_spilled(&scenario("{ kind = \"fq_codel\" }"), &ov, 2000);
+    let (spilled, chunks) = run_spilled(&scenario("{ kind = \"fq_codel\" }"), &ov, 50_000);
     assert_eq!(spilled.summary, whole.summary);
     let names: std::collections::BTreeSet<_> = chunks.iter().map(|(n, _)| *n).collect();
-    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["capture", "rtt", "sojourn"], "probes stay below 2000 rows");
-    for (_, t) in &chunks {
-        // Handed out at the first check (every 65536 events) after 2000 rows.
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["capture", "flow_series", "link_series", "rtt", "sojourn"], "probes stay below 50 kB");
+    for (name, t) in &chunks {
+        // Handed out at the first check (every 65536 events) after 50 kB
+        // (series: 50 kB / 16) of rows of 25 B (samples), 128 B (capture),
+        // 84 and 88 B (flow and link series).
         let rows = t[0].1.len();
-        assert!((2000..2000 + 65536).contains(&rows), "chunk of {rows} rows");
+        let min = match *name {
+            "capture" => 50_000 / 128 + 1,
+            "flow_series" => 50_000 / 16 / 84 + 1,
+            "link_series" => 50_000 / 16 / 88 + 1,
+            _ => 2000,
+        };
+        assert!((min..min + 65536).contains(&rows), "{name}: chunk of {rows} rows");
     }
     let mut rest = spilled.metrics.into_tables();
     for (name, t) in chunks {
@@ -124,4 +132,20 @@ fn recording_options_do_not_change_the_summary() {
     assert_eq!(all.summary, few.summary);
     assert!(few.metrics.rtt.is_empty());
     assert!(few.metrics.sojourn.len() * 9 < all.metrics.sojourn.len());
+}
+
+/// Series are handed out too, and the summary's named-interval goodputs
+/// and media sRTT (read from the series before) do not change.
+#[test]
+fn series_chunks_leave_the_summary_as_it_was() {
+    let media = "[[flows]]\nid = \"m\"\nkind = \"media\"\necn = \"ect1\"\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n";
+    let flows = tcp("a", "cubic", "intervals = [{ name = \"mid\", from = \"2s\", to = \"6s\" }]") + &tcp("b", "reno", "start = \"1s\"") + PING + media;
+    let text = dumbbell("100Mbit", 30.0, "{ kind = \"dualpi2\" }", "8s", &flows);
+    let ov = ["metrics.interval=\"1ms\"", "metrics.warmup=\"1s\""];
+    let whole = run(&text, &ov);
+    let (spilled, chunks) = run_spilled(&text, &ov, 20_000);
+    assert!(chunks.iter().any(|(n, _)| *n == "flow_series") && chunks.iter().any(|(n, _)| *n == "link_series"));
+    assert_eq!(spilled.summary, whole.summary);
+    assert!(flow(&whole.summary, "a").intervals[0].goodput_mbps.unwrap() > 10.0);
+    assert!(flow(&whole.summary, "m").rtt_ms.p50.unwrap() > 30.0);
 }

@@ -74,10 +74,10 @@ fn table_dict<'py>(py: Python<'py>, cols: Table) -> PyResult<Bound<'py, PyDict>>
 /// `progress(now_s, end_s)`, if given, is called about twice a second of
 /// wall-clock time. With `spill_dir`, every table is written to
 /// `<spill_dir>/<table>.parquet` and listed in "files" ("tables" is then
-/// empty): per-event tables (rtt, sojourn, probes, capture) as the run
-/// goes, `spill_rows` rows or more at a time, the others at the end.
+/// empty), as the run goes in row groups of `spill_bytes` or more
+/// (media_series at the end).
 #[pyfunction]
-#[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None, spill_dir=None, spill_rows=1 << 18))]
+#[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None, spill_dir=None, spill_bytes=1 << 20))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -85,24 +85,33 @@ fn run<'py>(
     overrides: Vec<String>,
     progress: Option<Py<PyAny>>,
     spill_dir: Option<PathBuf>,
-    spill_rows: usize,
+    spill_bytes: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let file = path.unwrap_or("<string>");
     let t0 = Instant::now();
     let mut last = t0;
     let mut files = spill_dir.as_deref().map(SpillFiles::new);
     let mut spill_err: Option<String> = None;
+    // Time spent writing chunks during the run, left out of the engine's wall time.
+    let mut writing = std::time::Duration::ZERO;
     let res = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let spilling = files.is_some();
-            let mut sink = |name: &'static str, cols: Table| match files.as_mut().map(|f| f.write(name, &cols)) {
-                Some(Err(e)) => {
-                    spill_err = Some(e);
-                    false
+            let mut sink = |name: &'static str, cols: Table| {
+                let t = Instant::now();
+                let r = files.as_mut().map(|f| f.write(name, &cols));
+                drop(cols);
+                spill::release_freed();
+                writing += t.elapsed();
+                match r {
+                    Some(Err(e)) => {
+                        spill_err = Some(e);
+                        false
+                    }
+                    _ => true,
                 }
-                _ => true,
             };
-            let spill_to = spilling.then_some((spill_rows.max(1), &mut sink as &mut dyn FnMut(&'static str, Table) -> bool));
+            let spill_to = spilling.then_some((spill_bytes.max(1), &mut sink as &mut dyn FnMut(&'static str, Table) -> bool));
             ccbench_core::run_with_spill(text, file, &overrides, &mut |now_s, end_s| {
                 Python::attach(|py| {
                     if let Some(cb) = &progress {
@@ -139,7 +148,7 @@ fn run<'py>(
         Ok(Ok(Some(out))) => out,
     };
     let mut summary = out.summary;
-    summary.engine.wall_s = t0.elapsed().as_secs_f64();
+    summary.engine.wall_s = (t0.elapsed() - writing).as_secs_f64();
     let d = PyDict::new(py);
     d.set_item("summary", serde_json::to_string_pretty(&summary).map_err(|e| SimulationError::new_err(e.to_string()))?)?;
     d.set_item("scenario", out.scenario.to_toml())?;

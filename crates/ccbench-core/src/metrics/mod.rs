@@ -171,9 +171,80 @@ impl Samples {
     }
 }
 
-/// The per-event tables: name, id column, value column, with flow and class.
-const EVENT_TABLES: [(&str, &str, &str, bool); 3] =
-    [("rtt", "flow", "rtt_ms", false), ("sojourn", "link", "sojourn_ms", true), ("probes", "probe", "rtt_ms", false)];
+/// Empties the named `Vec` fields, keeping their capacity.
+macro_rules! clear_fields {
+    ($t:ty: $($f:ident),*) => {
+        impl $t {
+            pub fn clear(&mut self) {
+                $(self.$f.clear();)*
+            }
+        }
+    };
+}
+clear_fields!(FlowSeries: time_s, flow, goodput_mbps, throughput_mbps, delivered_bytes, cwnd_pkts, srtt_ms, pacing_mbps, inflight_pkts, ce_fraction, alpha);
+clear_fields!(LinkSeries: time_s, link, backlog_pkts, backlog_bytes, tx_bytes, drops, marks, rate_mbps, prob_base, prob_c, prob_l);
+clear_fields!(Samples: time_ns, id, flow, value_ns, class);
+clear_fields!(capture::Capture: time_ns, link, endpoint, dir, size, ecn, dscp, kind, seq, len, ack, flags, nsack, cep);
+
+impl FlowSeries {
+    fn into_table(self) -> Table {
+        let f = self;
+        vec![
+            ("time_s", Column::F64(f.time_s)),
+            ("flow", Column::U32(f.flow)),
+            ("goodput_mbps", Column::F64(f.goodput_mbps)),
+            ("throughput_mbps", Column::F64(f.throughput_mbps)),
+            ("delivered_bytes", Column::U64(f.delivered_bytes)),
+            ("cwnd_pkts", Column::F64(f.cwnd_pkts)),
+            ("srtt_ms", Column::F64(f.srtt_ms)),
+            ("pacing_mbps", Column::F64(f.pacing_mbps)),
+            ("inflight_pkts", Column::F64(f.inflight_pkts)),
+            ("ce_fraction", Column::F64(f.ce_fraction)),
+            ("alpha", Column::F64(f.alpha)),
+        ]
+    }
+}
+
+impl MediaSeries {
+    fn into_table(self) -> Table {
+        let m = self;
+        vec![
+            ("time_s", Column::F64(m.time_s)),
+            ("flow", Column::U32(m.flow)),
+            ("target_mbps", Column::F64(m.target_mbps)),
+            ("tx_mbps", Column::F64(m.tx_mbps)),
+            ("rtp_queue_delay_ms", Column::F64(m.rtp_queue_delay_ms)),
+            ("qdelay_ms", Column::F64(m.qdelay_ms)),
+            ("cwnd_bytes", Column::U64(m.cwnd_bytes)),
+            ("bytes_in_flight", Column::U64(m.bytes_in_flight)),
+            ("rtp_discards", Column::U64(m.rtp_discards)),
+        ]
+    }
+}
+
+impl LinkSeries {
+    fn into_table(self) -> Table {
+        let l = self;
+        vec![
+            ("time_s", Column::F64(l.time_s)),
+            ("link", Column::U32(l.link)),
+            ("backlog_pkts", Column::U64(l.backlog_pkts)),
+            ("backlog_bytes", Column::U64(l.backlog_bytes)),
+            ("tx_bytes", Column::U64(l.tx_bytes)),
+            ("drops", Column::U64(l.drops)),
+            ("marks", Column::U64(l.marks)),
+            ("rate_mbps", Column::F64(l.rate_mbps)),
+            ("prob_base", Column::F64(l.prob_base)),
+            ("prob_c", Column::F64(l.prob_c)),
+            ("prob_l", Column::F64(l.prob_l)),
+        ]
+    }
+}
+
+/// The tables in export order. Every one but `media_series` (whose values
+/// the media summaries read at the end; a row per media flow per interval)
+/// can be handed out in chunks during a run.
+pub const TABLES: [&str; 7] = ["flow_series", "media_series", "rtt", "link_series", "sojourn", "probes", "capture"];
 
 #[derive(Default, Clone, Debug, PartialEq)]
 pub struct Metrics {
@@ -189,6 +260,8 @@ pub struct Metrics {
     pub rtt_stats: hist::IdStats,
     pub sojourn_stats: hist::IdStats,
     pub probe_stats: hist::IdStats,
+    /// Bytes of each table (in [`TABLES`] order) handed out so far.
+    spilled: [u64; TABLES.len()],
 }
 
 impl Metrics {
@@ -201,88 +274,98 @@ impl Metrics {
         m
     }
 
-    fn samples_mut(&mut self, name: &str) -> &mut Samples {
-        match name {
-            "rtt" => &mut self.rtt,
-            "sojourn" => &mut self.sojourn,
-            _ => &mut self.probes,
+    /// Rows buffered and their approximate size in bytes, of table `k` of [`TABLES`].
+    fn buffered(&self, k: usize) -> (usize, u64) {
+        let (rows, row_bytes) = match TABLES[k] {
+            "flow_series" => (self.flow_series.time_s.len(), 84),
+            "media_series" => (self.media_series.time_s.len(), 64),
+            "rtt" => (self.rtt.len(), 25),
+            "link_series" => (self.link_series.time_s.len(), 88),
+            "sojourn" => (self.sojourn.len(), 25),
+            "probes" => (self.probes.len(), 25),
+            _ => (self.capture.time_ns.len(), 128),
+        };
+        (rows, rows as u64 * row_bytes)
+    }
+
+    /// Table `k` of [`TABLES`], taken out of its buffers (which start again empty).
+    fn take(&mut self, k: usize) -> Table {
+        match TABLES[k] {
+            "flow_series" => std::mem::take(&mut self.flow_series).into_table(),
+            "media_series" => std::mem::take(&mut self.media_series).into_table(),
+            "rtt" => std::mem::take(&mut self.rtt).into_table("flow", "rtt_ms", false),
+            "link_series" => std::mem::take(&mut self.link_series).into_table(),
+            "sojourn" => std::mem::take(&mut self.sojourn).into_table("link", "sojourn_ms", true),
+            "probes" => std::mem::take(&mut self.probes).into_table("probe", "rtt_ms", false),
+            _ => std::mem::take(&mut self.capture).table(),
         }
     }
 
-    /// The per-event tables holding at least `rows` rows, taken out of the
-    /// buffers (which start again empty): a long run hands them out as it
-    /// goes instead of holding them.
-    pub fn take_chunks(&mut self, rows: usize) -> Vec<(&'static str, Table)> {
+    /// Table `k` of [`TABLES`] as it stands, its buffers emptied but keeping
+    /// their capacity: the next chunk fills the same memory (allocating
+    /// afresh each time fragmented the heap, and a long run's RSS crept up).
+    fn take_keep(&mut self, k: usize) -> Table {
+        match TABLES[k] {
+            "flow_series" => {
+                let t = self.flow_series.clone().into_table();
+                self.flow_series.clear();
+                t
+            }
+            "link_series" => {
+                let t = self.link_series.clone().into_table();
+                self.link_series.clear();
+                t
+            }
+            "rtt" => {
+                let t = self.rtt.clone().into_table("flow", "rtt_ms", false);
+                self.rtt.clear();
+                t
+            }
+            "sojourn" => {
+                let t = self.sojourn.clone().into_table("link", "sojourn_ms", true);
+                self.sojourn.clear();
+                t
+            }
+            "probes" => {
+                let t = self.probes.clone().into_table("probe", "rtt_ms", false);
+                self.probes.clear();
+                t
+            }
+            "capture" => {
+                let t = self.capture.table();
+                self.capture.clear();
+                for v in &mut self.capture.sack {
+                    v.clear();
+                }
+                t
+            }
+            _ => self.take(k),
+        }
+    }
+
+    /// The tables buffering at least `bytes` (series: `bytes / 16`; and at
+    /// least 1/1024 of what they handed out before, so a file never needs
+    /// more than a few thousand row groups), taken out of the buffers: a
+    /// long run hands them out as it goes instead of holding them.
+    /// `media_series` stays.
+    pub fn take_chunks(&mut self, bytes: u64) -> Vec<(&'static str, Table)> {
         let mut out = Vec::new();
-        for (name, id, value, with_flow) in EVENT_TABLES {
-            let s = self.samples_mut(name);
-            if s.len() >= rows {
-                out.push((name, std::mem::take(s).into_table(id, value, with_flow)));
+        for k in 0..TABLES.len() {
+            let (rows, size) = self.buffered(k);
+            // A series gains a row per flow or link per interval: at full
+            // chunk size it would sit in memory for minutes.
+            let chunk = if TABLES[k].ends_with("_series") { bytes / 16 } else { bytes };
+            if TABLES[k] != "media_series" && rows > 0 && size >= chunk.max(self.spilled[k] / 1024) {
+                self.spilled[k] += size;
+                out.push((TABLES[k], self.take_keep(k)));
             }
         }
-        if self.capture.time_ns.len() >= rows {
-            out.push(("capture", std::mem::take(&mut self.capture).table()));
-        }
         out
     }
 
-    /// All tables with their column names, as the bindings export them.
+    /// All tables with their column names (what is left of them after
+    /// [`take_chunks`](Self::take_chunks)), as the bindings export them.
     pub fn into_tables(mut self) -> Vec<(&'static str, Table)> {
-        let events: Vec<(&'static str, Table)> = EVENT_TABLES
-            .iter()
-            .map(|&(name, id, value, with_flow)| (name, std::mem::take(self.samples_mut(name)).into_table(id, value, with_flow)))
-            .collect();
-        let (f, l, m) = (std::mem::take(&mut self.flow_series), std::mem::take(&mut self.link_series), std::mem::take(&mut self.media_series));
-        let mut out = vec![
-            (
-                "flow_series",
-                vec![
-                    ("time_s", Column::F64(f.time_s)),
-                    ("flow", Column::U32(f.flow)),
-                    ("goodput_mbps", Column::F64(f.goodput_mbps)),
-                    ("throughput_mbps", Column::F64(f.throughput_mbps)),
-                    ("delivered_bytes", Column::U64(f.delivered_bytes)),
-                    ("cwnd_pkts", Column::F64(f.cwnd_pkts)),
-                    ("srtt_ms", Column::F64(f.srtt_ms)),
-                    ("pacing_mbps", Column::F64(f.pacing_mbps)),
-                    ("inflight_pkts", Column::F64(f.inflight_pkts)),
-                    ("ce_fraction", Column::F64(f.ce_fraction)),
-                    ("alpha", Column::F64(f.alpha)),
-                ],
-            ),
-            (
-                "media_series",
-                vec![
-                    ("time_s", Column::F64(m.time_s)),
-                    ("flow", Column::U32(m.flow)),
-                    ("target_mbps", Column::F64(m.target_mbps)),
-                    ("tx_mbps", Column::F64(m.tx_mbps)),
-                    ("rtp_queue_delay_ms", Column::F64(m.rtp_queue_delay_ms)),
-                    ("qdelay_ms", Column::F64(m.qdelay_ms)),
-                    ("cwnd_bytes", Column::U64(m.cwnd_bytes)),
-                    ("bytes_in_flight", Column::U64(m.bytes_in_flight)),
-                    ("rtp_discards", Column::U64(m.rtp_discards)),
-                ],
-            ),
-            (
-                "link_series",
-                vec![
-                    ("time_s", Column::F64(l.time_s)),
-                    ("link", Column::U32(l.link)),
-                    ("backlog_pkts", Column::U64(l.backlog_pkts)),
-                    ("backlog_bytes", Column::U64(l.backlog_bytes)),
-                    ("tx_bytes", Column::U64(l.tx_bytes)),
-                    ("drops", Column::U64(l.drops)),
-                    ("marks", Column::U64(l.marks)),
-                    ("rate_mbps", Column::F64(l.rate_mbps)),
-                    ("prob_base", Column::F64(l.prob_base)),
-                    ("prob_c", Column::F64(l.prob_c)),
-                    ("prob_l", Column::F64(l.prob_l)),
-                ],
-            ),
-            ("capture", self.capture.table()),
-        ];
-        out.extend(events);
-        out
+        (0..TABLES.len()).map(|k| (TABLES[k], self.take(k))).collect()
     }
 }
