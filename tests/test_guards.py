@@ -113,3 +113,21 @@ def test_suite_axis_values_in_bytes_per_second_warn_once(tmp_path: Path, run_cli
     assert len(warnings) == 1, result.stderr
     assert warnings[0].startswith(f"warning: {suite}:") and "links.bottleneck.rate" in warnings[0], warnings[0]
     assert "8 Mbit/s" in warnings[0]
+
+
+def test_tables_on_disk_do_not_count_against_the_memory_limit(write_scenario: Callable[..., Path],
+                                                              run_cli: Callable[..., CliResult],
+                                                              tmp_path: Path) -> None:
+    """300 s of TINY records ~15 MB of samples: refused up front when they would stay in
+    memory, run by `ccbench run`, which writes them out as it goes."""
+    path = write_scenario(TINY.replace('duration = "2s"', 'duration = "300s"') + '[limits]\nmemory = "8mb"\n')
+    with pytest.raises(ccbench.ScenarioError, match="more than limits.memory = 8 MiB"):
+        ccbench.run(path)
+    with pytest.raises(ccbench.ScenarioError, match="limits.memory"):
+        ccbench.validate(path)
+    assert ccbench.validate(path, streamed=True)
+    assert run_cli("validate", path).exit_code == 0
+    result = run_cli("run", path, "-o", "out")
+    assert result.exit_code == 0, result.stderr
+    saved = ccbench.load(tmp_path / "out")
+    assert saved.tables["sojourn"].height > 200_000

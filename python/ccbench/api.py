@@ -59,7 +59,8 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
     a time while the run goes, so memory stays flat however long the run is. The
     result reads a table from its file when it is first looked up, and
     :meth:`~ccbench.results.Result.save` links or copies the files. The
-    directory must outlive the result's use.
+    directory must outlive the result's use. The tables then do not count
+    against ``limits.memory``.
 
     Raises ScenarioError for anything wrong with the scenario or overrides
     (including a run that outgrows ``limits.memory``: nothing is returned),
@@ -70,8 +71,8 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
     ov = overrides(set, kw, seed)
     with from_native():
         # Warned before running, so that they are seen even if the run fails.
-        _warn(_core.warnings(text, path, ov))
         spill = None if spill_dir is None else os.fspath(spill_dir)
+        _warn(_core.warnings(text, path, ov, spill is not None))
         out = _core.run(text, path, ov, progress, spill, SPILL_BYTES)
     files = {name: Path(p) for name, p in out["files"].items()}
     return Result(out["summary"], out["scenario"], decode_tables(out["tables"]), files)
@@ -82,13 +83,19 @@ def _warn(problems: Sequence[Mapping[str, Any]]) -> None:
         warnings.warn(ScenarioWarning(problem_text(p)), stacklevel=3)
 
 
-def validate(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None, **kw: Any) -> str:
-    """Check a scenario without running it; return it resolved as TOML (every default filled in)."""
+def validate(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None,
+             streamed: bool = False, **kw: Any) -> str:
+    """Check a scenario without running it; return it resolved as TOML (every default filled in).
+
+    ``streamed``: check it for a run whose tables go to disk as it goes
+    (``run(spill_dir=…)``, ``ccbench run``, suites), so that their size does
+    not count against ``limits.memory``.
+    """
     text, path = read_source(scenario)
     with from_native():
         ov = overrides(set, kw, seed)
-        resolved = _core.validate(text, path, ov)
-        _warn(_core.warnings(text, path, ov))
+        resolved = _core.validate(text, path, ov, streamed)
+        _warn(_core.warnings(text, path, ov, streamed))
     return resolved
 
 

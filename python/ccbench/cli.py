@@ -94,7 +94,7 @@ def _suite_warnings(loaded: Any) -> None:
     seen: set[str] = set()
     for p in loaded.axis_points():  # each axis value once, not every combination
         try:
-            found = _core.warnings(loaded.base_text, loaded.base_file or "<base>", [o.text for o in p.overrides])
+            found = _core.warnings(loaded.base_text, loaded.base_file or "<base>", [o.text for o in p.overrides], True)
         except Exception:  # invalid points are reported by the run itself
             continue
         for w in found:
@@ -223,7 +223,7 @@ def show(result_dir: Path) -> None:
 @click.option("--resolved", is_flag=True, help="Print the resolved scenario (every default filled in).")
 def validate(scenario: Path, overrides: Sequence[str], resolved: bool) -> None:
     """Check SCENARIO without running it."""
-    text = ccbench.validate(scenario, set=list(overrides))
+    text = ccbench.validate(scenario, set=list(overrides), streamed=True)  # as `ccbench run` runs it
     click.echo(text if resolved else f"ok: {scenario}", nl=not resolved or not text.endswith("\n"))
 
 

@@ -504,7 +504,8 @@ def _resolve(text: str, file: str | None, overrides: Sequence[Override]) -> str:
     """ccbench.validate on text with a file label; override problems point at the suite line that wrote them."""
     try:
         with from_native():
-            resolved: str = _core.validate(text, file or "<base>", [o.text for o in overrides])
+            # streamed: suite runs write their tables to disk as they go
+            resolved: str = _core.validate(text, file or "<base>", [o.text for o in overrides], True)
             return resolved
     except ScenarioError as e:
         try:

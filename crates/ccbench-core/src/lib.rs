@@ -51,7 +51,7 @@ pub fn run_with_spill(
     tick: &mut dyn FnMut(f64, f64) -> bool,
     spill: Option<sim::Spill<'_>>,
 ) -> Result<Option<RunOutput>, ScenarioError> {
-    let parsed = scenario::parse(text, file, overrides)?;
+    let parsed = scenario::parse_opts(text, file, overrides, spill.is_some())?;
     let mut sim = scenario::build::build(&parsed.scenario);
     sim.memory_limit = parsed.scenario.limits.memory.0;
     let end = sim.end;

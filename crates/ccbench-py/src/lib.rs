@@ -173,20 +173,22 @@ fn run<'py>(
 }
 
 /// The scenario's warnings (legal values probably not meant), as problems.
+/// `streamed`: checked for a run whose tables go to disk (`spill_dir`).
 #[pyfunction]
-#[pyo3(signature = (text, path=None, overrides=Vec::new()))]
-fn warnings<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<String>) -> PyResult<Bound<'py, PyList>> {
-    match ccbench_core::scenario::parse(text, path.unwrap_or("<string>"), &overrides) {
+#[pyo3(signature = (text, path=None, overrides=Vec::new(), streamed=false))]
+fn warnings<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<String>, streamed: bool) -> PyResult<Bound<'py, PyList>> {
+    match ccbench_core::scenario::parse_opts(text, path.unwrap_or("<string>"), &overrides, streamed) {
         Ok(p) => Ok(problem_list(py, &p.warnings)),
         Err(e) => Err(scenario_err(py, &e)),
     }
 }
 
 /// Parse and validate a scenario; returns the resolved scenario as TOML.
+/// `streamed`: checked for a run whose tables go to disk (`spill_dir`).
 #[pyfunction]
-#[pyo3(signature = (text, path=None, overrides=Vec::new()))]
-fn validate(py: Python<'_>, text: &str, path: Option<&str>, overrides: Vec<String>) -> PyResult<String> {
-    match ccbench_core::scenario::parse(text, path.unwrap_or("<string>"), &overrides) {
+#[pyo3(signature = (text, path=None, overrides=Vec::new(), streamed=false))]
+fn validate(py: Python<'_>, text: &str, path: Option<&str>, overrides: Vec<String>, streamed: bool) -> PyResult<String> {
+    match ccbench_core::scenario::parse_opts(text, path.unwrap_or("<string>"), &overrides, streamed) {
         Ok(p) => Ok(p.scenario.to_toml()),
         Err(e) => Err(scenario_err(py, &e)),
     }

@@ -66,6 +66,9 @@ pub struct Cost {
     /// Rows of every recorded table together.
     pub samples: f64,
     pub memory: f64,
+    /// What stays in memory when the tables go to disk as the run goes
+    /// (`media_series` only; see [`crate::metrics::Metrics::take_chunks`]).
+    pub memory_streamed: f64,
 }
 
 /// Estimate the cost of a resolved scenario.
@@ -140,7 +143,7 @@ pub fn estimate(s: &Scenario) -> Cost {
     let samples = flow_rows + ticks * media + link_rows + sojourn + rtt + probes + captured;
     let memory = flow_rows * 92.0 + ticks * media * 64.0 + link_rows * 92.0 + (sojourn + rtt + probes) * 25.0 + captured * 128.0;
     let events = 3.0 * packets + ticks + 4.0 * probes;
-    Cost { packets, events, samples, memory }
+    Cost { packets, events, samples, memory, memory_streamed: ticks * media * 64.0 }
 }
 
 fn mib(b: f64) -> String {
@@ -152,13 +155,15 @@ fn mib(b: f64) -> String {
 }
 
 /// Problems of a resolved scenario against its limits: `(key path,
-/// message)`, the path naming the value most worth changing.
-pub fn check(s: &Scenario) -> Vec<(Vec<Seg>, String)> {
+/// message)`, the path naming the value most worth changing. `streamed`:
+/// the run will write its tables to disk as it goes, so they do not count
+/// against `limits.memory`.
+pub fn check(s: &Scenario, streamed: bool) -> Vec<(Vec<Seg>, String)> {
     let k = |s: &str| Seg::Key(s.to_string());
     let mut out = Vec::new();
     let c = estimate(s);
     let lim = &s.limits;
-    if c.memory > lim.memory.0 as f64 {
+    if (if streamed { c.memory_streamed } else { c.memory }) > lim.memory.0 as f64 {
         out.push((
             vec![k("duration")],
             format!(

@@ -347,6 +347,12 @@ pub struct Parsed {
 /// Parse scenario text, apply `key.path=value` overrides, validate, and
 /// fill in every default. `file` names the source in error messages.
 pub fn parse(text: &str, file: &str, overrides: &[String]) -> Result<Parsed, ScenarioError> {
+    parse_opts(text, file, overrides, false)
+}
+
+/// As [`parse`]; `streamed`: the run will write its tables to disk as it
+/// goes (see [`crate::run_with_spill`]), so the memory estimate leaves them out.
+pub fn parse_opts(text: &str, file: &str, overrides: &[String], streamed: bool) -> Result<Parsed, ScenarioError> {
     let orig = text;
     let (text, applied) = overrides::apply(text, file, overrides)?;
     // Problems are located in the file as written; those about a value an
@@ -381,7 +387,7 @@ pub fn parse(text: &str, file: &str, overrides: &[String]) -> Result<Parsed, Sce
             format!("must be shorter than the run ({}), or nothing would be measured", scenario.duration),
         ));
     }
-    problems.extend(limits::check(&scenario).into_iter().map(|(path, m)| at(&path, m)));
+    problems.extend(limits::check(&scenario, streamed).into_iter().map(|(path, m)| at(&path, m)));
     if !problems.is_empty() {
         return Err(fail(problems));
     }
