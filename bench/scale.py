@@ -9,7 +9,8 @@ the process so far. Writes bench/scale.json and, with matplotlib,
 bench/scale.png (wall time against each parameter, with the line through
 the first point that linear scaling would follow).
 
-    .venv/bin/python bench/scale.py            # about a minute here
+    .venv/bin/python bench/scale.py            # about 15 s here
+    .venv/bin/python bench/scale.py --plot-only
 """
 
 from __future__ import annotations
@@ -53,8 +54,13 @@ def main() -> None:
               f"{row['events'] / 1e6:7.2f} M events, {row['pkts_per_wall_s'] / 1e6:5.2f} M bottleneck pkts/s, "
               f"util {row['utilization']:.3f}, peak RSS {row['peak_rss_mb']:.0f} MB", flush=True)
     (HERE / "scale.json").write_text(json.dumps(rows, indent=1) + "\n")
+    plot(rows)
+
+
+def plot(rows: list[dict]) -> None:
     try:
         import matplotlib
+        import matplotlib.ticker
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -70,6 +76,8 @@ def main() -> None:
         ax.loglog(xs, [ys[0] * x / xs[0] for x in xs], "--", color="grey", label="linear")
         ax.set_xlabel(labels[axis])
         ax.grid(True, which="both", alpha=0.3)
+        for a in (ax.xaxis, ax.yaxis):
+            a.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes[0].set_ylabel("wall s")
     axes[0].legend()
     fig.tight_layout()
@@ -77,4 +85,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--plot-only"]:  # redraw scale.png from scale.json
+        plot(json.loads((HERE / "scale.json").read_text()))
+    else:
+        main()
