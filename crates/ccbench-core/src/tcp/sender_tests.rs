@@ -1039,3 +1039,93 @@ fn timestamps_undo_only_with_an_echo_from_an_earlier_millisecond() {
         assert_eq!(s.undos, undone, "echo at {echo_us} µs");
     }
 }
+
+/// Linux `tcp_should_expand_sndbuf`: an ACK that frees space grows the send
+/// buffer to cover cwnd only when cwnd is not what limits the flight.
+#[test]
+fn an_ack_grows_the_send_buffer_only_when_below_cwnd() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    assert_eq!(s.sndbuf, 2 * 10 * 4352);
+    s.t.cwnd = 200; // 9 in flight after the ACK: below cwnd
+    ack(&mut s, cum(1), at(100));
+    assert_eq!(s.sndbuf, 2 * 200 * 4352);
+    // cwnd-limited (9 in flight, cwnd 9): the buffer stays as it is.
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    s.sndbuf = 15 * 1468;
+    s.t.cwnd = 9;
+    s.t.ssthresh = 9;
+    ack(&mut s, cum(1), at(100));
+    assert_eq!(s.sndbuf, 15 * 1468);
+}
+
+/// Packets held back by pacing or by the host's transmit jitter count as
+/// in flight, as in Linux (they sit in the qdisc with a departure time):
+/// such a sender is cwnd-limited although its flight is below cwnd, so it
+/// keeps growing in congestion avoidance.
+#[test]
+fn a_sender_held_by_pacing_or_jitter_is_cwnd_limited() {
+    let paced = TcpConfig {
+        pacing: true,
+        init_cwnd: 10,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, paced, None);
+    s.t.ssthresh = 10; // congestion avoidance: only the flag says limited
+    assert_eq!(start(&mut s, at(0)).len(), 10, "the initial window is not paced");
+    // All ACKed (the window that set the flag is covered): one packet leaves,
+    // the next waits for its release time with 1 of 10 in flight.
+    assert_eq!(ack(&mut s, cum(10), at(100)).len(), 1);
+    assert!(s.pace_blocked && s.t.is_cwnd_limited());
+    let jittered = TcpConfig {
+        tx_jitter: ms(1),
+        init_cwnd: 10,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, jittered, None);
+    s.set_rng(crate::rng::SimRng::for_component(1, "tcp:test"));
+    s.t.ssthresh = 10;
+    let sent = start(&mut s, at(0)).len();
+    assert!(sent < 10 && s.jitter_blocked, "{sent} sent at once");
+    assert!(s.t.is_cwnd_limited());
+    // Unheld and below cwnd: not limited.
+    let mut s = sender(reno_cc(), EcnMode::Off, send_buffer_of(6, 10), None);
+    s.t.ssthresh = 10;
+    assert_eq!(start(&mut s, at(0)).len(), 6);
+    assert!(!s.t.is_cwnd_limited());
+}
+
+/// RACK's raised reordering window persists for `TCP_RACK_RECOVERY_THRESH`
+/// recoveries: each Recovery that ends without undo uses one up; the end of
+/// an ECN reduction (CWR) does not.
+#[test]
+fn a_recovery_ending_without_undo_uses_up_one_persistence() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    s.rack.reo_wnd_persist = 5;
+    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    assert_eq!(s.ca_state, CaState::Recovery);
+    let mut a = cum(10);
+    a.tsecr = at(100); // only the retransmission arrived: no undo
+    ack(&mut s, a, at(200));
+    assert_eq!((s.undos, s.ca_state), (0, CaState::Open));
+    assert_eq!(s.rack.reo_wnd_persist, 4);
+    let cfg = TcpConfig {
+        init_cwnd: 20,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Classic, cfg, None);
+    start(&mut s, at(0));
+    s.rack.reo_wnd_persist = 5;
+    let ece = |n: u64| TcpAck {
+        ack: n,
+        ece: true,
+        ..Default::default()
+    };
+    ack(&mut s, ece(2), at(100));
+    assert_eq!(s.ca_state, CaState::Cwr);
+    ack(&mut s, cum(21), at(130));
+    assert_eq!(s.ca_state, CaState::Open);
+    assert_eq!(s.rack.reo_wnd_persist, 5);
+}
