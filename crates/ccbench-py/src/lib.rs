@@ -92,17 +92,15 @@ fn run<'py>(
     let mut last = t0;
     let mut files = spill_dir.as_deref().map(SpillFiles::new);
     let mut spill_err: Option<String> = None;
-    // Time spent writing chunks during the run, left out of the engine's wall time.
+    // Time spent waiting for the writer during the run, left out of the engine's wall time.
     let mut writing = std::time::Duration::ZERO;
     let res = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let spilling = files.is_some();
             let mut sink = |name: &'static str, cols: Table| {
                 let t = Instant::now();
-                let r = files.as_mut().map(|f| f.write(name, &cols));
-                drop(cols);
-                spill::release_freed();
-                writing += t.elapsed();
+                let r = files.as_mut().map(|f| f.write(name, cols));
+                writing += t.elapsed(); // waiting for the writer thread
                 match r {
                     Some(Err(e)) => {
                         spill_err = Some(e);

@@ -2,13 +2,17 @@
 //! tables (RTT samples, sojourns, probes, captures) a row group at a time
 //! while the run goes, as the core hands out chunks, so a long run's memory
 //! stays flat; the rest at the end. Python then never holds or re-encodes
-//! the tables of a run written to disk. Column types are those the Python
-//! side documents: f64 as DOUBLE, u32/u64 as INT32/INT64 annotated unsigned.
+//! the tables of a run written to disk. A thread of its own encodes and
+//! writes while the simulation goes on (one chunk queued at most, so memory
+//! stays bounded). Column types are those the Python side documents: f64 as
+//! DOUBLE, u32/u64 as INT32/INT64 annotated unsigned.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use ccbench_core::metrics::{Column, Table};
 use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
@@ -30,9 +34,73 @@ pub fn release_freed() {
     }
 }
 
-pub struct SpillFiles {
+/// The files being written, each table's in `<dir>/<table>.parquet`.
+struct Writers {
     dir: PathBuf,
     writers: HashMap<&'static str, (PathBuf, SerializedFileWriter<File>)>,
+}
+
+type Written = Result<Vec<(&'static str, PathBuf)>, String>;
+
+/// [`Writers`] on a thread of their own, fed through a channel.
+pub struct SpillFiles {
+    tx: Option<SyncSender<(&'static str, Table)>>,
+    worker: Option<JoinHandle<Written>>,
+}
+
+impl SpillFiles {
+    pub fn new(dir: &Path) -> SpillFiles {
+        let (tx, rx) = sync_channel::<(&'static str, Table)>(1);
+        let mut w = Writers { dir: dir.to_path_buf(), writers: HashMap::new() };
+        let worker = std::thread::spawn(move || {
+            for (name, table) in rx {
+                w.write(name, &table)?;
+                drop(table);
+                release_freed();
+            }
+            w.close()
+        });
+        SpillFiles { tx: Some(tx), worker: Some(worker) }
+    }
+
+    /// Queue `table` to be appended to its file as one row group (waits
+    /// while the previous chunk is still queued). An error is the writer's.
+    pub fn write(&mut self, name: &'static str, table: Table) -> Result<(), String> {
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send((name, table)).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err(self.join().err().unwrap_or_else(|| "the Parquet writer stopped".into()))
+        }
+    }
+
+    fn join(&mut self) -> Written {
+        self.tx = None; // ends the writer's loop
+        match self.worker.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err("the Parquet writer panicked".into()),
+            None => Err("the Parquet writer already stopped".into()),
+        }
+    }
+
+    /// Write the rest of every table (all of a table never spilled; an empty
+    /// one as a file with its schema and no rows), close the files and
+    /// return their paths by table name.
+    pub fn finish(mut self, tables: Vec<(&'static str, Table)>) -> Written {
+        for (name, table) in tables {
+            self.write(name, table)?;
+        }
+        self.join()
+    }
+}
+
+impl Drop for SpillFiles {
+    /// An interrupted run still closes its files before Python removes them.
+    fn drop(&mut self) {
+        if self.worker.is_some() {
+            let _ = self.join();
+        }
+    }
 }
 
 fn schema(table: &Table) -> Result<Type, ParquetError> {
@@ -50,22 +118,21 @@ fn schema(table: &Table) -> Result<Type, ParquetError> {
     Type::group_type_builder("schema").with_fields(fields).build()
 }
 
-impl SpillFiles {
-    pub fn new(dir: &Path) -> SpillFiles {
-        SpillFiles { dir: dir.to_path_buf(), writers: HashMap::new() }
-    }
-
-    /// Append `table` to `<dir>/<name>.parquet` as one row group.
-    pub fn write(&mut self, name: &'static str, table: &Table) -> Result<(), String> {
+impl Writers {
+    /// Append `table` to `<dir>/<name>.parquet` as one row group (a table
+    /// with no rows: the file with its schema, nothing appended).
+    fn write(&mut self, name: &'static str, table: &Table) -> Result<(), String> {
         let (path, w) = match self.writers.entry(name) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 let path = self.dir.join(format!("{name}.parquet"));
-                let props = Arc::new(WriterProperties::builder()
-                    .set_compression(Compression::LZ4_RAW)
-                    .set_dictionary_enabled(false)
-                    .set_statistics_enabled(EnabledStatistics::Chunk)
-                    .build());
+                let props = Arc::new(
+                    WriterProperties::builder()
+                        .set_compression(Compression::LZ4_RAW)
+                        .set_dictionary_enabled(false)
+                        .set_statistics_enabled(EnabledStatistics::Chunk)
+                        .build(),
+                );
                 let file = File::create(&path).map_err(|err| format!("{}: {err}", path.display()))?;
                 let w = schema(table).and_then(|s| SerializedFileWriter::new(file, Arc::new(s), props)).map_err(|err| format!("{}: {err}", path.display()))?;
                 e.insert((path, w))
@@ -74,15 +141,7 @@ impl SpillFiles {
         write_row_group(w, table).map_err(|err| format!("{}: {err}", path.display()))
     }
 
-    /// Write the rest of every table (all of a table never spilled; an empty
-    /// one as a file with its schema and no rows), close the files and
-    /// return their paths by table name.
-    pub fn finish(mut self, tables: Vec<(&'static str, Table)>) -> Result<Vec<(&'static str, PathBuf)>, String> {
-        for (name, table) in &tables {
-            if !table.first().is_some_and(|(_, c)| c.is_empty()) || !self.writers.contains_key(name) {
-                self.write(name, table)?;
-            }
-        }
+    fn close(self) -> Written {
         let mut out = Vec::new();
         for (name, (path, w)) in self.writers {
             w.close().map_err(|err| format!("{}: {err}", path.display()))?;
