@@ -430,13 +430,15 @@ def read_summary(directory: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def load(directory: str | os.PathLike[str]) -> Result:
-    """Read back a result directory written by :meth:`Result.save`."""
-    import polars as pl
+    """Read back a result directory written by :meth:`Result.save`.
 
+    Each table is read from its Parquet file when first looked up, so
+    loading a long run for its summary costs nothing.
+    """
     d = Path(directory)
     summary = _summary_text(d)
-    tables = {p.stem: pl.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
-    return Result(summary, (d / SCENARIO_FILE).read_text(encoding="utf-8"), tables)
+    files = {p.stem: p for p in sorted(d.glob("*.parquet"))}
+    return Result(summary, (d / SCENARIO_FILE).read_text(encoding="utf-8"), {}, files)
 
 
 def _summary_text(d: Path) -> str:

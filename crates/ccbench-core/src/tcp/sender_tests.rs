@@ -1129,3 +1129,24 @@ fn a_recovery_ending_without_undo_uses_up_one_persistence() {
     assert_eq!(s.ca_state, CaState::Open);
     assert_eq!(s.rack.reo_wnd_persist, 5);
 }
+
+/// RACK's loss scan skips segments already marked lost and not yet
+/// retransmitted (RFC 8985 §6.2; Linux `tcp_rack_detect_loss` skips
+/// `TCPCB_LOST` without `TCPCB_SACKED_RETRANS`): after an RTO marked
+/// everything lost, a SACK of an original does not arm the reordering timer
+/// for the lost segments below it, as it would for ones still in flight.
+#[test]
+fn the_loss_scan_skips_segments_already_lost() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    s.rack.reord_seen = 1; // a reordering window: min_rtt / 4
+    s.t.min_rtt = ms(20);
+    let rto_at = s.rto_at;
+    assert_eq!(seqs(&timer(&mut s, rto_at)), vec![0], "RTO: all lost, the first resent");
+    assert_eq!(s.reo_at, SimTime::NEVER);
+    // The original of segment 2 arrives: RACK moves to it (sent at 0);
+    // segment 1, sent with it, is already marked lost.
+    ack(&mut s, sack(0, &[(2, 3)]), rto_at + ms(1));
+    assert!(s.rack.xmit == SimTime::ZERO && s.rack.end_seq == 3);
+    assert_eq!(s.reo_at, SimTime::NEVER, "no timer for segments already lost");
+}
