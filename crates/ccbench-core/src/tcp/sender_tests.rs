@@ -1150,3 +1150,35 @@ fn the_loss_scan_skips_segments_already_lost() {
     assert!(s.rack.xmit == SimTime::ZERO && s.rack.end_seq == 3);
     assert_eq!(s.reo_at, SimTime::NEVER, "no timer for segments already lost");
 }
+
+/// Linux `bictcp_cwnd_event(CA_EVENT_TX_START)`: a sender that resumes
+/// with nothing in flight tells the CC how long it was idle, and CUBIC
+/// moves its epoch by that much, so the window grows after a long pause as
+/// after a short one instead of jumping along the curve the pause covered.
+#[test]
+fn resuming_after_idle_keeps_cubic_on_its_curve() {
+    let after_pause = |pause: Dur| -> u32 {
+        let cfg = TcpConfig {
+            init_cwnd: 20,
+            ..Default::default()
+        };
+        let mut s = sender(cubic_cc(), EcnMode::Off, cfg, Some(40 * 1448));
+        s.t.ssthresh = 10; // congestion avoidance: CUBIC's curve from the first ACK
+        assert_eq!(start(&mut s, at(0)).len(), 20);
+        ack(&mut s, cum(20), at(100));
+        ack(&mut s, cum(40), at(200));
+        assert_eq!(s.sb.packets_out(), 0, "all delivered: idle");
+        // The application writes 40 more segments after the pause.
+        s.total_segs = Some(80);
+        let resume = at(200) + pause;
+        s.t.now = resume; // what an application write at `resume` would see
+        let mut sent = Vec::new();
+        s.try_send(resume, &mut |p| sent.push(p));
+        assert!(!sent.is_empty());
+        let n = seqs(&sent).last().copied().unwrap() + 1;
+        ack(&mut s, cum(n), resume + ms(100));
+        s.t.cwnd
+    };
+    let short = after_pause(ms(1));
+    assert_eq!(after_pause(Dur::from_secs(5)), short, "5 s idle, then the same growth as after 1 ms");
+}
