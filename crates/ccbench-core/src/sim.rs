@@ -49,12 +49,15 @@ pub struct Sim {
     pub memory_limit: u64,
     /// Why the run stopped early (memory budget), if it did.
     pub stop_reason: Option<String>,
-    /// Per flow and named interval: the last (time, delivered bytes) sample
-    /// at or before its start and its end.
-    interval_marks: Vec<Vec<[Option<(f64, u64)>; 2]>>,
+    /// Per flow and named interval (see [`IntervalMarks`]).
+    interval_marks: Vec<Vec<IntervalMarks>>,
     /// Per flow: a media flow's sampled sRTT (ms) after the warm-up.
     media_srtt: Vec<Vec<f64>>,
 }
+
+/// A named interval's last (time s, delivered bytes) flow sample at or
+/// before its start and its end.
+type IntervalMarks = [Option<(f64, u64)>; 2];
 
 /// Where tables go during a run: (bytes per chunk, sink); see
 /// [`Metrics::take_chunks`].
@@ -568,7 +571,7 @@ impl Sim {
             // What the summary reads of the series, kept aside so the series
             // can go to disk during the run: the last sample at or before
             // each interval end, and a media flow's sRTT after the warm-up.
-            let mark = |marks: &mut Vec<[Option<(f64, u64)>; 2]>, d: u64| {
+            let mark = |marks: &mut Vec<IntervalMarks>, d: u64| {
                 for ((_, a, b), m) in f.intervals.iter().zip(marks.iter_mut()) {
                     for (end, slot) in [a, b].into_iter().zip(m.iter_mut()) {
                         if secs <= end.as_secs_f64() + 1e-9 {
@@ -670,13 +673,6 @@ impl Sim {
     /// held by links, pending events and TCP scoreboards. Lengths times
     /// element sizes; grows with the run, so it is what a budget bounds.
     pub fn memory_bytes(&self) -> u64 {
-        let m = &self.metrics;
-        let samples = |s: &crate::metrics::Samples| s.time_ns.len() as u64 * 25;
-        let stats = m.rtt_stats.heap_bytes() + m.sojourn_stats.heap_bytes() + m.probe_stats.heap_bytes();
-        let flow_rows = m.flow_series.time_s.len() as u64 * 92;
-        let media_rows = m.media_series.time_s.len() as u64 * 64;
-        let link_rows = m.link_series.time_s.len() as u64 * 92;
-        let capture = m.capture.time_ns.len() as u64 * 128;
         let pkt = std::mem::size_of::<Packet>() as u64 + 8;
         let held: u64 = self.links.iter().map(|l| l.held()).sum::<u64>() * pkt;
         let events = self.q.len() as u64 * 32;
@@ -688,7 +684,7 @@ impl Sim {
                 _ => 0,
             })
             .sum();
-        stats + flow_rows + media_rows + link_rows + samples(&m.rtt) + samples(&m.sojourn) + samples(&m.probes) + capture + held + events + sb
+        self.metrics.heap_bytes() + held + events + sb
     }
 
     pub fn conservation(&self) -> Conservation {
@@ -848,7 +844,7 @@ impl Sim {
 
 /// Goodput between an interval's ends from the flow's last samples at or
 /// before each (sample-interval resolution).
-fn goodput_between(marks: &[Option<(f64, u64)>; 2]) -> Option<f64> {
+fn goodput_between(marks: &IntervalMarks) -> Option<f64> {
     let ((t0, b0), (t1, b1)) = (marks[0]?, marks[1]?);
     (t1 > t0).then(|| (b1 - b0) as f64 * 8.0 / (t1 - t0) / 1e6)
 }

@@ -6,7 +6,7 @@
 mod common;
 use ccbench_core::metrics::hist::REL_ERROR;
 use ccbench_core::metrics::summary::percentile;
-use ccbench_core::metrics::{Column, Table};
+use ccbench_core::metrics::{Column, Table, ROW_BYTES, TABLES};
 use common::*;
 
 fn scenario(qdisc: &str) -> String {
@@ -47,15 +47,12 @@ fn chunks_and_the_rest_are_the_whole_tables() {
     assert_eq!(names.into_iter().collect::<Vec<_>>(), ["capture", "flow_series", "link_series", "rtt", "sojourn"], "probes stay below 50 kB");
     for (name, t) in &chunks {
         // Handed out at the first check (every 65536 events) after 50 kB
-        // (series: 50 kB / 16) of rows of 25 B (samples), 128 B (capture),
-        // 84 and 88 B (flow and link series).
+        // (series: 50 kB / 16) of rows as `ROW_BYTES` counts them: 2000
+        // sample rows, 391 capture rows, 34 series rows.
         let rows = t[0].1.len();
-        let min = match *name {
-            "capture" => 50_000 / 128 + 1,
-            "flow_series" => 50_000 / 16 / 84 + 1,
-            "link_series" => 50_000 / 16 / 88 + 1,
-            _ => 2000,
-        };
+        let k = TABLES.iter().position(|n| n == name).unwrap();
+        let chunk: u64 = if name.ends_with("_series") { 50_000 / 16 } else { 50_000 };
+        let min = chunk.div_ceil(ROW_BYTES[k]) as usize;
         assert!((min..min + 65536).contains(&rows), "{name}: chunk of {rows} rows");
     }
     let mut rest = spilled.metrics.into_tables();

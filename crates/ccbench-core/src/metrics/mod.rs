@@ -171,20 +171,22 @@ impl Samples {
     }
 }
 
-/// Empties the named `Vec` fields, keeping their capacity.
+/// Empties the named `Vec` fields (and arrays of them), keeping their capacity.
 macro_rules! clear_fields {
-    ($t:ty: $($f:ident),*) => {
+    ($t:ty: $($f:ident),* $(; $($a:ident),*)?) => {
         impl $t {
             pub fn clear(&mut self) {
                 $(self.$f.clear();)*
+                $($(self.$a.iter_mut().for_each(Vec::clear);)*)?
             }
         }
     };
 }
 clear_fields!(FlowSeries: time_s, flow, goodput_mbps, throughput_mbps, delivered_bytes, cwnd_pkts, srtt_ms, pacing_mbps, inflight_pkts, ce_fraction, alpha);
+clear_fields!(MediaSeries: time_s, flow, target_mbps, tx_mbps, rtp_queue_delay_ms, qdelay_ms, cwnd_bytes, bytes_in_flight, rtp_discards);
 clear_fields!(LinkSeries: time_s, link, backlog_pkts, backlog_bytes, tx_bytes, drops, marks, rate_mbps, prob_base, prob_c, prob_l);
 clear_fields!(Samples: time_ns, id, flow, value_ns, class);
-clear_fields!(capture::Capture: time_ns, link, endpoint, dir, size, ecn, dscp, kind, seq, len, ack, flags, nsack, cep);
+clear_fields!(capture::Capture: time_ns, link, endpoint, dir, size, ecn, dscp, kind, seq, len, ack, flags, nsack, cep; sack);
 
 impl FlowSeries {
     fn into_table(self) -> Table {
@@ -246,6 +248,11 @@ impl LinkSeries {
 /// can be handed out in chunks during a run.
 pub const TABLES: [&str; 7] = ["flow_series", "media_series", "rtt", "link_series", "sojourn", "probes", "capture"];
 
+/// Bytes a buffered row of each table (in [`TABLES`] order) is counted as,
+/// by the memory guard ([`crate::sim::Sim::memory_bytes`]), the cost
+/// estimate ([`crate::scenario::limits::estimate`]) and the chunk sizes.
+pub const ROW_BYTES: [u64; 7] = [92, 64, 25, 92, 25, 25, 128];
+
 #[derive(Default, Clone, Debug, PartialEq)]
 pub struct Metrics {
     pub flow_series: FlowSeries,
@@ -274,72 +281,48 @@ impl Metrics {
         m
     }
 
-    /// Rows buffered and their approximate size in bytes, of table `k` of [`TABLES`].
-    fn buffered(&self, k: usize) -> (usize, u64) {
-        let (rows, row_bytes) = match TABLES[k] {
-            "flow_series" => (self.flow_series.time_s.len(), 84),
-            "media_series" => (self.media_series.time_s.len(), 64),
-            "rtt" => (self.rtt.len(), 25),
-            "link_series" => (self.link_series.time_s.len(), 88),
-            "sojourn" => (self.sojourn.len(), 25),
-            "probes" => (self.probes.len(), 25),
-            _ => (self.capture.time_ns.len(), 128),
-        };
-        (rows, rows as u64 * row_bytes)
-    }
-
-    /// Table `k` of [`TABLES`], taken out of its buffers (which start again empty).
-    fn take(&mut self, k: usize) -> Table {
+    /// Rows buffered in table `k` of [`TABLES`].
+    fn rows(&self, k: usize) -> usize {
         match TABLES[k] {
-            "flow_series" => std::mem::take(&mut self.flow_series).into_table(),
-            "media_series" => std::mem::take(&mut self.media_series).into_table(),
-            "rtt" => std::mem::take(&mut self.rtt).into_table("flow", "rtt_ms", false),
-            "link_series" => std::mem::take(&mut self.link_series).into_table(),
-            "sojourn" => std::mem::take(&mut self.sojourn).into_table("link", "sojourn_ms", true),
-            "probes" => std::mem::take(&mut self.probes).into_table("probe", "rtt_ms", false),
-            _ => std::mem::take(&mut self.capture).table(),
+            "flow_series" => self.flow_series.time_s.len(),
+            "media_series" => self.media_series.time_s.len(),
+            "rtt" => self.rtt.len(),
+            "link_series" => self.link_series.time_s.len(),
+            "sojourn" => self.sojourn.len(),
+            "probes" => self.probes.len(),
+            _ => self.capture.time_ns.len(),
         }
     }
 
-    /// Table `k` of [`TABLES`] as it stands, its buffers emptied but keeping
-    /// their capacity: the next chunk fills the same memory (allocating
-    /// afresh each time fragmented the heap, and a long run's RSS crept up).
-    fn take_keep(&mut self, k: usize) -> Table {
+    /// Heap held: buffered rows (as [`ROW_BYTES`] counts them) and the
+    /// statistics' histograms.
+    pub fn heap_bytes(&self) -> u64 {
+        let rows: u64 = (0..TABLES.len()).map(|k| self.rows(k) as u64 * ROW_BYTES[k]).sum();
+        rows + self.rtt_stats.heap_bytes() + self.sojourn_stats.heap_bytes() + self.probe_stats.heap_bytes()
+    }
+
+    /// Table `k` of [`TABLES`], taken out of its buffers. `keep`: the
+    /// buffers keep their capacity, so the next chunk fills the same memory
+    /// (allocating afresh each time fragmented the heap, and a long run's
+    /// RSS crept up); otherwise they are moved out without a copy.
+    fn take(&mut self, k: usize, keep: bool) -> Table {
+        fn out<T: Default + Clone>(x: &mut T, keep: bool, clear: fn(&mut T)) -> T {
+            if keep {
+                let t = x.clone();
+                clear(x);
+                t
+            } else {
+                std::mem::take(x)
+            }
+        }
         match TABLES[k] {
-            "flow_series" => {
-                let t = self.flow_series.clone().into_table();
-                self.flow_series.clear();
-                t
-            }
-            "link_series" => {
-                let t = self.link_series.clone().into_table();
-                self.link_series.clear();
-                t
-            }
-            "rtt" => {
-                let t = self.rtt.clone().into_table("flow", "rtt_ms", false);
-                self.rtt.clear();
-                t
-            }
-            "sojourn" => {
-                let t = self.sojourn.clone().into_table("link", "sojourn_ms", true);
-                self.sojourn.clear();
-                t
-            }
-            "probes" => {
-                let t = self.probes.clone().into_table("probe", "rtt_ms", false);
-                self.probes.clear();
-                t
-            }
-            "capture" => {
-                let t = self.capture.table();
-                self.capture.clear();
-                for v in &mut self.capture.sack {
-                    v.clear();
-                }
-                t
-            }
-            _ => self.take(k),
+            "flow_series" => out(&mut self.flow_series, keep, FlowSeries::clear).into_table(),
+            "media_series" => out(&mut self.media_series, keep, MediaSeries::clear).into_table(),
+            "rtt" => out(&mut self.rtt, keep, Samples::clear).into_table("flow", "rtt_ms", false),
+            "link_series" => out(&mut self.link_series, keep, LinkSeries::clear).into_table(),
+            "sojourn" => out(&mut self.sojourn, keep, Samples::clear).into_table("link", "sojourn_ms", true),
+            "probes" => out(&mut self.probes, keep, Samples::clear).into_table("probe", "rtt_ms", false),
+            _ => out(&mut self.capture, keep, capture::Capture::clear).table(),
         }
     }
 
@@ -351,13 +334,14 @@ impl Metrics {
     pub fn take_chunks(&mut self, bytes: u64) -> Vec<(&'static str, Table)> {
         let mut out = Vec::new();
         for k in 0..TABLES.len() {
-            let (rows, size) = self.buffered(k);
+            let rows = self.rows(k);
+            let size = rows as u64 * ROW_BYTES[k];
             // A series gains a row per flow or link per interval: at full
             // chunk size it would sit in memory for minutes.
             let chunk = if TABLES[k].ends_with("_series") { bytes / 16 } else { bytes };
             if TABLES[k] != "media_series" && rows > 0 && size >= chunk.max(self.spilled[k] / 1024) {
                 self.spilled[k] += size;
-                out.push((TABLES[k], self.take_keep(k)));
+                out.push((TABLES[k], self.take(k, true)));
             }
         }
         out
@@ -366,6 +350,6 @@ impl Metrics {
     /// All tables with their column names (what is left of them after
     /// [`take_chunks`](Self::take_chunks)), as the bindings export them.
     pub fn into_tables(mut self) -> Vec<(&'static str, Table)> {
-        (0..TABLES.len()).map(|k| (TABLES[k], self.take(k))).collect()
+        (0..TABLES.len()).map(|k| (TABLES[k], self.take(k, false))).collect()
     }
 }

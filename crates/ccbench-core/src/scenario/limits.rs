@@ -20,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{FlowKind, Scenario, Seg};
+use crate::metrics::ROW_BYTES;
 use crate::units::{Bytes, Dur, Rate};
 
 /// A scenario's `[limits]` table.
@@ -141,9 +142,11 @@ pub fn estimate(s: &Scenario) -> Cost {
     let flow_rows = ticks * (tcp + media);
     let link_rows = ticks * s.links.len() as f64;
     let samples = flow_rows + ticks * media + link_rows + sojourn + rtt + probes + captured;
-    let memory = flow_rows * 92.0 + ticks * media * 64.0 + link_rows * 92.0 + (sojourn + rtt + probes) * 25.0 + captured * 128.0;
+    // Rows of each table, in `metrics::TABLES` order.
+    let rows = [flow_rows, ticks * media, rtt, link_rows, sojourn, probes, captured];
+    let memory = rows.iter().zip(ROW_BYTES).map(|(r, b)| r * b as f64).sum();
     let events = 3.0 * packets + ticks + 4.0 * probes;
-    Cost { packets, events, samples, memory, memory_streamed: ticks * media * 64.0 }
+    Cost { packets, events, samples, memory, memory_streamed: rows[1] * ROW_BYTES[1] as f64 }
 }
 
 fn mib(b: f64) -> String {
