@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from polars.testing import assert_frame_equal
 import pytest
 from matplotlib.figure import Figure
 
@@ -168,6 +169,15 @@ def test_save_replaces_a_result_but_never_other_data(tiny_result: ccbench.Result
     assert (precious / "notes.txt").read_text() == "keep me"
 
 
+def test_a_loaded_result_without_a_table_saves_it_empty(tiny_result: ccbench.Result, tmp_path: Path) -> None:
+    """A result directory lacking a table (an older one) loads, and saving it writes that table empty."""
+    out = tiny_result.save(tmp_path / "old", plot=False)
+    (out / "capture.parquet").unlink()
+    again = ccbench.load(out).save(tmp_path / "again", plot=False)  # no table looked up before
+    assert pl.read_parquet(again / "capture.parquet").schema == pl.Schema(SCHEMA["capture"])
+    assert_frame_equal(pl.read_parquet(again / "sojourn.parquet"), tiny_result.tables["sojourn"])
+
+
 def test_load_refuses_an_unfinished_directory(tmp_path: Path) -> None:
     (tmp_path / "scenario.toml").write_text(TINY)
     with pytest.raises(FileNotFoundError, match=r"summary\.json"):
@@ -324,11 +334,9 @@ def test_load_suite_keeps_a_failed_run_as_a_row_with_its_error(tmp_path) -> None
 
 
 def test_spilled_tables_equal_the_in_memory_ones(tmp_path: Path, monkeypatch) -> None:
-    """With spill_dir the core writes every table to Parquet (per-event ones a row group at
-    a time during the run): tables read back, saved files and summary are those of the
-    in-memory run, capture and empty tables included."""
-    from polars.testing import assert_frame_equal
-
+    """With spill_dir the core writes every table to Parquet (a row group at a time during
+    the run): tables read back, saved files and summary are those of the in-memory run,
+    capture and empty tables included."""
     import ccbench.api
 
     monkeypatch.setattr(ccbench.api, "SPILL_BYTES", 5000)  # several row groups in 2 s

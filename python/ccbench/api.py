@@ -39,8 +39,8 @@ Source = str | os.PathLike[str]
 _DTYPES = {"f64": "<f8", "u32": "<u4", "u64": "<u8", "i64": "<i8"}
 
 #: Bytes of a table the core buffers before writing them out as a row group
-#: with ``spill_dir`` (42 000 sojourn rows: 5 s of a 100 Mbit/s link; 12 500
-#: flow_series rows). It checks every 65536 events, and a table's groups
+#: with ``spill_dir`` (42 000 sojourn rows: 5 s of a 100 Mbit/s link; a series
+#: at 1/16 of it, ~700 rows). It checks every 65536 events, and a table's groups
 #: grow to 1/1024 of what it wrote before, so a file has a few thousand at most.
 SPILL_BYTES = 1 << 20
 

@@ -158,7 +158,7 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     capture = [f"metrics.capture={toml_value(links)}"] if links else []
     bar = _RunProgress()
     try:
-        with spill_beside(target) as spill:  # per-event tables go to disk as the run goes
+        with spill_beside(target) as spill:  # the core writes the tables there as the run goes
             try:
                 result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture], progress=bar, spill_dir=spill)
             finally:

@@ -223,10 +223,11 @@ NO_ID = 2**32 - 1
 
 
 class Tables(Mapping[str, "pl.DataFrame"]):
-    """A run's tables by name. A per-event table of a long run may have been
-    written to a Parquet file while it ran (``ccbench.run(spill_dir=…)``):
-    it is read from that file when first looked up, and
-    :meth:`Result.save` links or copies the file instead of encoding it again."""
+    """A run's tables by name. A table may stand in a Parquet file (written by
+    the core as the run went, ``ccbench.run(spill_dir=…)``, or a loaded
+    result directory): it is read from that file when first looked up, and
+    :meth:`Result.save` links or copies the file instead of encoding it
+    again. A table the core promises but nobody produced is empty."""
 
     def __init__(self, frames: Mapping[str, pl.DataFrame], files: Mapping[str, Path] | None = None) -> None:
         self._frames = dict(frames)
@@ -252,7 +253,7 @@ class Tables(Mapping[str, "pl.DataFrame"]):
         """Write one table to ``path``: a spilled one by a hard link to its file (a copy across file systems)."""
         src = self._files.get(name)
         if src is None:
-            self._frames[name].write_parquet(path, compression=PARQUET_COMPRESSION)
+            self[name].write_parquet(path, compression=PARQUET_COMPRESSION)
             return
         try:
             os.link(src, path)
