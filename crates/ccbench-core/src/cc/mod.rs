@@ -250,6 +250,16 @@ pub trait CongestionControl {
     fn sce(&self) -> bool {
         false
     }
+    /// Linux `min_tso_segs()`: the smallest GSO packet, segments
+    /// (`tcp_min_tso_segs`, 2, unless the algorithm says otherwise).
+    fn min_tso_segs(&self) -> u32 {
+        2
+    }
+    /// A cap on the GSO packet the algorithm sets itself (Prague's
+    /// `tso_segs`); `None` leaves Linux's autosizing alone.
+    fn max_tso_segs(&self, _tcp: &TcpCcState) -> Option<u32> {
+        None
+    }
 }
 
 /// Which algorithm a flow uses, as written in a scenario (`cc = "cubic"`).
@@ -408,6 +418,12 @@ impl CongestionControl for AnyCc {
     }
     fn sce(&self) -> bool {
         cc_dispatch!(self, c => c.sce())
+    }
+    fn min_tso_segs(&self) -> u32 {
+        cc_dispatch!(self, c => c.min_tso_segs())
+    }
+    fn max_tso_segs(&self, tcp: &TcpCcState) -> Option<u32> {
+        cc_dispatch!(self, c => c.max_tso_segs(tcp))
     }
 }
 

@@ -61,6 +61,14 @@ pub struct TcpConfig {
     /// a deterministic simulator can phase-lock ACK-clocked flows of equal
     /// RTT to a drop schedule; real hosts jitter by tens of µs.
     pub tx_jitter: Dur,
+    /// TSO/GSO as Linux with offloads on: new data leaves in GSO packets
+    /// of about 1 ms at the pacing rate (`tcp_tso_autosize`, at least 2
+    /// segments), back to back, and a packet smaller than that waits for
+    /// the next ACK while one is due within min(1 ms, srtt/2)
+    /// (`tcp_tso_should_defer`, Linux 6.18). `false` sends each segment
+    /// as soon as cwnd allows (no offload; the segment-at-a-time sender
+    /// of ns-3 and of ccbench before it had TSO).
+    pub tso: bool,
 }
 
 impl Default for TcpConfig {
@@ -81,6 +89,7 @@ impl Default for TcpConfig {
             rmem_default: Bytes(131_072),
             rmem_max: Bytes(6_291_456),
             tx_jitter: Dur::ZERO,
+            tso: true,
         }
     }
 }

@@ -9,7 +9,11 @@
 //! Linux's 200 ms floor and exponential backoff, RFC 3168 ECN (ECT(0) on
 //! new data only, CWR after a reduction, at most one reduction per window),
 //! and Linux internal pacing (`tcp_update_pacing_rate`: ratio × MSS × cwnd /
-//! srtt, 200 % while cwnd < ssthresh/2, 120 % after).
+//! srtt, 200 % while cwnd < ssthresh/2, 120 % after), and TSO/GSO: new data
+//! leaves in GSO packets of `tcp_tso_segs` segments (tcp_output.c
+//! `tcp_tso_autosize`, capped by the algorithm, e.g. Prague), back to back,
+//! and `tcp_tso_should_defer` (Linux 6.18, with the min(1 ms, srtt/2) rule
+//! of commit 295ce1eb) holds back a smaller one while an ACK is due soon.
 //!
 //! Socket buffers: new data is sent only while the write queue (every
 //! segment not cumulatively ACKed, charged at its GSO skb truesize, ≈ MSS +
@@ -23,8 +27,9 @@
 //! Units: segments for windows, ns for time, bit/s for pacing, bytes for
 //! buffers.
 //! Deviations from Linux: no tail-loss probe, no F-RTO and no undo after a
-//! timeout or on a partial ACK (`tcp_try_undo_loss`/`_partial`), no TSO
-//! bursts (one segment per send); RACK's reordering timer is its own, where
+//! timeout or on a partial ACK (`tcp_try_undo_loss`/`_partial`);
+//! retransmissions go one segment at a time, and a GSO packet is sized when
+//! sent rather than when the application wrote it; RACK's reordering timer is its own, where
 //! Linux's replaces the RTO timer while armed; RACK.rtt is the RTT of the
 //! most recently sent delivered segment (RFC 8985), where Linux keeps the
 //! last one it processed; the
@@ -50,6 +55,13 @@ const SKB_SIZE: u64 = 256;
 /// `skb_shared_info` and `sk_buff` (≈ 900 B of truesize per skb).
 const GSO_SKB_BYTES: u64 = 65_536;
 const GSO_SKB_OVERHEAD: u64 = MAX_TCP_HEADER + SHINFO_SIZE + SKB_SIZE;
+/// TSO sizing and deferral: `sk_gso_max_size` (GSO_LEGACY_MAX_SIZE),
+/// `tcp_tso_rtt_log`, `tcp_tso_win_divisor`, and the longest a GSO packet
+/// is held back (1 ms, NSEC_PER_MSEC in `tcp_tso_should_defer`).
+const GSO_MAX_SIZE: u64 = 65_536;
+const TSO_RTT_LOG: u32 = 9;
+const TSO_WIN_DIVISOR: u64 = 3;
+const TSO_DEFER_MAX: Dur = Dur::from_millis(1);
 
 /// What one ACK produced, for the metrics.
 #[derive(Default, Copy, Clone)]
@@ -107,6 +119,8 @@ pub struct TcpSender {
     pace_blocked: bool,
     /// Set when sending stopped only because of the host's send jitter.
     jitter_blocked: bool,
+    /// Linux `tcp_wstamp_ns` of an unpaced flow: when data last left.
+    last_xmit: SimTime,
     /// Linux `tp->cwnd_usage_seq`: `tcp_cwnd_validate` forgets whether
     /// cwnd limited once this is ACKed.
     cwnd_usage_seq: u64,
@@ -183,6 +197,7 @@ impl TcpSender {
             next_send: SimTime::ZERO,
             pace_blocked: false,
             jitter_blocked: false,
+            last_xmit: SimTime::ZERO,
             cwnd_usage_seq: 0,
             last_cc_event: now,
             retransmits: 0,
@@ -736,13 +751,72 @@ impl TcpSender {
         self.pacing_rate = Rate((bytes_per_s * 8).min(u128::from(u64::MAX)) as u64);
     }
 
+    /// Linux `tcp_tso_segs` / `tcp_tso_autosize`: segments per GSO packet,
+    /// about 1 ms of data at the pacing rate (`sk_pacing_shift` 10), plus
+    /// `gso_max_size >> (min_rtt_us >> tcp_tso_rtt_log)` on short paths, at
+    /// most 64 KiB, at least the algorithm's `min_tso_segs`, at most its
+    /// own cap (Prague).
+    pub fn tso_segs(&self) -> u32 {
+        let mut bytes = (self.pacing_rate.0 / 8) >> 10;
+        let r = self.t.min_rtt.nanos() / 1000 >> TSO_RTT_LOG;
+        if r < 32 {
+            bytes += GSO_MAX_SIZE >> r;
+        }
+        let segs = (bytes.min(GSO_MAX_SIZE) / u64::from(self.t.mss)).max(u64::from(self.cc.min_tso_segs())) as u32;
+        self.cc.max_tso_segs(&self.t).map_or(segs, |cap| segs.min(cap))
+    }
+
+    /// Linux 6.18 `tcp_tso_should_defer`: hold back new data that would go
+    /// as a GSO packet smaller than `goal` while an ACK that frees more of
+    /// the window is due soon, so that a bulk flow leaves in ~1 ms bursts.
+    fn tso_should_defer(&self, now: SimTime, goal: u32) -> bool {
+        if matches!(self.ca_state, CaState::Recovery | CaState::Loss) {
+            return false;
+        }
+        // Only if the last write was recent (tcp_wstamp_ns is the paced
+        // departure time, which may lie ahead).
+        let wstamp = if self.pacing_on() { self.next_send } else { self.last_xmit };
+        if now > wstamp + TSO_DEFER_MAX {
+            return false;
+        }
+        let nxt = self.sb.nxt();
+        let send_win = self.snd_wnd_end.saturating_sub(nxt);
+        let cong_win = u64::from(self.t.cwnd - self.sb.in_flight());
+        let limit = send_win.min(cong_win);
+        if limit >= u64::from(goal) {
+            return false;
+        }
+        // At least 1/tcp_tso_win_divisor of the window can go.
+        let mss = u64::from(self.t.mss);
+        let chunk = (self.snd_wnd_end - self.sb.una).min(u64::from(self.t.cwnd)) * mss / TSO_WIN_DIVISOR;
+        if limit * mss >= chunk {
+            return false;
+        }
+        // Not if the next ACK is further away than min(1 ms, srtt/2): the
+        // oldest unacknowledged segment is ACKed about srtt after it left.
+        if self.sb.packets_out() == 0 {
+            return false;
+        }
+        let srtt = self.srtt.unwrap_or(Dur::ZERO);
+        let expected_ack = self.sb.get(self.sb.una).sent_at + srtt;
+        if expected_ack > now + Dur(srtt.nanos() / 2).min(TSO_DEFER_MAX) {
+            return false;
+        }
+        // The last data of a finite transfer (FIN) is not held.
+        self.total_segs.is_none_or(|n| n - nxt > limit)
+    }
+
     /// Send what cwnd, pacing and the application allow (Linux
     /// `tcp_write_xmit`): retransmissions of lost segments first, then new
-    /// data.
+    /// data, with TSO a GSO packet of up to `tso_segs` segments at a time.
     pub fn try_send(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
         self.pace_blocked = false;
         self.jitter_blocked = false;
         let mut sent = false;
+        let mut deferred = false;
+        // Segments of the current GSO packet still to go: they leave
+        // together, whatever pacing and jitter say.
+        let mut burst = 0u32;
         loop {
             if self.sb.in_flight() >= self.t.cwnd {
                 break;
@@ -754,86 +828,115 @@ impl TcpSender {
                 }
                 break;
             }
-            if now < self.next_send && self.pacing_on() {
-                self.pace_blocked = true;
-                // Linux hands paced packets to the qdisc with a future
-                // departure time, so they count as in flight: a flow held
-                // back only by pacing is cwnd-limited (tcp_cwnd_validate).
-                break;
-            }
-            if let Some(rng) = &mut self.jitter_rng {
-                // Each packet leaves a random 0..tx_jitter after the ACK
-                // that released it, in order: a burst spreads over at most
-                // tx_jitter and the delays do not add up.
-                if self.jitter_target == SimTime::NEVER {
-                    let j = (self.cfg.tx_jitter.nanos() as f64 * rng.uniform()) as u64;
-                    self.jitter_target = self.jitter_base + Dur(j);
-                }
-                if now < self.jitter_target {
-                    // Committed to the host's queue: counts as cwnd-limited.
-                    self.jitter_blocked = true;
+            if burst > 0 && lost.is_none() {
+                burst -= 1;
+            } else {
+                burst = 0;
+                if !self.may_send_at(now) {
                     break;
                 }
-                self.jitter_target = SimTime::NEVER;
-            }
-            let packets_out = self.sb.packets_out();
-            let (seq, retrans) = match lost {
-                Some(seq) => {
-                    self.sb.on_retransmit(seq, now);
-                    self.retransmits += 1;
-                    //= Linux tcp_retransmit_skb: stamp the first, count all.
-                    if self.retrans_stamp == SimTime::NEVER {
-                        self.retrans_stamp = now;
+                if self.cfg.tso && lost.is_none() {
+                    let goal = self.tso_segs();
+                    if goal > 1 && self.tso_should_defer(now, goal) {
+                        deferred = true;
+                        break;
                     }
-                    self.undo_retrans = self.undo_retrans.max(0) + 1;
-                    (seq, true)
+                    // tcp_cwnd_test: one GSO packet takes at most half of cwnd.
+                    burst = goal.min((self.t.cwnd / 2).max(1)) - 1;
                 }
-                None => {
-                    if self.sb.packets_out() == 0 && now > self.last_cc_event {
-                        self.cc.on_tx_start(&self.t, now.since(self.last_cc_event));
-                    }
-                    let seq = self.sb.nxt();
-                    self.sb.push(now, self.seg_len(seq));
-                    (seq, false)
-                }
-            };
-            let seg = self.sb.get_mut(seq);
-            self.rate.on_sent(&mut self.t, seg, packets_out, now);
-            let len = self.seg_len(seq);
-            let ecn = match self.ecn {
-                //= RFC 3168 §6.1.5: retransmissions are not ECT.
-                EcnMode::Classic if !retrans => Ecn::Ect0,
-                EcnMode::Accurate(e) => e,
-                _ => Ecn::NotEct,
-            };
-            let cwr = !retrans && std::mem::take(&mut self.cwr_pending);
-            let pkt = Packet {
-                size: TcpConfig::wire_size(len),
-                ecn,
-                sent_at: now,
-                hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr, tsecr: self.ts_recent }),
-                ..self.tmpl
-            };
-            if self.in_reduction() {
-                self.prr_out += 1;
             }
-            if !self.pacing_rate.is_unlimited() && self.pacing_on() {
-                self.next_send = self.next_send.max(now) + self.pacing_rate.tx_time(u64::from(pkt.size));
-            }
-
-            if self.rto_at == SimTime::NEVER {
-                self.rto_at = now + self.rto;
-            }
-            self.last_cc_event = now;
+            self.send_one(now, lost, out);
             sent = true;
-            out(pkt);
         }
-        // Linux validates only in tcp_write_xmit, i.e. with data to send.
-        let limited = self.pace_blocked || self.jitter_blocked || self.sb.in_flight() >= self.t.cwnd;
+        // Linux validates only in tcp_write_xmit, i.e. with data to send;
+        // deferring for lack of window counts as cwnd-limited.
+        let limited = self.pace_blocked || self.jitter_blocked || deferred || self.sb.in_flight() >= self.t.cwnd;
         if sent || (limited && self.has_new_data()) {
             self.cwnd_validate(limited);
         }
         self.sync_cc_view();
+    }
+
+    /// Pacing and the host's send jitter let the next packet (or GSO
+    /// packet) leave now; otherwise note which of them holds it.
+    fn may_send_at(&mut self, now: SimTime) -> bool {
+        if now < self.next_send && self.pacing_on() {
+            // Linux hands paced packets to the qdisc with a future
+            // departure time, so they count as in flight: a flow held
+            // back only by pacing is cwnd-limited (tcp_cwnd_validate).
+            self.pace_blocked = true;
+            return false;
+        }
+        if let Some(rng) = &mut self.jitter_rng {
+            // Each packet leaves a random 0..tx_jitter after the ACK
+            // that released it, in order: a burst spreads over at most
+            // tx_jitter and the delays do not add up.
+            if self.jitter_target == SimTime::NEVER {
+                let j = (self.cfg.tx_jitter.nanos() as f64 * rng.uniform()) as u64;
+                self.jitter_target = self.jitter_base + Dur(j);
+            }
+            if now < self.jitter_target {
+                // Committed to the host's queue: counts as cwnd-limited.
+                self.jitter_blocked = true;
+                return false;
+            }
+            self.jitter_target = SimTime::NEVER;
+        }
+        true
+    }
+
+    /// Transmit one segment: the retransmission of `lost`, or new data.
+    fn send_one(&mut self, now: SimTime, lost: Option<u64>, out: &mut impl FnMut(Packet)) {
+        let packets_out = self.sb.packets_out();
+        let (seq, retrans) = match lost {
+            Some(seq) => {
+                self.sb.on_retransmit(seq, now);
+                self.retransmits += 1;
+                //= Linux tcp_retransmit_skb: stamp the first, count all.
+                if self.retrans_stamp == SimTime::NEVER {
+                    self.retrans_stamp = now;
+                }
+                self.undo_retrans = self.undo_retrans.max(0) + 1;
+                (seq, true)
+            }
+            None => {
+                if self.sb.packets_out() == 0 && now > self.last_cc_event {
+                    self.cc.on_tx_start(&self.t, now.since(self.last_cc_event));
+                }
+                let seq = self.sb.nxt();
+                self.sb.push(now, self.seg_len(seq));
+                (seq, false)
+            }
+        };
+        let seg = self.sb.get_mut(seq);
+        self.rate.on_sent(&mut self.t, seg, packets_out, now);
+        let len = self.seg_len(seq);
+        let ecn = match self.ecn {
+            //= RFC 3168 §6.1.5: retransmissions are not ECT.
+            EcnMode::Classic if !retrans => Ecn::Ect0,
+            EcnMode::Accurate(e) => e,
+            _ => Ecn::NotEct,
+        };
+        let cwr = !retrans && std::mem::take(&mut self.cwr_pending);
+        let pkt = Packet {
+            size: TcpConfig::wire_size(len),
+            ecn,
+            sent_at: now,
+            hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr, tsecr: self.ts_recent }),
+            ..self.tmpl
+        };
+        if self.in_reduction() {
+            self.prr_out += 1;
+        }
+        if !self.pacing_rate.is_unlimited() && self.pacing_on() {
+            self.next_send = self.next_send.max(now) + self.pacing_rate.tx_time(u64::from(pkt.size));
+        }
+        if self.rto_at == SimTime::NEVER {
+            self.rto_at = now + self.rto;
+        }
+        self.last_cc_event = now;
+        self.last_xmit = now;
+        out(pkt);
     }
 
     /// Copy the scoreboard's position into the state the CC reads.

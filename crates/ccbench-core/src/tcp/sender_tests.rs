@@ -473,7 +473,9 @@ fn send_buffer_covers_the_learned_reordering_degree() {
 fn prr_sends_ssthresh_over_prior_cwnd_per_delivered_segment() {
     // RFC 6937 §5 example: one loss in a window of 20, Reno (ssthresh 10):
     // PRR sends one segment per two ACKs, prr_out = ⌈prr_delivered·10/20⌉.
+    // The example sends segment by segment (no TSO deferral before the loss).
     let mut s = reno(20);
+    s.cfg.tso = false;
     start(&mut s, at(0));
     let mut sent_per_ack = Vec::new();
     for k in 1..=19u64 {
@@ -548,9 +550,12 @@ fn pacing_rate_is_ratio_times_window_over_srtt() {
 
 #[test]
 fn paced_sender_spaces_packets_at_the_pacing_rate() {
+    // Without TSO one segment per release time (with TSO one GSO packet:
+    // `a_paced_sender_sends_one_gso_packet_per_release_time`).
     let cfg = TcpConfig {
         pacing: true,
         init_cwnd: 10,
+        tso: false,
         ..Default::default()
     };
     let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
@@ -567,10 +572,147 @@ fn paced_sender_spaces_packets_at_the_pacing_rate() {
     assert_eq!(timer(&mut s, at(100) + gap).len(), 1);
     // Unpaced: the same ACK releases the whole opening at once.
     let mut u = reno(10);
+    u.cfg.tso = false;
     u.t.ssthresh = INFINITE_SSTHRESH;
     assert!(!u.t.paced);
     start(&mut u, at(0));
     assert_eq!(ack(&mut u, cum(2), at(100)).len(), 4);
+}
+
+// ---- TSO: Linux tcp_tso_autosize and tcp_tso_should_defer --------------
+
+#[test]
+fn tso_packets_hold_about_a_millisecond_at_the_pacing_rate() {
+    let mut s = reno(10);
+    s.t.min_rtt = ms(20);
+    // 66 Mbit/s = 8,250,000 B/s; >> 10: 8056 B, 5 segments of 1448 B.
+    s.pacing_rate = Rate(66_000_000);
+    assert_eq!(s.tso_segs(), 5);
+    // 122 B: tcp_min_tso_segs.
+    s.pacing_rate = Rate(1_000_000);
+    assert_eq!(s.tso_segs(), 2);
+    // 122,070 B: capped at gso_max_size (64 KiB).
+    s.pacing_rate = Rate(1_000_000_000);
+    assert_eq!(s.tso_segs(), 65_536 / 1448);
+    // Short paths add 64 KiB >> (min_rtt_us >> 9): 1 ms → 32 KiB, 2 ms → 8 KiB.
+    s.pacing_rate = Rate(66_000_000);
+    s.t.min_rtt = ms(1);
+    assert_eq!(s.tso_segs(), (8056 + 32_768) / 1448);
+    s.t.min_rtt = ms(2);
+    assert_eq!(s.tso_segs(), (8056 + 8192) / 1448);
+}
+
+/// A Reno sender in congestion avoidance with 100 segments out since t = 0
+/// (srtt 100 ms, so the oldest one's ACK is due at 100 ms), room for one
+/// more, and a send 0.5 ms ago: the state in which Linux defers.
+fn deferring_sender() -> TcpSender {
+    let mut s = reno(100);
+    s.snd_wnd_end = 10_000;
+    assert_eq!(start(&mut s, at(0)).len(), 100, "nothing deferred with no ACK due soon");
+    s.t.cwnd = 101;
+    s.last_xmit = us(99_500);
+    assert!(s.tso_should_defer(at(100), 5));
+    s
+}
+
+#[test]
+fn tso_defers_only_while_an_ack_is_due_soon_and_the_send_would_be_small() {
+    let now = at(100);
+    let check = |f: &dyn Fn(&mut TcpSender)| {
+        let mut s = deferring_sender();
+        f(&mut s);
+        s.tso_should_defer(now, 5)
+    };
+    // Not during loss recovery; CWR and Disorder defer.
+    assert!(!check(&|s| s.ca_state = CaState::Recovery));
+    assert!(!check(&|s| s.ca_state = CaState::Loss));
+    assert!(check(&|s| s.ca_state = CaState::Cwr));
+    assert!(check(&|s| s.ca_state = CaState::Disorder));
+    // Not if the last write is more than 1 ms old.
+    assert!(check(&|s| s.last_xmit = at(99)));
+    assert!(!check(&|s| s.last_xmit = SimTime(now.0 - 1_000_001)));
+    // Not once a full GSO packet fits cwnd.
+    assert!(check(&|s| s.t.cwnd = 104));
+    assert!(!check(&|s| s.t.cwnd = 105));
+    // The receive window limits too.
+    assert!(check(&|s| {
+        s.t.cwnd = 105;
+        s.snd_wnd_end = 104;
+    }));
+    // Not if the next ACK is due later than min(1 ms, srtt/2).
+    assert!(check(&|s| s.srtt = Some(ms(101))));
+    assert!(!check(&|s| s.srtt = Some(Dur(ms(101).0 + 1))));
+    // Not for the last data of a finite transfer (FIN).
+    assert!(!check(&|s| s.total_segs = Some(101)));
+    assert!(check(&|s| s.total_segs = Some(102)));
+}
+
+#[test]
+fn tso_sends_a_third_of_the_window_and_waits_at_most_half_an_srtt() {
+    // tcp_tso_win_divisor = 3: with 9 segments out, room for 5 of cwnd 14 is
+    // over a third of it and goes; 4 of cwnd 13 is under and waits.
+    let mut s = reno(9);
+    assert_eq!(start(&mut s, at(0)).len(), 9);
+    s.last_xmit = at(100);
+    s.t.cwnd = 13;
+    assert!(s.tso_should_defer(at(100), 45));
+    s.t.cwnd = 14;
+    assert!(!s.tso_should_defer(at(100), 45));
+    // On a 1.5 ms path the wait is bounded by srtt/2 (0.75 ms), not 1 ms.
+    s.t.cwnd = 13;
+    s.srtt = Some(Dur::from_micros(1500));
+    s.last_xmit = us(700);
+    assert!(!s.tso_should_defer(us(700), 45), "ACK due in 0.8 ms");
+    s.last_xmit = us(800);
+    assert!(s.tso_should_defer(us(800), 45), "ACK due in 0.7 ms");
+}
+
+#[test]
+fn tso_makes_one_segment_acks_release_pairs() {
+    // The pacing rate at cwnd 100 and srtt 100 ms is 1.74 MB/s, so GSO
+    // packets are 2 segments (tcp_min_tso_segs). The first ACK comes 100 ms
+    // after the last send and releases what it can; after that a single
+    // segment of room waits for the next ACK, 0.1 ms later.
+    let mut s = reno(100);
+    s.snd_wnd_end = 10_000;
+    start(&mut s, at(0));
+    let mut sent = Vec::new();
+    let mut times = Vec::new();
+    for n in 1..=7u64 {
+        let now = at(100) + Dur::from_micros(100 * (n - 1));
+        let out = ack(&mut s, cum(n), now);
+        assert_eq!(s.tso_segs(), 2);
+        sent.push(out.len());
+        times.extend(out.iter().map(|p| p.sent_at));
+        if out.is_empty() {
+            assert!(s.t.is_cwnd_limited(), "deferring for cwnd counts as cwnd-limited");
+        }
+    }
+    assert_eq!(sent, [1, 0, 2, 0, 2, 0, 2]);
+    // The pair leaves together.
+    assert_eq!(times[1], times[2]);
+    // An ACK more than 1 ms after the last send releases a single segment.
+    assert_eq!(ack(&mut s, cum(8), at(102)).len(), 1);
+}
+
+#[test]
+fn a_paced_sender_sends_one_gso_packet_per_release_time() {
+    let cfg = TcpConfig {
+        pacing: true,
+        init_cwnd: 10,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    start(&mut s, at(0));
+    let out = ack(&mut s, cum(2), at(100));
+    // 2.78 Mbit/s: 339 B per 1/1024 s, so 2-segment GSO packets, and the
+    // next one leaves two segments' time later.
+    assert_eq!(s.tso_segs(), 2);
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].sent_at, out[1].sent_at);
+    let gap = s.pacing_rate.tx_time(u64::from(out[0].size));
+    assert_eq!(s.next_timer(), at(100) + gap + gap);
+    assert_eq!(timer(&mut s, at(100) + gap + gap).len(), 2);
 }
 
 // ---- Finite transfers and ECN codepoints -------------------------------
@@ -902,8 +1044,10 @@ fn send_buffer_and_receive_window_each_stop_new_data() {
     // SACKed segments stay in the write queue until cumulatively ACKed.
     assert!(ack(&mut s, sack(0, &[(1, 3)]), at(100)).is_empty());
     assert_eq!(seqs(&ack(&mut s, cum(3), at(101))), vec![10, 11, 12]);
-    // The receiver's window: right edge = ack + rwnd / mss, never shrinking.
+    // The receiver's window: right edge = ack + rwnd / mss, never shrinking
+    // (segment by segment: TSO would hold back the last odd segment).
     let mut s = reno(20);
+    s.cfg.tso = false;
     s.t.ssthresh = INFINITE_SSTHRESH;
     assert_eq!(s.snd_wnd_end, 65_536 / 1448, "the SYN-ACK's window: tcp_rmem[1] / 2");
     start(&mut s, at(0));
@@ -959,6 +1103,7 @@ fn data_echoes_the_newest_ack_timestamp() {
 #[test]
 fn a_sender_filling_cwnd_grows_every_round() {
     let mut s = reno(10);
+    s.cfg.tso = false;
     assert_eq!(start(&mut s, at(0)).len(), 10);
     let mut grown = Vec::new();
     for n in 1..=60u64 {
@@ -1069,6 +1214,7 @@ fn a_sender_held_by_pacing_or_jitter_is_cwnd_limited() {
     let paced = TcpConfig {
         pacing: true,
         init_cwnd: 10,
+        tso: false,
         ..Default::default()
     };
     let mut s = sender(reno_cc(), EcnMode::Off, paced, None);

@@ -324,7 +324,7 @@ impl Bbr {
         }
     }
 
-    fn min_tso_segs(&self) -> u64 {
+    fn bbr_min_tso_segs(&self) -> u64 {
         if self.pacing_rate < MIN_TSO_RATE_BYTES {
             1
         } else {
@@ -334,7 +334,7 @@ impl Bbr {
     /// `bbr_tso_segs_goal`: ~1 ms of data at the pacing rate, ≤ 64 KB.
     pub fn tso_segs_goal(&self) -> u32 {
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(TSO_MAX_BYTES);
-        (bytes / self.mss).max(self.min_tso_segs()).min(0x7f) as u32
+        (bytes / self.mss).max(self.bbr_min_tso_segs()).min(0x7f) as u32
     }
 
     /// `bbr_save_cwnd`.
@@ -741,6 +741,9 @@ fn to_wire_rate(mss: u64, bytes_per_sec: u64) -> Rate {
 }
 
 impl CongestionControl for Bbr {
+    fn min_tso_segs(&self) -> u32 {
+        self.bbr_min_tso_segs() as u32
+    }
     /// `bbr_ssthresh`: save cwnd for the end of recovery; ssthresh unchanged.
     fn ssthresh(&mut self, tcp: &TcpCcState) -> u32 {
         if self.started {

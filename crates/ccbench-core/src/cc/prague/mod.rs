@@ -49,8 +49,7 @@
 //! - The TCP layer resets cwnd to 1 before `on_state(Loss)`; the RTO's loss
 //!   response uses the cwnd seen by `ssthresh()` (Linux's CA_EVENT_LOSS
 //!   precedes the reset).
-//! - Not modelled: TSO/GSO burst sizing (`prague_burst_shift`,
-//!   `max_tso_segs`: the sender emits single segments), shrinking the MSS to
+//! - Not modelled: `prague_max_tso_segs` (0, no cap), shrinking the MSS to
 //!   150 B at low rates (`prague_valid_mtu`: the MSS is fixed),
 //!   `snd_cwnd_clamp`, `sk_max_pacing_rate`, the "prague-reno" fallback when
 //!   AccECN is not negotiated.
@@ -85,6 +84,8 @@ const RATE_OFFSET: u64 = 4;
 const OFFSET_UNIT: u32 = 7;
 /// Gain of the slow srtt average `hsrtt`: 1/128.
 const HSRTT_SHIFT: u32 = 7;
+/// `prague_burst_shift`: a GSO packet lasts at most 2^-12 s at the pacing rate.
+const BURST_SHIFT: u32 = 12;
 /// Above this srtt the increase is not scaled (`MAX_SCALED_RTT`).
 const MAX_SCALED_RTT: Dur = Dur::from_millis(100);
 /// Linux's "second" in rate↔window conversions: 2^20 µs, in ns.
@@ -670,6 +671,14 @@ impl CongestionControl for Prague {
 
     fn pacing_rate(&self, _tcp: &TcpCcState) -> Option<Rate> {
         self.pacing
+    }
+
+    /// `prague_tso_segs` (v0.6: `max_tso_segs`): a GSO packet holds at most
+    /// 2^-prague_burst_shift s (≈ 244 µs) at the pacing rate, at least one
+    /// segment (`max_tso_burst` starts at 1).
+    fn max_tso_segs(&self, tcp: &TcpCcState) -> Option<u32> {
+        let bytes_per_s = self.pacing.map_or(0, |r| r.0 / 8);
+        Some(((bytes_per_s / Self::mtu(tcp)) >> BURST_SHIFT).max(1) as u32)
     }
 
     fn alpha(&self) -> Option<f64> {

@@ -716,3 +716,21 @@ fn classic_ecn_score_follows_rtt_variation_and_queue_depth() {
     c.score = 12.0;
     assert_eq!(c.alpha_floor(), (MAX_ALPHA >> 1) + (MAX_ALPHA >> 3));
 }
+
+/// `prague_tso_segs`: ⌊pacing rate / MTU⌋ >> 12 segments, at least 1, so
+/// Prague sends single segments below ~49 Mbit/s where autosizing would
+/// send at least two.
+#[test]
+fn gso_packets_last_at_most_a_quarter_millisecond() {
+    let t = ca(10, 20);
+    let mut p = started(PragueConfig::default(), &t);
+    p.pacing = None;
+    assert_eq!(p.max_tso_segs(&t), Some(1), "max_tso_burst starts at 1");
+    p.pacing = Some(Rate(10_000_000));
+    assert_eq!(p.max_tso_segs(&t), Some(1));
+    // 1 Gbit/s: 83,333 packets/s of 1500 B, >> 12 → 20.
+    p.pacing = Some(Rate(1_000_000_000));
+    assert_eq!(p.max_tso_segs(&t), Some(20));
+    p.pacing = Some(Rate(8 * 1500 * 4096 * 3 - 8));
+    assert_eq!(p.max_tso_segs(&t), Some(2));
+}
