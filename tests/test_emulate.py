@@ -27,11 +27,12 @@ def test_emulate_passes_options_and_command_and_exit_code(run_cli, write_scenari
     monkeypatch.setenv("CCBENCH_EMU", str(_fake_emu(tmp_path, 3)))
     scenario = write_scenario(TINY)
     result = run_cli("emulate", scenario, "-o", "o", "--set", "links.0.rate=20Mbit", "--server", "srv -x",
-                     "--no-rt", "--", "client", "-c", "10.0.0.1")
+                     "--no-rt", "--pcap-link", "a", "--pcap-link", "b", "--pcap-link", "a", "--", "client", "-c",
+                     "10.0.0.1")
     assert result.exit_code == 3
     argv = (tmp_path / "argv").read_text().splitlines()
     assert argv == ["run", str(scenario), "-o", "o", "--set", "links.0.rate=20Mbit", "--server", "srv -x",
-                    "--no-rt", "--", "client", "-c", "10.0.0.1"]
+                    "--no-rt", "--pcap-link", "a", "--pcap-link", "b", "--", "client", "-c", "10.0.0.1"]
 
 
 def test_emulate_names_a_missing_binary(run_cli, write_scenario, monkeypatch) -> None:
@@ -58,7 +59,8 @@ def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, live
     """Root only (CI is root): a real UDP echo through TINY's 10 ms + 10 ms links."""
     scenario = write_scenario(TINY)
     emu = live_emu
-    out = run_module("emulate", scenario, "-o", tmp_path / "o", "--pcap", "--server", f"{emu} udp-echo 7000",
+    out = run_module("emulate", scenario, "-o", tmp_path / "o", "--pcap", "--pcap-link", "bottleneck",
+                     "--pcap-link", "ret", "--server", f"{emu} udp-echo 7000",
                      "--", str(emu), "udp-ping", "10.201.0.2:7000", str(PROBES), "20")
     assert out.returncode == 0, out.stderr
     ping = json.loads(out.stdout.strip().splitlines()[-1])
@@ -99,6 +101,19 @@ def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, live
                                 "-T", "fields", "-e", "ip.src", "-e", "udp.length", "-e", "_ws.expert"],
                                capture_output=True, text=True, check=True).stdout.splitlines()
         assert len(shown) == PROBES and all(line.split("\t")[:2] == [src, "72"] for line in shown), shown
+    # --pcap-link: each link's frames as it starts sending them. A probe leaves the
+    # emulator after the bottleneck's 85 µs of serialization and 10 ms of delay.
+    def stamps(name: str, src: str) -> list[float]:
+        rows = subprocess.run(["tshark", "-r", str(tmp_path / "o" / f"{name}.pcap"), "-Y", "udp", "-T", "fields",
+                               "-e", "frame.time_epoch", "-e", "ip.src", "-e", "udp.length"],
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+        assert all(r.split("\t")[1:] == [src, "72"] for r in rows), rows
+        return [float(r.split("\t")[0]) for r in rows]
+
+    at_link, sent = stamps("bottleneck", "10.201.0.1"), stamps("fwd", "10.201.0.1")
+    assert len(at_link) == PROBES and len(stamps("ret", "10.201.0.2")) == PROBES
+    lag = sorted(b - a for a, b in zip(at_link, sent))
+    assert all(x >= 0.010 + 84e-6 for x in lag) and lag[PROBES // 2] < 0.0105, lag
 
 
 CUBIC_20M = """\
@@ -194,3 +209,11 @@ def test_compare_refuses_flows_that_disagree_on_ecn(run_module, write_scenario) 
     out = run_module("compare", write_scenario(CODEL_ECN_20M + RENO_FROM_3S))
     assert out.returncode == 2, out.stderr
     assert "ecn" in out.stderr and "'classic', 'off'" in out.stderr, out.stderr
+
+
+def test_emulate_refuses_an_unknown_pcap_link(run_module, write_scenario, live_emu, tmp_path) -> None:
+    """Root only: a link to capture that no emulated path has is named, with the ones there are, before any setup."""
+    out = run_module("emulate", write_scenario(TINY), "-o", tmp_path / "o", "--pcap-link", "nope", "--", "true")
+    assert out.returncode != 0
+    assert "--pcap-link nope: no such link on the emulated paths (bottleneck, ret)" in out.stderr, out.stderr
+    assert not (tmp_path / "o").exists()

@@ -257,9 +257,12 @@ def _emu_binary() -> str:
 @click.option("--no-rt", is_flag=True, help="Do not run the forwarder as SCHED_FIFO.")
 @click.option("--pcap", is_flag=True, help="Write OUT/fwd.pcap and OUT/rev.pcap: every frame the emulator sends, "
               "as sent (nanosecond pcap).")
+@click.option("--pcap-link", "pcap_links", multiple=True, metavar="LINK",
+              help="Write OUT/LINK.pcap: every frame as LINK starts sending it, with the ECN and DSCP it "
+              "carries then, stamped with its departure time (repeatable).")
 @click.argument("command", nargs=-1, required=False, type=click.UNPROCESSED)
 def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers: Sequence[str], no_rt: bool,
-            pcap: bool, command: Sequence[str]) -> None:
+            pcap: bool, pcap_links: Sequence[str], command: Sequence[str]) -> None:
     """Run COMMAND live through SCENARIO's links (root; Linux).
 
     ccbench's own qdisc, rate and delay code carries real packets between
@@ -280,6 +283,8 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
         argv.append("--no-rt")
     if pcap:
         argv.append("--pcap")
+    for link in dict.fromkeys(pcap_links):  # each once, in order
+        argv += ["--pcap-link", link]
     if command:
         argv += ["--", *command]
     proc = subprocess.Popen(argv)

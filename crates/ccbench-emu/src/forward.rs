@@ -82,6 +82,10 @@ struct Dir {
     flow_of: std::collections::HashMap<u32, u32>,
     /// The frames this direction sends, as a nanosecond pcap (`--pcap`).
     pcap: Option<io::BufWriter<std::fs::File>>,
+    /// Per stage, the pcap of the frames it sends (`--pcap-link`), and the
+    /// realtime of virtual time 0 (ns) to stamp them.
+    link_pcaps: Vec<Option<io::BufWriter<std::fs::File>>>,
+    rt_base: i128,
     /// Every SERIES_NS: (time, stage, [backlog pkts, bytes, drops, marks, bytes sent]).
     series: Vec<(u64, u16, [u64; 5])>,
 }
@@ -207,6 +211,8 @@ impl Dir {
             clock: SimTime(0),
             flow_of: std::collections::HashMap::new(),
             pcap: None,
+            link_pcaps: Vec::new(),
+            rt_base: 0,
             series: Vec::new(),
         }
     }
@@ -290,8 +296,32 @@ impl Dir {
         }
     }
 
+    /// Write the frames the captured links started sending since the last
+    /// call, stamped with their virtual departure time and with the ECN and
+    /// DSCP they carried then. Call before `tx`: the ring still holds them.
+    fn drain_taps(&mut self) {
+        for (i, st) in self.path.stages.iter_mut().enumerate() {
+            let Some(Some(w)) = self.link_pcaps.get_mut(i) else { continue };
+            for (t, p) in st.tapped.drain(..) {
+                let s = (p.frame as usize) & ((1 << RING_POW) - 1);
+                if self.seq_of[s] != p.frame {
+                    continue; // overrun: the frame is gone (counted at tx)
+                }
+                let mut fr = self.ring[s * SLOT..s * SLOT + p.size as usize].to_vec();
+                if frame::inspect(&fr).ipv4 && fr[15] != p.tos() {
+                    frame::set_tos(&mut fr, p.tos());
+                }
+                if pcap_record(w, self.rt_base + i128::from(t.0), &fr).is_err() {
+                    self.link_pcaps[i] = None; // a full disk stops the capture, not the forwarding
+                    break;
+                }
+            }
+        }
+    }
+
     /// Send every packet that is due, in batches.
     fn tx(&mut self, now_ns: u64, t0: u64) {
+        self.drain_taps();
         let mut iov: [libc::iovec; BATCH] = [libc::iovec {
             iov_base: std::ptr::null_mut(),
             iov_len: 0,
@@ -401,6 +431,10 @@ pub struct Options {
     pub records: Option<String>,
     /// A directory for `fwd.pcap` and `rev.pcap`: every frame sent, as sent.
     pub pcap: Option<String>,
+    /// Links whose frames go to `<link>.pcap` in `pcap_dir` as each starts
+    /// sending them (`--pcap-link`).
+    pub pcap_links: Vec<String>,
+    pub pcap_dir: Option<String>,
 }
 
 /// Every stage of both directions records its state at `t` (ns since start).
@@ -507,6 +541,20 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             )?);
         }
     }
+    for link in &opt.pcap_links {
+        let found = dirs.iter_mut().find_map(|d| {
+            let i = d.path.stages.iter().position(|st| &st.name == link)?;
+            d.path.stages[i].tap = true;
+            Some((d, i))
+        });
+        let Some((d, i)) = found else {
+            let names: Vec<&str> = dirs.iter().flat_map(|d| d.path.stages.iter().map(|s| s.name.as_str())).collect();
+            return Err(io::Error::other(format!("--pcap-link {link}: no such link on the emulated paths ({})", names.join(", "))));
+        };
+        let dir = opt.pcap_dir.as_deref().unwrap_or(".");
+        d.link_pcaps.resize_with(d.path.stages.len(), || None);
+        d.link_pcaps[i] = Some(pcap_open(&std::path::Path::new(dir).join(format!("{link}.pcap")))?);
+    }
     // Fault in and lock the rings and histograms now, so no page fault
     // lands in the middle of the run (the anchor's linkemu does the same).
     // SAFETY: plain syscall; failure only costs timing accuracy.
@@ -516,6 +564,9 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     }
 
     let t0 = clock_ns();
+    for d in dirs.iter_mut() {
+        d.rt_base = realtime_ns() - i128::from(clock_ns()) + i128::from(t0);
+    }
     let mut pfd = [
         libc::pollfd {
             fd: fa,
@@ -598,7 +649,12 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
         write_link_series(&p.with_file_name("links.bin"), &dirs)?;
     }
     for d in dirs.iter_mut() {
+        d.drain_taps();
         if let Some(mut w) = d.pcap.take() {
+            use std::io::Write;
+            w.flush()?;
+        }
+        for mut w in d.link_pcaps.drain(..).flatten() {
             use std::io::Write;
             w.flush()?;
         }

@@ -1,7 +1,7 @@
 //! `ccbench-emu`: run commands through a scenario's links, live.
 //!
 //! ```text
-//! ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [-- CMD [ARG...]]
+//! ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [--pcap-link LINK]... [-- CMD [ARG...]]
 //!             (without `-- CMD`: the scenario's [commands] server/client)
 //! ccbench-emu cleanup                      remove namespaces of killed runs
 //! ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS
@@ -19,7 +19,7 @@ use ccbench_emu::forward::{self, STOP};
 use ccbench_emu::netns::{self, Session};
 use ccbench_emu::{paths_for, tools};
 
-const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [-- CMD [ARG...]]
+const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [--pcap-link LINK]... [-- CMD [ARG...]]
        ccbench-emu cleanup
        ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS | udp-echo PORT | udp-ping DST:PORT COUNT INTERVAL_MS
        ccbench-emu tcp-sink PORT | tcp-bulk DST:PORT CC SECS";
@@ -100,8 +100,8 @@ fn load(file: &str, sets: &[String]) -> Result<ccbench_core::scenario::Scenario,
 /// `forward --scenario F --a IF --b IF --stats OUT [--ready FILE] [--records FILE] [--set K=V]... [--no-rt]`
 fn forward_cmd(a: &[String]) -> Result<u8, String> {
     let (mut file, mut ia, mut ib, mut stats, mut ready) = (None, None, None, None, None);
-    let (mut records, mut pcap) = (None, None);
-    let mut sets = Vec::new();
+    let (mut records, mut pcap, mut pcap_dir) = (None, None, None);
+    let (mut sets, mut pcap_links) = (Vec::new(), Vec::new());
     let mut rt = true;
     let mut it = a.iter();
     while let Some(o) = it.next() {
@@ -114,6 +114,8 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
             "--ready" => ready = Some(val()?),
             "--records" => records = Some(val()?),
             "--pcap" => pcap = Some(val()?),
+            "--pcap-link" => pcap_links.push(val()?),
+            "--pcap-dir" => pcap_dir = Some(val()?),
             "--set" => sets.push(val()?),
             "--no-rt" => rt = false,
             _ => return Err(format!("forward: unknown option {o}")),
@@ -128,6 +130,8 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
         ready,
         records,
         pcap,
+        pcap_links,
+        pcap_dir,
     };
     let rep = forward::run(&opt, fwd, rev).map_err(|e| format!("forwarder: {e}"))?;
     let js = serde_json::to_string_pretty(&rep).expect("report serializes");
@@ -150,7 +154,7 @@ fn run(a: &[String]) -> Result<u8, String> {
     }
     let mut file = None;
     let mut out = PathBuf::from("emu-out");
-    let (mut sets, mut servers) = (Vec::new(), Vec::new());
+    let (mut sets, mut servers, mut pcap_links) = (Vec::new(), Vec::new(), Vec::new());
     let (mut rt, mut pcap) = (true, false);
     let mut it = opts.iter();
     while let Some(o) = it.next() {
@@ -161,6 +165,7 @@ fn run(a: &[String]) -> Result<u8, String> {
             "--server" => servers.push(val()?),
             "--no-rt" => rt = false,
             "--pcap" => pcap = true,
+            "--pcap-link" => pcap_links.push(val()?),
             s if !s.starts_with('-') && file.is_none() => file = Some(s.to_string()),
             _ => return Err(format!("run: unknown option {o}\n{USAGE}")),
         }
@@ -177,7 +182,11 @@ fn run(a: &[String]) -> Result<u8, String> {
         return Err(format!("{file}: no command to run: give `-- CMD` or a [commands] section (client = \"...\")\n{USAGE}"));
     };
     let client = &client[..];
-    paths_for(&sc)?;
+    let (fwd, rev) = paths_for(&sc)?;
+    let names: Vec<&str> = fwd.stages.iter().chain(&rev.stages).map(|s| s.name.as_str()).collect();
+    if let Some(bad) = pcap_links.iter().find(|l| !names.contains(&l.as_str())) {
+        return Err(format!("{file}: --pcap-link {bad}: no such link on the emulated paths ({})", names.join(", ")));
+    }
     for n in netns::remove_stale() {
         eprintln!("ccbench-emu: removed stale namespace {n} (a killed run)");
     }
@@ -214,6 +223,12 @@ fn run(a: &[String]) -> Result<u8, String> {
     if pcap {
         fargv.push("--pcap".into());
         fargv.push(out.to_string_lossy().into_owned());
+    }
+    for link in &pcap_links {
+        fargv.extend(["--pcap-link".into(), link.clone()]);
+    }
+    if !pcap_links.is_empty() {
+        fargv.extend(["--pcap-dir".into(), out.to_string_lossy().into_owned()]);
     }
     for k in &sets {
         fargv.push("--set".into());

@@ -65,6 +65,10 @@ pub struct Stage {
     /// Every dequeue (time, sojourn, 5-tuple hash, frame bytes, queue class),
     /// up to MAX_RECORDS: the forwarder writes them out for the Parquet tables.
     pub records: Vec<Record>,
+    /// Captured (`--pcap-link`): each packet as this link starts sending it,
+    /// until the forwarder takes them (it holds the frames' bytes).
+    pub tap: bool,
+    pub tapped: Vec<(SimTime, Packet)>,
 }
 
 /// One dequeued packet, as `packets.bin` stores it (see `forward::write_records`).
@@ -179,6 +183,8 @@ impl Stage {
             soj_max: 0,
             hist: vec![0; HBINS],
             records: Vec::new(),
+            tap: false,
+            tapped: Vec::new(),
             first_start: None,
             last_end: SimTime(0),
             busy_ns: 0,
@@ -250,6 +256,9 @@ impl Stage {
                         size: p.size,
                         class: p.class,
                     });
+                }
+                if self.tap {
+                    self.tapped.push((t, p));
                 }
                 let ser = self.rate.tx_time(u64::from(p.size));
                 self.link_free = t + ser;
