@@ -10,6 +10,12 @@
 //! a node sit next to each other in memory. Sift-up/down move a hole instead
 //! of swapping. Units: time in ns (`SimTime`); sequence numbers are a
 //! per-queue counter starting at 1.
+//!
+//! Only events before a horizon live in the heap; later ones (retransmission
+//! and delayed-ACK timers, mostly: two per flow) wait unsorted in a side list
+//! and enter the heap, keeping their sequence numbers, when the horizon moves
+//! past them ([`WINDOW`] at a time). The order stays exactly (time, seq), and
+//! with 1000 flows the heap holds tens of events instead of thousands.
 
 use crate::packet::{FlowId, LinkId};
 use crate::units::SimTime;
@@ -64,8 +70,15 @@ impl Entry {
     }
 }
 
+/// How far past the earliest pending event the heap reaches, ns.
+pub const WINDOW: u64 = 10_000_000;
+
 pub struct EventQueue {
     heap: Vec<Entry>,
+    /// Events at or after `horizon`, in no order.
+    far: Vec<Entry>,
+    horizon: u64,
+    window: u64,
     seq: u64,
     popped: u64,
 }
@@ -78,12 +91,44 @@ impl Default for EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), seq: 0, popped: 0 }
+        Self::with_window(WINDOW)
+    }
+    fn with_window(window: u64) -> Self {
+        EventQueue { heap: Vec::with_capacity(1024), far: Vec::new(), horizon: 0, window, seq: 0, popped: 0 }
     }
     #[inline]
     pub fn push(&mut self, at: SimTime, ev: Event) {
         self.seq += 1;
         let e = Entry { time: at.0, seq: self.seq, ev };
+        if e.time >= self.horizon {
+            self.far.push(e);
+        } else {
+            self.heap_push(e);
+        }
+    }
+    /// The heap's head is the earliest event once no far event precedes it:
+    /// when the heap runs dry or reaches the horizon, move the horizon a
+    /// window past the earliest pending event and take in what it passes.
+    #[inline]
+    fn refill(&mut self) {
+        if self.heap.first().is_some_and(|e| e.time < self.horizon) || self.far.is_empty() {
+            return;
+        }
+        let head = self.heap.first().map_or(u64::MAX, |e| e.time);
+        let start = self.far.iter().map(|e| e.time).min().unwrap_or(u64::MAX).min(head);
+        self.horizon = start.saturating_add(self.window);
+        let mut i = 0;
+        while i < self.far.len() {
+            if self.far[i].time < self.horizon {
+                let e = self.far.swap_remove(i);
+                self.heap_push(e);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    #[inline]
+    fn heap_push(&mut self, e: Entry) {
         let key = e.key();
         let mut i = self.heap.len();
         self.heap.push(e);
@@ -102,6 +147,7 @@ impl EventQueue {
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+        self.refill();
         let last = self.heap.pop()?;
         self.popped += 1;
         let heap = &mut self.heap[..];
@@ -145,14 +191,15 @@ impl EventQueue {
         heap[i] = last;
         Some((SimTime(top.time), top.ev))
     }
-    pub fn peek_time(&self) -> Option<SimTime> {
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.refill();
         self.heap.first().map(|e| SimTime(e.time))
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.far.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.far.is_empty()
     }
     /// Events executed so far.
     pub fn popped(&self) -> u64 {
@@ -191,9 +238,11 @@ mod tests {
         use crate::rng::SimRng;
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        for seed in 1..=5u64 {
+        // Windows shorter and longer than the spread of the times, so events
+        // go through the far list and straight into the heap.
+        for (seed, window) in (1..=5u64).zip([WINDOW, 1, 16, 40, 400]) {
             let mut rng = SimRng::for_component(seed, "event-queue-test");
-            let mut q = EventQueue::new();
+            let mut q = EventQueue::with_window(window);
             let mut reference: BinaryHeap<Reverse<(u64, u64, Event)>> = BinaryHeap::new();
             let mut seq = 0u64;
             let mut now = 0u64;
@@ -202,8 +251,10 @@ mod tests {
                 // thousands of entries and drains again.
                 let push_p = if step < 100_000 { 0.6 } else { 0.4 };
                 if rng.uniform() < push_p || reference.is_empty() {
-                    // Times at or after `now`, from a small range: many ties.
-                    let t = now + (rng.uniform() * 50.0) as u64;
+                    // Times at or after `now`, from a small range (many ties),
+                    // and one in ten much later (timers).
+                    let spread = if rng.uniform() < 0.1 { 5000.0 } else { 50.0 };
+                    let t = now + (rng.uniform() * spread) as u64;
                     let ev = Event::TxDone(LinkId(step));
                     seq += 1;
                     q.push(SimTime(t), ev);

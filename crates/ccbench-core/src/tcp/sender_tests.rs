@@ -602,6 +602,18 @@ fn tso_packets_hold_about_a_millisecond_at_the_pacing_rate() {
     assert_eq!(s.tso_segs(), (8056 + 8192) / 1448);
 }
 
+#[test]
+fn prague_caps_gso_packets_at_its_burst_size() {
+    // At 1 Gbit/s autosizing alone gives 64 KiB (45 segments); Prague's
+    // max_tso_burst starts at 1 (its own rate is set on the first ACK).
+    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig::default(), None);
+    s.pacing_rate = Rate(1_000_000_000);
+    assert_eq!(s.tso_segs(), 45);
+    let mut p = sender(CcConfig::Prague(Default::default()), EcnMode::Accurate(Ecn::Ect1), TcpConfig::default(), None);
+    p.pacing_rate = Rate(1_000_000_000);
+    assert_eq!(p.tso_segs(), 1);
+}
+
 /// A Reno sender in congestion avoidance with 100 segments out since t = 0
 /// (srtt 100 ms, so the oldest one's ACK is due at 100 ms), room for one
 /// more, and a send 0.5 ms ago: the state in which Linux defers.
