@@ -758,7 +758,7 @@ impl TcpSender {
     /// own cap (Prague).
     pub fn tso_segs(&self) -> u32 {
         let mut bytes = (self.pacing_rate.0 / 8) >> 10;
-        let r = self.t.min_rtt.nanos() / 1000 >> TSO_RTT_LOG;
+        let r = (self.t.min_rtt.nanos() / 1000) >> TSO_RTT_LOG;
         if r < 32 {
             bytes += GSO_MAX_SIZE >> r;
         }
