@@ -769,41 +769,43 @@ impl TcpSender {
     /// Linux 6.18 `tcp_tso_should_defer`: hold back new data that would go
     /// as a GSO packet smaller than `goal` while an ACK that frees more of
     /// the window is due soon, so that a bulk flow leaves in ~1 ms bursts.
-    fn tso_should_defer(&self, now: SimTime, goal: u32) -> bool {
+    /// `Some(true)` defers for cwnd (`is_cwnd_limited`), `Some(false)` for
+    /// the receive window.
+    fn tso_deferral(&self, now: SimTime, goal: u32) -> Option<bool> {
         if matches!(self.ca_state, CaState::Recovery | CaState::Loss) {
-            return false;
+            return None;
         }
         // Only if the last write was recent (tcp_wstamp_ns is the paced
         // departure time, which may lie ahead).
         let wstamp = if self.pacing_on() { self.next_send } else { self.last_xmit };
         if now > wstamp + TSO_DEFER_MAX {
-            return false;
+            return None;
         }
         let nxt = self.sb.nxt();
         let send_win = self.snd_wnd_end.saturating_sub(nxt);
         let cong_win = u64::from(self.t.cwnd - self.sb.in_flight());
         let limit = send_win.min(cong_win);
         if limit >= u64::from(goal) {
-            return false;
+            return None;
         }
         // At least 1/tcp_tso_win_divisor of the window can go.
         let mss = u64::from(self.t.mss);
-        let chunk = (self.snd_wnd_end - self.sb.una).min(u64::from(self.t.cwnd)) * mss / TSO_WIN_DIVISOR;
+        let chunk = self.snd_wnd_end.saturating_sub(self.sb.una).min(u64::from(self.t.cwnd)) * mss / TSO_WIN_DIVISOR;
         if limit * mss >= chunk {
-            return false;
+            return None;
         }
         // Not if the next ACK is further away than min(1 ms, srtt/2): the
         // oldest unacknowledged segment is ACKed about srtt after it left.
         if self.sb.packets_out() == 0 {
-            return false;
+            return None;
         }
         let srtt = self.srtt.unwrap_or(Dur::ZERO);
         let expected_ack = self.sb.get(self.sb.una).sent_at + srtt;
         if expected_ack > now + Dur(srtt.nanos() / 2).min(TSO_DEFER_MAX) {
-            return false;
+            return None;
         }
         // The last data of a finite transfer (FIN) is not held.
-        self.total_segs.is_none_or(|n| n - nxt > limit)
+        self.total_segs.is_none_or(|n| n - nxt > limit).then_some(cong_win < send_win)
     }
 
     /// Send what cwnd, pacing and the application allow (Linux
@@ -837,9 +839,11 @@ impl TcpSender {
                 }
                 if self.cfg.tso && lost.is_none() {
                     let goal = self.tso_segs();
-                    if goal > 1 && self.tso_should_defer(now, goal) {
-                        deferred = true;
-                        break;
+                    if goal > 1 {
+                        if let Some(for_cwnd) = self.tso_deferral(now, goal) {
+                            deferred = for_cwnd;
+                            break;
+                        }
                     }
                     // tcp_cwnd_test: one GSO packet takes at most half of cwnd.
                     burst = goal.min((self.t.cwnd / 2).max(1)) - 1;
@@ -849,7 +853,8 @@ impl TcpSender {
             sent = true;
         }
         // Linux validates only in tcp_write_xmit, i.e. with data to send;
-        // deferring for lack of window counts as cwnd-limited.
+        // deferring for lack of cwnd (not of receive window) counts as
+        // cwnd-limited.
         let limited = self.pace_blocked || self.jitter_blocked || deferred || self.sb.in_flight() >= self.t.cwnd;
         if sent || (limited && self.has_new_data()) {
             self.cwnd_validate(limited);

@@ -623,7 +623,7 @@ fn deferring_sender() -> TcpSender {
     assert_eq!(start(&mut s, at(0)).len(), 100, "nothing deferred with no ACK due soon");
     s.t.cwnd = 101;
     s.last_xmit = us(99_500);
-    assert!(s.tso_should_defer(at(100), 5));
+    assert!(s.tso_deferral(at(100), 5).is_some());
     s
 }
 
@@ -633,7 +633,7 @@ fn tso_defers_only_while_an_ack_is_due_soon_and_the_send_would_be_small() {
     let check = |f: &dyn Fn(&mut TcpSender)| {
         let mut s = deferring_sender();
         f(&mut s);
-        s.tso_should_defer(now, 5)
+        s.tso_deferral(now, 5).is_some()
     };
     // Not during loss recovery; CWR and Disorder defer.
     assert!(!check(&|s| s.ca_state = CaState::Recovery));
@@ -646,11 +646,15 @@ fn tso_defers_only_while_an_ack_is_due_soon_and_the_send_would_be_small() {
     // Not once a full GSO packet fits cwnd.
     assert!(check(&|s| s.t.cwnd = 104));
     assert!(!check(&|s| s.t.cwnd = 105));
-    // The receive window limits too.
+    // The receive window limits too; deferring for it is not for cwnd.
     assert!(check(&|s| {
         s.t.cwnd = 105;
         s.snd_wnd_end = 104;
     }));
+    let mut s = deferring_sender();
+    assert_eq!(s.tso_deferral(now, 5), Some(true));
+    s.snd_wnd_end = 101;
+    assert_eq!(s.tso_deferral(now, 5), Some(false));
     // Not if the next ACK is due later than min(1 ms, srtt/2).
     assert!(check(&|s| s.srtt = Some(ms(101))));
     assert!(!check(&|s| s.srtt = Some(Dur(ms(101).0 + 1))));
@@ -667,16 +671,16 @@ fn tso_sends_a_third_of_the_window_and_waits_at_most_half_an_srtt() {
     assert_eq!(start(&mut s, at(0)).len(), 9);
     s.last_xmit = at(100);
     s.t.cwnd = 13;
-    assert!(s.tso_should_defer(at(100), 45));
+    assert!(s.tso_deferral(at(100), 45).is_some());
     s.t.cwnd = 14;
-    assert!(!s.tso_should_defer(at(100), 45));
+    assert!(s.tso_deferral(at(100), 45).is_none());
     // On a 1.5 ms path the wait is bounded by srtt/2 (0.75 ms), not 1 ms.
     s.t.cwnd = 13;
     s.srtt = Some(Dur::from_micros(1500));
     s.last_xmit = us(700);
-    assert!(!s.tso_should_defer(us(700), 45), "ACK due in 0.8 ms");
+    assert!(s.tso_deferral(us(700), 45).is_none(), "ACK due in 0.8 ms");
     s.last_xmit = us(800);
-    assert!(s.tso_should_defer(us(800), 45), "ACK due in 0.7 ms");
+    assert!(s.tso_deferral(us(800), 45).is_some(), "ACK due in 0.7 ms");
 }
 
 #[test]
