@@ -211,6 +211,34 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    /// Timers far ahead stay out of the heap, and the horizon moves only when
+    /// the heap runs out of events before it (a window at a time).
+    #[test]
+    fn far_events_wait_outside_the_heap() {
+        let mut q = EventQueue::new();
+        for i in 0..1000 {
+            q.push(SimTime(200_000_000 + i), Event::Timer(FlowId(i as u32), End::Sender));
+        }
+        for t in [0, 1, 2] {
+            q.push(SimTime(t), Event::Sample);
+        }
+        assert_eq!(q.pop(), Some((SimTime(0), Event::Sample)));
+        assert_eq!((q.heap.len(), q.far.len(), q.horizon), (2, 1000, WINDOW));
+        q.push(SimTime(5), Event::Sample);
+        q.push(SimTime(WINDOW + 5), Event::Warmup);
+        assert_eq!((q.heap.len(), q.far.len()), (3, 1001));
+        assert_eq!(q.pop(), Some((SimTime(1), Event::Sample)));
+        assert_eq!(q.horizon, WINDOW, "the horizon stays while the heap has events before it");
+        for t in [2, 5] {
+            assert_eq!(q.pop(), Some((SimTime(t), Event::Sample)));
+        }
+        assert_eq!(q.pop(), Some((SimTime(WINDOW + 5), Event::Warmup)));
+        assert_eq!((q.horizon, q.far.len()), (2 * WINDOW + 5, 1000));
+        assert_eq!(q.peek_time(), Some(SimTime(200_000_000)));
+        assert_eq!((q.heap.len(), q.far.len()), (1000, 0));
+        assert_eq!(q.popped(), 5);
+    }
+
     #[test]
     fn ties_run_in_insertion_order() {
         let mut q = EventQueue::new();
