@@ -307,11 +307,13 @@ impl Dir {
                 if self.seq_of[s] != p.frame {
                     continue; // overrun: the frame is gone (counted at tx)
                 }
-                let mut fr = self.ring[s * SLOT..s * SLOT + p.size as usize].to_vec();
-                if frame::inspect(&fr).ipv4 && fr[15] != p.tos() {
-                    frame::set_tos(&mut fr, p.tos());
+                let mut copy = [0u8; SLOT];
+                let fr = &mut copy[..p.size as usize];
+                fr.copy_from_slice(&self.ring[s * SLOT..s * SLOT + p.size as usize]);
+                if frame::inspect(fr).ipv4 && fr[15] != p.tos() {
+                    frame::set_tos(fr, p.tos());
                 }
-                if pcap_record(w, self.rt_base + i128::from(t.0), &fr).is_err() {
+                if pcap_record(w, self.rt_base + i128::from(t.0), fr).is_err() {
                     self.link_pcaps[i] = None; // a full disk stops the capture, not the forwarding
                     break;
                 }
