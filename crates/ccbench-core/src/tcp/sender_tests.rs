@@ -712,6 +712,50 @@ fn tso_makes_one_segment_acks_release_pairs() {
 }
 
 #[test]
+fn a_gso_packet_takes_at_most_half_of_cwnd() {
+    // tcp_cwnd_test: at 1 Gbit/s autosizing asks for 45 segments, but a GSO
+    // packet may take only cwnd/2 = 10; the next waits for its release time.
+    let cfg = TcpConfig {
+        pacing: true,
+        init_cwnd: 20,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    s.pacing_rate = Rate(1_000_000_000);
+    assert_eq!(s.tso_segs(), 45);
+    let out = start(&mut s, at(0));
+    assert_eq!(out.len(), 10);
+    assert!(s.pace_blocked);
+}
+
+#[test]
+fn deferring_for_cwnd_marks_the_flow_cwnd_limited_and_for_rwnd_does_not() {
+    for (wnd_end, limited) in [(10_000, true), (101, false)] {
+        let mut s = deferring_sender();
+        s.snd_wnd_end = wnd_end;
+        s.t.cwnd_limited = false;
+        s.cwnd_usage_seq = 0;
+        let mut out = Vec::new();
+        s.try_send(at(100), &mut |p| out.push(p));
+        assert!(out.is_empty());
+        assert_eq!(s.t.cwnd_limited, limited, "window end {wnd_end}");
+    }
+}
+
+#[test]
+fn nothing_sent_and_not_cwnd_limited_leaves_the_cwnd_use_alone() {
+    // Linux calls tcp_cwnd_validate only when tcp_write_xmit sent something
+    // or was cwnd-limited: a sender held by its send buffer keeps the flag.
+    let mut s = sender(reno_cc(), EcnMode::Off, send_buffer_of(10, 20), None);
+    assert_eq!(start(&mut s, at(0)).len(), 10);
+    s.t.cwnd_limited = true;
+    s.cwnd_usage_seq = 0;
+    let mut out = Vec::new();
+    s.try_send(at(1), &mut |p| out.push(p));
+    assert!(out.is_empty() && s.t.cwnd_limited);
+}
+
+#[test]
 fn a_paced_sender_sends_one_gso_packet_per_release_time() {
     let cfg = TcpConfig {
         pacing: true,
