@@ -718,7 +718,7 @@ fn classic_ecn_score_follows_rtt_variation_and_queue_depth() {
 }
 
 /// `prague_tso_segs`: ⌊pacing rate / MTU⌋ >> 12 segments, at least 1, so
-/// Prague sends single segments below ~49 Mbit/s where autosizing would
+/// Prague sends single segments below ~98 Mbit/s where autosizing would
 /// send at least two.
 #[test]
 fn gso_packets_last_at_most_a_quarter_millisecond() {
