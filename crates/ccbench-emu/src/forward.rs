@@ -217,7 +217,7 @@ impl Dir {
         }
     }
 
-    fn slot(&self, seq: u32) -> usize {
+    fn slot(seq: u32) -> usize {
         (seq as usize) & ((1 << RING_POW) - 1)
     }
 
@@ -233,7 +233,7 @@ impl Dir {
             let mut mm: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
             let mut ctl = [[0u64; CTL_WORDS]; BATCH];
             for i in 0..BATCH {
-                let s = self.slot(self.seq.wrapping_add(i as u32));
+                let s = Self::slot(self.seq.wrapping_add(i as u32));
                 iov[i].iov_base = self.ring[s * SLOT..].as_mut_ptr() as *mut libc::c_void;
                 iov[i].iov_len = SLOT;
                 mm[i].msg_hdr.msg_iov = &mut iov[i];
@@ -270,7 +270,7 @@ impl Dir {
                 let seq = self.seq;
                 self.seq = self.seq.wrapping_add(1);
                 let len = m.msg_len as usize;
-                let s = self.slot(seq);
+                let s = Self::slot(seq);
                 self.seq_of[s] = seq;
                 if !(14..=SLOT).contains(&len) || m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
                     self.r.truncated += 1;
@@ -303,7 +303,7 @@ impl Dir {
         for (i, st) in self.path.stages.iter_mut().enumerate() {
             let Some(Some(w)) = self.link_pcaps.get_mut(i) else { continue };
             for (t, p) in st.tapped.drain(..) {
-                let s = (p.frame as usize) & ((1 << RING_POW) - 1);
+                let s = Self::slot(p.frame);
                 if self.seq_of[s] != p.frame {
                     continue; // overrun: the frame is gone (counted at tx)
                 }
@@ -337,7 +337,7 @@ impl Dir {
             while k < self.due.len() && n < BATCH {
                 let (t, p) = self.due[k];
                 k += 1;
-                let s = self.slot(p.frame);
+                let s = Self::slot(p.frame);
                 if self.seq_of[s] != p.frame {
                     self.r.ring_overruns += 1;
                     continue;
@@ -543,19 +543,17 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             )?);
         }
     }
+    EmuPath::check_links([&dirs[0].path, &dirs[1].path], &opt.pcap_links).map_err(io::Error::other)?;
+    let pcap_dir = std::path::Path::new(opt.pcap_dir.as_deref().unwrap_or("."));
     for link in &opt.pcap_links {
-        let found = dirs.iter_mut().find_map(|d| {
-            let i = d.path.stages.iter().position(|st| &st.name == link)?;
-            d.path.stages[i].tap = true;
-            Some((d, i))
-        });
-        let Some((d, i)) = found else {
-            let names: Vec<&str> = dirs.iter().flat_map(|d| d.path.stages.iter().map(|s| s.name.as_str())).collect();
-            return Err(io::Error::other(format!("--pcap-link {link}: no such link on the emulated paths ({})", names.join(", "))));
-        };
-        let dir = opt.pcap_dir.as_deref().unwrap_or(".");
-        d.link_pcaps.resize_with(d.path.stages.len(), || None);
-        d.link_pcaps[i] = Some(pcap_open(&std::path::Path::new(dir).join(format!("{link}.pcap")))?);
+        for d in dirs.iter_mut() {
+            if let Some(i) = d.path.stages.iter().position(|st| &st.name == link) {
+                d.path.stages[i].tap = true;
+                d.link_pcaps.resize_with(d.path.stages.len(), || None);
+                d.link_pcaps[i] = Some(pcap_open(&pcap_dir.join(format!("{link}.pcap")))?);
+                break;
+            }
+        }
     }
     // Fault in and lock the rings and histograms now, so no page fault
     // lands in the middle of the run (the anchor's linkemu does the same).
@@ -566,8 +564,9 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     }
 
     let t0 = clock_ns();
+    let rt_base = realtime_ns() - i128::from(clock_ns()) + i128::from(t0);
     for d in dirs.iter_mut() {
-        d.rt_base = realtime_ns() - i128::from(clock_ns()) + i128::from(t0);
+        d.rt_base = rt_base;
     }
     let mut pfd = [
         libc::pollfd {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use ccbench_emu::forward::{self, STOP};
 use ccbench_emu::netns::{self, Session};
+use ccbench_emu::path::EmuPath;
 use ccbench_emu::{paths_for, tools};
 
 const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [--pcap-link LINK]... [-- CMD [ARG...]]
@@ -183,10 +184,7 @@ fn run(a: &[String]) -> Result<u8, String> {
     };
     let client = &client[..];
     let (fwd, rev) = paths_for(&sc)?;
-    let names: Vec<&str> = fwd.stages.iter().chain(&rev.stages).map(|s| s.name.as_str()).collect();
-    if let Some(bad) = pcap_links.iter().find(|l| !names.contains(&l.as_str())) {
-        return Err(format!("{file}: --pcap-link {bad}: no such link on the emulated paths ({})", names.join(", ")));
-    }
+    EmuPath::check_links([&fwd, &rev], &pcap_links).map_err(|e| format!("{file}: {e}"))?;
     for n in netns::remove_stale() {
         eprintln!("ccbench-emu: removed stale namespace {n} (a killed run)");
     }

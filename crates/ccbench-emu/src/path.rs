@@ -350,6 +350,16 @@ impl EmuPath {
         EmuPath { stages }
     }
 
+    /// Every link to capture (`--pcap-link`) is a stage of one of `paths`;
+    /// otherwise an error naming the links there are.
+    pub fn check_links(paths: [&EmuPath; 2], links: &[String]) -> Result<(), String> {
+        let names: Vec<&str> = paths.iter().flat_map(|p| p.stages.iter().map(|s| s.name.as_str())).collect();
+        match links.iter().find(|l| !names.contains(&l.as_str())) {
+            Some(bad) => Err(format!("--pcap-link {bad}: no such link on the emulated paths ({})", names.join(", "))),
+            None => Ok(()),
+        }
+    }
+
     /// The slowest configured rate along the path (0 = all unlimited).
     pub fn bottleneck_bps(&self) -> u64 {
         self.stages

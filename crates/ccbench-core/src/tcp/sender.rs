@@ -757,6 +757,8 @@ impl TcpSender {
     /// most 64 KiB, at least the algorithm's `min_tso_segs`, at most its
     /// own cap (Prague).
     pub fn tso_segs(&self) -> u32 {
+        // Before the first ACK the rate is unset (`Rate::UNLIMITED`, 0) and
+        // the minimum applies; the initial window leaves at once anyway.
         let mut bytes = (self.pacing_rate.0 / 8) >> 10;
         let r = (self.t.min_rtt.nanos() / 1000) >> TSO_RTT_LOG;
         if r < 32 {

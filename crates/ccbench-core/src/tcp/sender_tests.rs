@@ -51,6 +51,31 @@ fn reno(cwnd: u32) -> TcpSender {
     s
 }
 
+/// A paced Reno sender (Linux with fq) with initial window `cwnd`, with
+/// or without TSO.
+fn paced_reno(cwnd: u32, tso: bool) -> TcpSender {
+    let cfg = TcpConfig {
+        pacing: true,
+        init_cwnd: cwnd,
+        tso,
+        ..Default::default()
+    };
+    sender(reno_cc(), EcnMode::Off, cfg, None)
+}
+
+/// A Reno sender whose host delays each packet by up to 1 ms (`tx_jitter`),
+/// with initial window `cwnd` and its random stream set.
+fn jittered_reno(cwnd: u32) -> TcpSender {
+    let cfg = TcpConfig {
+        tx_jitter: ms(1),
+        init_cwnd: cwnd,
+        ..Default::default()
+    };
+    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    s.set_rng(crate::rng::SimRng::for_component(1, "tcp:test"));
+    s
+}
+
 /// A config whose send buffer holds at most `segs` segments (1468 B of
 /// truesize each), with initial window `cwnd`.
 fn send_buffer_of(segs: u64, cwnd: u32) -> TcpConfig {
@@ -552,13 +577,7 @@ fn pacing_rate_is_ratio_times_window_over_srtt() {
 fn paced_sender_spaces_packets_at_the_pacing_rate() {
     // Without TSO one segment per release time (with TSO one GSO packet:
     // `a_paced_sender_sends_one_gso_packet_per_release_time`).
-    let cfg = TcpConfig {
-        pacing: true,
-        init_cwnd: 10,
-        tso: false,
-        ..Default::default()
-    };
-    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    let mut s = paced_reno(10, false);
     assert!(s.t.paced);
     start(&mut s, at(0));
     let out = ack(&mut s, cum(2), at(100));
@@ -715,12 +734,7 @@ fn tso_makes_one_segment_acks_release_pairs() {
 fn a_gso_packet_takes_at_most_half_of_cwnd() {
     // tcp_cwnd_test: at 1 Gbit/s autosizing asks for 45 segments, but a GSO
     // packet may take only cwnd/2 = 10; the next waits for its release time.
-    let cfg = TcpConfig {
-        pacing: true,
-        init_cwnd: 20,
-        ..Default::default()
-    };
-    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    let mut s = paced_reno(20, true);
     s.pacing_rate = Rate(1_000_000_000);
     assert_eq!(s.tso_segs(), 45);
     let out = start(&mut s, at(0));
@@ -757,12 +771,7 @@ fn nothing_sent_and_not_cwnd_limited_leaves_the_cwnd_use_alone() {
 
 #[test]
 fn a_paced_sender_sends_one_gso_packet_per_release_time() {
-    let cfg = TcpConfig {
-        pacing: true,
-        init_cwnd: 10,
-        ..Default::default()
-    };
-    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
+    let mut s = paced_reno(10, true);
     start(&mut s, at(0));
     let out = ack(&mut s, cum(2), at(100));
     // 2.78 Mbit/s: 339 B per 1/1024 s, so 2-segment GSO packets, and the
@@ -1029,13 +1038,7 @@ fn hystart_exits_later_when_paced() {
 
 #[test]
 fn tx_jitter_spreads_a_burst_within_the_jitter_without_adding_up() {
-    let cfg = TcpConfig {
-        tx_jitter: ms(1),
-        init_cwnd: 20,
-        ..Default::default()
-    };
-    let mut s = sender(reno_cc(), EcnMode::Off, cfg, None);
-    s.set_rng(crate::rng::SimRng::for_component(1, "tcp:test"));
+    let mut s = jittered_reno(20);
     let mut sent = start(&mut s, at(0)).len();
     while sent < 20 {
         let t = s.next_timer();
@@ -1271,26 +1274,14 @@ fn an_ack_grows_the_send_buffer_only_when_below_cwnd() {
 /// keeps growing in congestion avoidance.
 #[test]
 fn a_sender_held_by_pacing_or_jitter_is_cwnd_limited() {
-    let paced = TcpConfig {
-        pacing: true,
-        init_cwnd: 10,
-        tso: false,
-        ..Default::default()
-    };
-    let mut s = sender(reno_cc(), EcnMode::Off, paced, None);
+    let mut s = paced_reno(10, false);
     s.t.ssthresh = 10; // congestion avoidance: only the flag says limited
     assert_eq!(start(&mut s, at(0)).len(), 10, "the initial window is not paced");
     // All ACKed (the window that set the flag is covered): one packet leaves,
     // the next waits for its release time with 1 of 10 in flight.
     assert_eq!(ack(&mut s, cum(10), at(100)).len(), 1);
     assert!(s.pace_blocked && s.t.is_cwnd_limited());
-    let jittered = TcpConfig {
-        tx_jitter: ms(1),
-        init_cwnd: 10,
-        ..Default::default()
-    };
-    let mut s = sender(reno_cc(), EcnMode::Off, jittered, None);
-    s.set_rng(crate::rng::SimRng::for_component(1, "tcp:test"));
+    let mut s = jittered_reno(10);
     s.t.ssthresh = 10;
     let sent = start(&mut s, at(0)).len();
     assert!(sent < 10 && s.jitter_blocked, "{sent} sent at once");
