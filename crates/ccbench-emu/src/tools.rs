@@ -128,51 +128,20 @@ pub fn sink(port: u16, secs: f64) -> Result<serde_json::Value, String> {
     )
 }
 
-/// Where a reply of 16 B or more carries the echo server's turnaround: ns
-/// from the request's kernel arrival to the reply's send, big-endian.
-const TURNAROUND: std::ops::Range<usize> = 8..16;
-
-/// Echo datagrams back to their sender, forever, each with the time it
-/// spent here (as irtt's server reports its processing time): a server
-/// woken late by the scheduler then does not count as network delay.
+/// Echo datagrams back to their sender, forever.
 pub fn echo(port: u16) -> Result<serde_json::Value, String> {
-    use std::os::fd::AsRawFd;
-
     let s = UdpSocket::bind(("0.0.0.0", port)).map_err(|e| e.to_string())?;
-    let _ = crate::clock::enable_rx_stamps(s.as_raw_fd());
     let mut buf = [0u8; 2048];
     loop {
-        // SAFETY: zeroed sockaddr_storage is valid.
-        let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-        let Some((n, stamp)) = recv_stamped_from(s.as_raw_fd(), &mut buf, &mut from) else { continue };
-        if let (Some(at), true) = (stamp, n >= TURNAROUND.end) {
-            let held = (crate::clock::realtime_ns() - at).max(0) as u64;
-            buf[TURNAROUND].copy_from_slice(&held.to_be_bytes());
+        if let Ok((n, from)) = s.recv_from(&mut buf) {
+            let _ = s.send_to(&buf[..n], from);
         }
-        // SAFETY: `from` is the address recvmsg filled in.
-        unsafe {
-            libc::sendto(
-                s.as_raw_fd(),
-                buf.as_ptr() as *const libc::c_void,
-                n,
-                0,
-                &from as *const _ as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_storage>() as u32,
-            )
-        };
     }
 }
 
 /// Receive one datagram into `buf`; its length and the kernel's arrival
 /// stamp (SO_TIMESTAMPNS, ns of CLOCK_REALTIME) if there is one.
 fn recv_stamped(fd: i32, buf: &mut [u8]) -> Option<(usize, Option<i128>)> {
-    // SAFETY: zeroed sockaddr_storage is valid.
-    let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    recv_stamped_from(fd, buf, &mut from)
-}
-
-/// [`recv_stamped`], also filling in the sender's address.
-fn recv_stamped_from(fd: i32, buf: &mut [u8], from: &mut libc::sockaddr_storage) -> Option<(usize, Option<i128>)> {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr() as *mut libc::c_void,
         iov_len: buf.len(),
@@ -184,8 +153,6 @@ fn recv_stamped_from(fd: i32, buf: &mut [u8], from: &mut libc::sockaddr_storage)
     h.msg_iovlen = 1;
     h.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
     h.msg_controllen = std::mem::size_of_val(&ctl);
-    h.msg_name = from as *mut _ as *mut libc::c_void;
-    h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as u32;
     // SAFETY: h describes valid buffers.
     let n = unsafe { libc::recvmsg(fd, &mut h, 0) };
     if n < 0 {
@@ -196,9 +163,7 @@ fn recv_stamped_from(fd: i32, buf: &mut [u8], from: &mut libc::sockaddr_storage)
 
 /// Send `count` 64 B probes every `interval_ms` to an echo server and report
 /// RTT statistics in ms. A reply's time is the kernel's arrival stamp, as
-/// ping(8) takes it: this process's own wake-up is not part of the RTT, and
-/// neither is the server's turnaround it reports (`udp-echo`; irtt does
-/// the same), so the RTT is the network's.
+/// ping(8) takes it: this process's own wake-up is not part of the RTT.
 pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value, String> {
     use std::os::fd::AsRawFd;
 
@@ -218,15 +183,10 @@ pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value
         let _ = s.send(&msg);
         while let Some((n, stamp)) = recv_stamped(s.as_raw_fd(), &mut buf) {
             if n >= 4 && buf[..4] == seq.to_be_bytes() {
-                let held = if n >= TURNAROUND.end {
-                    u64::from_be_bytes(buf[TURNAROUND].try_into().expect("8 bytes")) as f64 / 1e6
-                } else {
-                    0.0
-                };
                 rtts.push(match stamp {
                     Some(at) => (at - sent) as f64 / 1e6,
                     None => t.elapsed().as_secs_f64() * 1e3,
-                } - held);
+                });
                 break;
             }
         }
