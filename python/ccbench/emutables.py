@@ -2,9 +2,10 @@
 
 ``ccbench-emu`` writes ``packets.bin`` into its output directory: one
 28-byte little-endian record per packet dequeued by each link (time and
-sojourn in ns, the link's index in its direction, the direction, the queue
-class, the flow's index among the flows that direction saw, the frame's
-bytes). :func:`convert` turns it into
+sojourn in ns, the link's index in its direction, the direction and whether
+the link is the last of the packet's route, the queue class, the flow's
+index among the flows that direction saw, the frame's bytes). :func:`convert`
+turns it into
 
 - ``sojourn.parquet`` (``time_s, link, flow, class, sojourn_ms``), the
   simulator's table: ``link`` numbers the forward links, then the reverse
@@ -12,7 +13,7 @@ bytes). :func:`convert` turns it into
   them; ``flow`` numbers ``emulator.fwd.flows``, then ``.rev.flows``;
 - ``flow_series.parquet`` (``time_s, flow, throughput_mbps,
   delivered_bytes``): what each flow's packets delivered out of the last
-  link of their direction, per 100 ms, i.e. the receiver's view through the
+  link of their route, per 100 ms, i.e. the receiver's view through the
   emulator;
 - ``link_series.parquet`` (``time_s, link, backlog_pkts, backlog_bytes,
   tx_bytes, drops, marks``; counters cumulative) from ``links.bin``, the
@@ -49,7 +50,7 @@ def convert(out: str | os.PathLike[str]) -> list[Path]:
     n_links = [len((emu.get(d) or {}).get("links", [])) for d in ("fwd", "rev")]
     n_flows = [len((emu.get(d) or {}).get("flows", [])) for d in ("fwd", "rev")]
     rec = np.fromfile(raw, dtype=RECORD)
-    rev = rec["dir"] == 1
+    rev = (rec["dir"] & 1) == 1
     link = rec["stage"].astype(np.uint32) + np.where(rev, n_links[0], 0).astype(np.uint32)
     flow = np.where(rec["flow"] == np.uint32(0xFFFFFFFF), rec["flow"],
                     rec["flow"] + np.where(rev, n_flows[0], 0).astype(np.uint32))
@@ -62,8 +63,8 @@ def convert(out: str | os.PathLike[str]) -> list[Path]:
     }).sort("time_s")
     written = [root / "sojourn.parquet"]
     sojourn.write_parquet(written[0])
-    # The receiver's view: packets leaving the last link of their direction.
-    last = (link == n_links[0] - 1) | (link == n_links[0] + n_links[1] - 1)
+    # The receiver's view: packets leaving the last link of their route.
+    last = (rec["dir"] & 2) != 0
     leaving = pl.DataFrame({"time_s": rec["t_ns"][last] / 1e9, "flow": flow[last],
                             "bytes": rec["size"][last].astype(np.uint64)})
     series = (

@@ -402,3 +402,19 @@ fn flows_sharing_a_link_are_costed_at_its_rate_not_each_at_it() {
     assert!((c1000.packets / c1.packets - 1.0).abs() < 1e-9, "{} vs {}", c1000.packets, c1.packets);
     assert!(c1000.memory > c1.memory);
 }
+
+/// `[commands]` for live emulation: a command per flow must name a flow
+/// entry (the ones there are are listed), and something must run.
+#[test]
+fn emulation_commands_name_existing_flows() {
+    let base = one_flow("", "");
+    let ok = format!("{base}[commands]\nflows = {{ f = \"ping -c 1 $CCB_SERVER_IP\" }}\n");
+    let sc = scenario::parse(&ok, "t.toml", &[]).unwrap().scenario;
+    assert_eq!(sc.commands.unwrap().flows["f"], "ping -c 1 $CCB_SERVER_IP");
+    let e = parse_err(&format!("{base}[commands]\nflows = {{ g = \"true\" }}\n"), &[]);
+    assert!(e.contains("commands.flows.g: no flow has id \"g\" (flows: f)"), "{e}");
+    let e = parse_err(&format!("{base}[commands]\nflows = {{ f = \" \" }}\n"), &[]);
+    assert!(e.contains("commands.flows.f: must be a shell command"), "{e}");
+    let e = parse_err(&format!("{base}[commands]\nserver = [\"true\"]\n"), &[]);
+    assert!(e.contains("commands.client: must be a shell command") && e.contains("commands.flows"), "{e}");
+}

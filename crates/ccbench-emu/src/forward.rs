@@ -1,6 +1,8 @@
-//! The forwarder: bridges two interfaces at L2 with AF_PACKET raw sockets
-//! and carries every frame through an [`EmuPath`] per direction
-//! (A -> B "fwd", B -> A "rev"), in real time, single threaded.
+//! The forwarder: bridges the client hosts' interfaces (A, one per host) and
+//! the server's (B) at L2 with AF_PACKET raw sockets and carries every frame
+//! through an [`EmuPath`] per direction (A -> B "fwd", B -> A "rev"), in
+//! real time, single threaded. A frame's route is its client host's: the
+//! interface it came in on, or (towards the clients) its IPv4 destination.
 //!
 //! Frames live in a per-direction ring of 2^15 slots of 2048 B; `recvmmsg`
 //! writes straight into the slots at the ring's tail (no copy) and the
@@ -62,8 +64,12 @@ pub struct DirReport {
 
 struct Dir {
     name: &'static str,
-    in_fd: i32,
-    out_fd: i32,
+    /// Input sockets; on the client side, socket k is route k's.
+    in_fds: Vec<i32>,
+    /// Towards the clients: client IPv4 address -> route.
+    route_of_dst: Option<std::collections::HashMap<[u8; 4], usize>>,
+    /// Per route, the socket its frames leave by.
+    out_fds: Vec<i32>,
     path: EmuPath,
     ring: Vec<u8>,
     seq_of: Vec<u32>,
@@ -186,7 +192,8 @@ fn sock_drops(fd: i32) -> u64 {
 }
 
 impl Dir {
-    fn new(name: &'static str, in_fd: i32, out_fd: i32, path: EmuPath) -> Dir {
+    fn new(name: &'static str, in_fds: Vec<i32>, out_fds: Vec<i32>, path: EmuPath) -> Dir {
+        debug_assert_eq!(out_fds.len(), path.routes());
         let cap = 1usize << RING_POW;
         let r = DirReport {
             configured_rate_bps: path.bottleneck_bps(),
@@ -194,8 +201,9 @@ impl Dir {
         };
         Dir {
             name,
-            in_fd,
-            out_fd,
+            in_fds,
+            route_of_dst: None,
+            out_fds,
             path,
             ring: vec![0; cap * SLOT],
             seq_of: vec![u32::MAX; cap],
@@ -221,9 +229,16 @@ impl Dir {
         (seq as usize) & ((1 << RING_POW) - 1)
     }
 
-    /// Receive what is waiting (up to 4 batches), timestamp it, and hand it
-    /// to the path.
+    /// Receive what is waiting on every input (up to 4 batches each),
+    /// timestamp it, and hand it to the path on its route.
     fn rx(&mut self, t0: u64) {
+        for input in 0..self.in_fds.len() {
+            self.rx_from(input, t0);
+        }
+    }
+
+    fn rx_from(&mut self, input: usize, t0: u64) {
+        let fd = self.in_fds[input];
         for _ in 0..4 {
             let mut iov: [libc::iovec; BATCH] = [libc::iovec {
                 iov_base: std::ptr::null_mut(),
@@ -246,7 +261,7 @@ impl Dir {
             // SAFETY: iov/mm are valid for BATCH entries.
             let n = unsafe {
                 libc::recvmmsg(
-                    self.in_fd,
+                    fd,
                     mm.as_mut_ptr(),
                     BATCH as u32,
                     libc::MSG_DONTWAIT,
@@ -279,16 +294,20 @@ impl Dir {
                 }
                 self.r.rx_pkts += 1;
                 self.r.rx_bytes += len as u64;
-                let p = frame::to_packet(&self.ring[s * SLOT..s * SLOT + len], seq);
+                let fr = &self.ring[s * SLOT..s * SLOT + len];
+                let p = frame::to_packet(fr, seq);
                 if !self.flow_of.contains_key(&p.tuple) {
                     self.flow_of.insert(p.tuple, self.r.flows.len() as u32);
-                    self.r
-                        .flows
-                        .push(frame::describe(&self.ring[s * SLOT..s * SLOT + len]));
+                    self.r.flows.push(frame::describe(fr));
                 }
+                // Towards the clients an unknown destination (none with static ARP) takes the first route.
+                let route = match &self.route_of_dst {
+                    Some(m) => frame::ipv4_dst(fr).and_then(|a| m.get(&a).copied()).unwrap_or(0),
+                    None => input,
+                };
                 let Dir { path, due, .. } = self;
                 path.advance(at, &mut |t, p| due.push((t, p)));
-                path.arrive(at, p, &mut |t, p| due.push((t, p)));
+                path.arrive(at, route, p, &mut |t, p| due.push((t, p)));
             }
             if (n as usize) < BATCH {
                 return;
@@ -321,7 +340,7 @@ impl Dir {
         }
     }
 
-    /// Send every packet that is due, in batches.
+    /// Send every packet that is due, in batches (one socket per batch).
     fn tx(&mut self, now_ns: u64, t0: u64) {
         self.drain_taps();
         let mut iov: [libc::iovec; BATCH] = [libc::iovec {
@@ -334,7 +353,8 @@ impl Dir {
         let mut k = 0;
         while k < self.due.len() {
             let mut n = 0;
-            while k < self.due.len() && n < BATCH {
+            let out_fd = self.out_fds[self.due[k].1.flow.0 as usize];
+            while k < self.due.len() && n < BATCH && self.out_fds[self.due[k].1.flow.0 as usize] == out_fd {
                 let (t, p) = self.due[k];
                 k += 1;
                 let s = Self::slot(p.frame);
@@ -362,7 +382,7 @@ impl Dir {
             while sent < n {
                 // SAFETY: entries sent..n are valid headers.
                 let r = unsafe {
-                    libc::sendmmsg(self.out_fd, mm[sent..].as_mut_ptr(), (n - sent) as u32, 0)
+                    libc::sendmmsg(out_fd, mm[sent..].as_mut_ptr(), (n - sent) as u32, 0)
                 };
                 if r > 0 {
                     let stamp = self.pcap.as_ref().map(|_| realtime_ns());
@@ -395,7 +415,7 @@ impl Dir {
     }
 
     fn report(&mut self) -> DirReport {
-        self.r.sock_rx_drops += sock_drops(self.in_fd);
+        self.r.sock_rx_drops += self.in_fds.iter().map(|&fd| sock_drops(fd)).sum::<u64>();
         let mut r = self.r.clone();
         if self.tx_last > self.tx_first {
             let span = (self.tx_last - self.tx_first) as f64 / 1e9;
@@ -424,7 +444,8 @@ pub struct ForwarderReport {
 }
 
 pub struct Options {
-    pub if_a: String,
+    /// The client hosts' interfaces, host k's at index k (route k).
+    pub if_a: Vec<String>,
     pub if_b: String,
     pub realtime: bool,
     /// A file created once the sockets are open.
@@ -468,8 +489,9 @@ fn write_link_series(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
 }
 
 /// Write every stage's dequeue records to `path`: 28-byte little-endian
-/// records (t_ns u64, sojourn_ns u64, stage u16, direction u8 (0 forward,
-/// 1 reverse), class u8, flow u32 (index into the direction's `flows`),
+/// records (t_ns u64, sojourn_ns u64, stage u16, direction u8 (bit 0: 0
+/// forward, 1 reverse; bit 1: the last link of the packet's route), class
+/// u8, flow u32 (index into the direction's `flows`),
 /// frame bytes u32), in stage order; ccbench's Python side turns them (and
 /// `links.bin`) into the simulator's Parquet tables.
 fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
@@ -482,7 +504,7 @@ fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
                 w.write_all(&r.t_ns.to_le_bytes())?;
                 w.write_all(&r.sojourn_ns.to_le_bytes())?;
                 w.write_all(&(i as u16).to_le_bytes())?;
-                w.write_all(&[d as u8, r.class])?;
+                w.write_all(&[d as u8 | u8::from(r.last) << 1, r.class])?;
                 w.write_all(&flow.to_le_bytes())?;
                 w.write_all(&r.size.to_le_bytes())?;
             }
@@ -533,9 +555,22 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             );
         }
     }
-    let fa = open_if(&opt.if_a)?;
+    if fwd.routes() != opt.if_a.len() || rev.routes() != opt.if_a.len() {
+        return Err(io::Error::other(format!(
+            "{} client interfaces for {} routes", opt.if_a.len(), fwd.routes()
+        )));
+    }
+    let fa = opt.if_a.iter().map(|i| open_if(i)).collect::<io::Result<Vec<i32>>>()?;
     let fb = open_if(&opt.if_b)?;
-    let mut dirs = [Dir::new("fwd", fa, fb, fwd), Dir::new("rev", fb, fa, rev)];
+    let mut dirs = [
+        Dir::new("fwd", fa.clone(), vec![fb; fa.len()], fwd),
+        Dir::new("rev", vec![fb], fa.clone(), rev),
+    ];
+    dirs[1].route_of_dst = Some(
+        (0..fa.len())
+            .map(|k| (crate::netns::client_ip(k).parse::<std::net::Ipv4Addr>().expect("an address").octets(), k))
+            .collect(),
+    );
     if let Some(dir) = &opt.pcap {
         for d in dirs.iter_mut() {
             d.pcap = Some(pcap_open(
@@ -568,18 +603,11 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     for d in dirs.iter_mut() {
         d.rt_base = rt_base;
     }
-    let mut pfd = [
-        libc::pollfd {
-            fd: fa,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: fb,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
+    let mut pfd: Vec<libc::pollfd> = fa
+        .iter()
+        .chain([&fb])
+        .map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+        .collect();
     // Spin budget (ns), the loop's last wake-up, whether this wait spins.
     let (mut budget, mut last) = (0i64, t0);
     let mut next_sample = 0u64;
@@ -634,7 +662,7 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             }
         };
         // SAFETY: pfd and ts are valid for the call.
-        unsafe { libc::ppoll(pfd.as_mut_ptr(), 2, tp, std::ptr::null()) };
+        unsafe { libc::ppoll(pfd.as_mut_ptr(), pfd.len() as libc::nfds_t, tp, std::ptr::null()) };
         let after = clock_ns();
         let elapsed = (after - last) as i64;
         last = after;

@@ -105,6 +105,11 @@ pub fn describe(fr: &[u8]) -> String {
     }
 }
 
+/// An IPv4 frame's destination address.
+pub fn ipv4_dst(fr: &[u8]) -> Option<[u8; 4]> {
+    inspect(fr).ipv4.then(|| fr[ETH_HDR + 16..ETH_HDR + 20].try_into().expect("4 bytes"))
+}
+
 /// Fill the fields of a core packet from a frame.
 pub fn to_packet(fr: &[u8], frame: u32) -> Packet {
     let fi = inspect(fr);
@@ -177,6 +182,15 @@ mod tests {
         let c = ipv4_checksum(&ip[..20]);
         ip[10..12].copy_from_slice(&c.to_be_bytes());
         f
+    }
+
+    #[test]
+    fn destination_of_ipv4_frames_only() {
+        let mut f = frame(0, 17, 4000);
+        assert_eq!(ipv4_dst(&f), Some([10, 201, 0, 2]));
+        f[13] = 0x06; // ARP's EtherType 0x0806
+        assert_eq!(ipv4_dst(&f), None);
+        assert_eq!(ipv4_dst(&f[..20]), None);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! `ccbench-emu`: run commands through a scenario's links, live.
 //!
 //! ```text
-//! ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [--pcap-link LINK]... [-- CMD [ARG...]]
-//!             (without `-- CMD`: the scenario's [commands] server/client)
+//! ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--flow ID=CMD]... [--no-rt] [--pcap] [--pcap-link LINK]... [-- CMD [ARG...]]
+//!             (without `-- CMD` and `--flow`: the scenario's [commands])
 //! ccbench-emu cleanup                      remove namespaces of killed runs
 //! ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS
 //!             udp-echo PORT | udp-ping DST:PORT COUNT INTERVAL_MS
@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use ccbench_emu::forward::{self, STOP};
 use ccbench_emu::netns::{self, Session};
 use ccbench_emu::path::EmuPath;
-use ccbench_emu::{paths_for, tools};
+use ccbench_emu::{network_for, tools};
 
-const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--no-rt] [--pcap] [--pcap-link LINK]... [-- CMD [ARG...]]
+const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--flow ID=CMD]... [--no-rt] [--pcap] [--pcap-link LINK]... [-- CMD [ARG...]]
        ccbench-emu cleanup
        ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS | udp-echo PORT | udp-ping DST:PORT COUNT INTERVAL_MS
        ccbench-emu tcp-sink PORT | tcp-bulk DST:PORT CC SECS";
@@ -98,7 +98,8 @@ fn load(file: &str, sets: &[String]) -> Result<ccbench_core::scenario::Scenario,
     Ok(parsed.scenario)
 }
 
-/// `forward --scenario F --a IF --b IF --stats OUT [--ready FILE] [--records FILE] [--set K=V]... [--no-rt]`
+/// `forward --scenario F --a IF[,IF...] --b IF --stats OUT [--ready FILE] [--records FILE] [--set K=V]... [--no-rt]`
+/// (`--a`: the client hosts' interfaces, host k's k-th)
 fn forward_cmd(a: &[String]) -> Result<u8, String> {
     let (mut file, mut ia, mut ib, mut stats, mut ready) = (None, None, None, None, None);
     let (mut records, mut pcap, mut pcap_dir) = (None, None, None);
@@ -123,9 +124,9 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
         }
     }
     let sc = load(&file.ok_or("forward needs --scenario")?, &sets)?;
-    let (fwd, rev) = paths_for(&sc)?;
+    let net = network_for(&sc)?;
     let opt = forward::Options {
-        if_a: ia.ok_or("--a")?,
+        if_a: ia.ok_or("--a")?.split(',').map(String::from).collect(),
         if_b: ib.ok_or("--b")?,
         realtime: rt,
         ready,
@@ -134,7 +135,7 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
         pcap_links,
         pcap_dir,
     };
-    let rep = forward::run(&opt, fwd, rev).map_err(|e| format!("forwarder: {e}"))?;
+    let rep = forward::run(&opt, net.fwd, net.rev).map_err(|e| format!("forwarder: {e}"))?;
     let js = serde_json::to_string_pretty(&rep).expect("report serializes");
     match stats {
         Some(p) => std::fs::write(&p, js).map_err(|e| format!("{p}: {e}"))?,
@@ -143,8 +144,18 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
     Ok(0)
 }
 
+/// Which client host runs flow `id`'s command: its `[[flows]]` entry, also
+/// for a copy's id (`cubic.2` of an entry with `count = 3`).
+fn host_of(sc: &ccbench_core::scenario::Scenario, id: &str) -> Option<usize> {
+    sc.flows.iter().position(|f| f.id == id).or_else(|| {
+        let (base, n) = id.rsplit_once('.')?;
+        let n: u32 = n.parse().ok()?;
+        sc.flows.iter().position(|f| f.id == base && f.count > 1 && (1..=f.count).contains(&n))
+    })
+}
+
 fn run(a: &[String]) -> Result<u8, String> {
-    // `-- CMD` on the command line, else the scenario's [commands].
+    // `-- CMD` and `--flow` on the command line, else the scenario's [commands].
     let split = a.iter().position(|s| s == "--");
     let (opts, cli_client) = match split {
         Some(i) => (&a[..i], a[i + 1..].to_vec()),
@@ -155,7 +166,7 @@ fn run(a: &[String]) -> Result<u8, String> {
     }
     let mut file = None;
     let mut out = PathBuf::from("emu-out");
-    let (mut sets, mut servers, mut pcap_links) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut sets, mut servers, mut pcap_links, mut flow_cmds) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut rt, mut pcap) = (true, false);
     let mut it = opts.iter();
     while let Some(o) = it.next() {
@@ -164,6 +175,11 @@ fn run(a: &[String]) -> Result<u8, String> {
             "-o" | "--out" => out = PathBuf::from(val()?),
             "--set" => sets.push(val()?),
             "--server" => servers.push(val()?),
+            "--flow" => {
+                let v = val()?;
+                let (id, cmd) = v.split_once('=').ok_or(format!("--flow {v:?}: give ID=COMMAND"))?;
+                flow_cmds.push((id.to_string(), cmd.to_string()));
+            }
             "--no-rt" => rt = false,
             "--pcap" => pcap = true,
             "--pcap-link" => pcap_links.push(val()?),
@@ -174,17 +190,29 @@ fn run(a: &[String]) -> Result<u8, String> {
     let file = file.ok_or(format!("run needs a scenario file\n{USAGE}"))?;
     netns::require_root()?;
     let sc = load(&file, &sets)?;
-    let client: Vec<String> = if !cli_client.is_empty() {
-        cli_client
-    } else if let Some(c) = &sc.commands {
+    let sh = |c: &str| vec!["sh".to_string(), "-c".to_string(), c.to_string()];
+    // (host, argv) of every client command.
+    let mut clients: Vec<(usize, Vec<String>)> = Vec::new();
+    if !cli_client.is_empty() {
+        clients.push((0, cli_client.clone()));
+    }
+    for (id, cmd) in &flow_cmds {
+        let ids: Vec<&str> = sc.flows.iter().map(|f| f.id.as_str()).collect();
+        let host = host_of(&sc, id).ok_or(format!("--flow {id}=...: no flow {id:?} in {file} (flows: {})", ids.join(", ")))?;
+        clients.push((host, sh(cmd)));
+    }
+    if clients.is_empty() {
+        let Some(c) = &sc.commands else {
+            return Err(format!("{file}: no command to run: give `-- CMD`, `--flow ID=CMD` or a [commands] section (client = \"...\")\n{USAGE}"));
+        };
         servers.extend(c.server.iter().cloned());
-        vec!["sh".into(), "-c".into(), c.client.clone()]
-    } else {
-        return Err(format!("{file}: no command to run: give `-- CMD` or a [commands] section (client = \"...\")\n{USAGE}"));
-    };
-    let client = &client[..];
-    let (fwd, rev) = paths_for(&sc)?;
-    EmuPath::check_links([&fwd, &rev], &pcap_links).map_err(|e| format!("{file}: {e}"))?;
+        clients.extend(c.client.iter().map(|cmd| (0, sh(cmd))));
+        for (id, cmd) in &c.flows {
+            clients.push((host_of(&sc, id).expect("validated with the scenario"), sh(cmd)));
+        }
+    }
+    let net = network_for(&sc)?;
+    EmuPath::check_links([&net.fwd, &net.rev], &pcap_links).map_err(|e| format!("{file}: {e}"))?;
     for n in netns::remove_stale() {
         eprintln!("ccbench-emu: removed stale namespace {n} (a killed run)");
     }
@@ -203,14 +231,17 @@ fn run(a: &[String]) -> Result<u8, String> {
     let _ = std::fs::remove_file(&stats);
     let _ = std::fs::remove_file(&ready);
 
-    let mut s = Session::create(&exe)?;
+    let mut s = Session::create(&exe, net.hosts.len())?;
+    let ifs: Vec<String> = (0..net.hosts.len()).map(netns::router_if).collect();
     let mut fargv: Vec<String> = vec![
         exe.clone(),
         "forward".into(),
         "--scenario".into(),
         abs_file.to_string_lossy().into_owned(),
+        "--a".into(),
+        ifs.join(","),
     ];
-    fargv.extend(["--a", "rc", "--b", "rs", "--stats"].map(String::from));
+    fargv.extend(["--b", "rs", "--stats"].map(String::from));
     fargv.push(stats.to_string_lossy().into_owned());
     fargv.push("--ready".into());
     fargv.push(ready.to_string_lossy().into_owned());
@@ -236,7 +267,7 @@ fn run(a: &[String]) -> Result<u8, String> {
         fargv.push("--no-rt".into());
     }
     let rtr = s.rtr.clone();
-    let fw = s.spawn(&rtr, &fargv, Stdio::null())?;
+    let fw = s.spawn(&rtr, 0, &fargv, Stdio::null())?;
     let t = Instant::now();
     while !ready.exists() {
         if let Ok(Some(st)) = s.child(fw).try_wait() {
@@ -249,46 +280,62 @@ fn run(a: &[String]) -> Result<u8, String> {
     }
     let srv = s.srv.clone();
     for cmd in &servers {
-        s.spawn(
-            &srv,
-            &["sh".into(), "-c".into(), cmd.clone()],
-            Stdio::inherit(),
-        )?;
+        s.spawn(&srv, 0, &sh(cmd), Stdio::inherit())?;
     }
     if !servers.is_empty() {
         std::thread::sleep(Duration::from_millis(300));
     }
-    let cli = s.cli.clone();
-    let c = s.spawn(&cli, client, Stdio::inherit())?;
-    let (status, failure) = loop {
+    let mut running = Vec::new();
+    for (host, argv) in &clients {
+        let ns = s.clis[*host].clone();
+        running.push(s.spawn(&ns, *host, argv, Stdio::inherit())?);
+    }
+    // Until every client command has exited.
+    let mut codes: Vec<Option<std::process::ExitStatus>> = vec![None; running.len()];
+    let failure = loop {
         if STOP.load(Ordering::Relaxed) {
-            break (None, Some("interrupted".to_string()));
+            break Some("interrupted".to_string());
         }
-        if let Ok(Some(st)) = s.child(c).try_wait() {
-            break (Some(st), None);
+        for (code, &c) in codes.iter_mut().zip(&running) {
+            if code.is_none() {
+                *code = s.child(c).try_wait().ok().flatten();
+            }
+        }
+        if codes.iter().all(Option::is_some) {
+            break None;
         }
         if let Ok(Some(st)) = s.child(fw).try_wait() {
-            break (
-                None,
-                Some(format!("the forwarder exited during the run ({st})")),
-            );
+            break Some(format!("the forwarder exited during the run ({st})"));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    s.stop(c, Duration::from_secs(2));
+    for &c in &running {
+        s.stop(c, Duration::from_secs(2));
+    }
     s.stop(fw, Duration::from_secs(5));
     let emu: serde_json::Value = std::fs::read_to_string(&stats)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(serde_json::Value::Null);
+    let exit = |st: &Option<std::process::ExitStatus>| st.and_then(|st| st.code());
+    // The run's exit code: the first failing client's, else 0.
+    let status = codes.iter().find(|st| exit(st) != Some(0)).map_or(Some(0), exit);
+    let mut namespaces = s.clis.clone();
+    namespaces.extend([s.rtr.clone(), s.srv.clone()]);
     let summary = serde_json::json!({
         "scenario": sc.name,
         "mode": "emulated",
-        "command": client,
+        "command": cli_client,
         "servers": servers,
-        "exit_code": status.and_then(|st| st.code()),
+        "exit_code": if failure.is_none() { status } else { None },
         "failure": failure,
-        "namespaces": [s.cli, s.rtr, s.srv],
+        "namespaces": namespaces,
+        "hosts": net.hosts.iter().enumerate().map(|(k, id)| serde_json::json!({
+            "flow": id, "namespace": s.clis[k], "ip": netns::client_ip(k),
+        })).collect::<Vec<_>>(),
+        "clients": clients.iter().zip(&codes).map(|((host, argv), st)| serde_json::json!({
+            "host": host, "command": argv, "exit_code": exit(st),
+        })).collect::<Vec<_>>(),
         "emulator": emu,
     });
     drop(s); // tear down before reporting
@@ -301,6 +348,5 @@ fn run(a: &[String]) -> Result<u8, String> {
             sp.display()
         ));
     }
-    let code = status.and_then(|st| st.code()).unwrap_or(1);
-    Ok(u8::try_from(code).unwrap_or(1))
+    Ok(status.map_or(1, |c| u8::try_from(c).unwrap_or(1)))
 }

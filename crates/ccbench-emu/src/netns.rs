@@ -1,14 +1,18 @@
-//! The emulation session: three namespaces and two veth pairs,
+//! The emulation session: a router namespace between the server and one
+//! client namespace per scenario flow entry (host k),
 //!
 //! ```text
-//! ccb-<pid>-cli [c0 10.201.0.1] ==veth== [rc] ccb-<pid>-rtr [rs] ==veth== [s0 10.201.0.2] ccb-<pid>-srv
-//!                                            forwarder (fwd: rc -> rs, rev: rs -> rc)
+//! ccb-<pid>-cli  [c0 10.201.0.1]  ==veth== [rc0] ccb-<pid>-rtr [rs] ==veth== [s0 10.201.0.2] ccb-<pid>-srv
+//! ccb-<pid>-cli1 [c0 10.201.0.11] ==veth== [rc1]    forwarder (fwd: rcK -> rs, rev: rs -> rcK)
+//! ...
 //! ```
 //!
 //! with IPv6 off, static ARP, and TX checksum/TSO/GSO/GRO off on every veth
 //! (ETHTOOL ioctls, as `ethtool -K dev tx off tso off gso off gro off`:
 //! AF_PACKET would forward CHECKSUM_PARTIAL frames with unfinished
 //! checksums, and coalesced GRO frames cannot be re-sent at MTU size).
+//! The forwarder bridges frames unchanged (MAC addresses included), so each
+//! client knows the server's MAC and the server each client's.
 //!
 //! Cleanup: [`Session`]'s `Drop` kills its children (by pid / process
 //! group) and deletes its namespaces (their veths go with them), so normal
@@ -25,6 +29,22 @@ use std::time::{Duration, Instant};
 
 pub const IP_CLIENT: &str = "10.201.0.1";
 pub const IP_SERVER: &str = "10.201.0.2";
+/// At most this many client hosts (addresses 10.201.0.11 up to .250 after the first).
+pub const MAX_CLIENTS: usize = 241;
+
+/// Client host `k`'s address: 10.201.0.1 for the first, 10.201.0.(10 + k) after.
+pub fn client_ip(k: usize) -> String {
+    if k == 0 {
+        IP_CLIENT.to_string()
+    } else {
+        format!("10.201.0.{}", 10 + k)
+    }
+}
+
+/// The router's side of client host `k`'s veth.
+pub fn router_if(k: usize) -> String {
+    format!("rc{k}")
+}
 
 /// Fail unless we are root, naming what needs it.
 pub fn require_root() -> Result<(), String> {
@@ -109,7 +129,8 @@ fn child_setup(cmd: &mut Command, new_group: bool) {
 
 pub struct Session {
     pub tag: String,
-    pub cli: String,
+    /// Client namespaces, host k at index k.
+    pub clis: Vec<String>,
     pub rtr: String,
     pub srv: String,
     created: Vec<String>,
@@ -117,18 +138,24 @@ pub struct Session {
 }
 
 impl Session {
-    /// Build the topology. On error, what was created is removed (Drop).
-    pub fn create(self_exe: &str) -> Result<Session, String> {
+    /// Build the topology with `clients` client hosts. On error, what was
+    /// created is removed (Drop).
+    pub fn create(self_exe: &str, clients: usize) -> Result<Session, String> {
+        if !(1..=MAX_CLIENTS).contains(&clients) {
+            return Err(format!("the emulator makes 1 to {MAX_CLIENTS} client hosts (one per [[flows]] entry), not {clients}"));
+        }
         let tag = format!("ccb-{}", std::process::id());
         let mut s = Session {
-            cli: format!("{tag}-cli"),
+            clis: (0..clients).map(|k| if k == 0 { format!("{tag}-cli") } else { format!("{tag}-cli{k}") }).collect(),
             rtr: format!("{tag}-rtr"),
             srv: format!("{tag}-srv"),
             tag,
             created: Vec::new(),
             children: Vec::new(),
         };
-        for ns in [s.cli.clone(), s.rtr.clone(), s.srv.clone()] {
+        let mut all = s.clis.clone();
+        all.extend([s.rtr.clone(), s.srv.clone()]);
+        for ns in all {
             ip(&["netns", "add", &ns])?;
             s.created.push(ns.clone());
             ip(&["-n", &ns, "link", "set", "lo", "up"])?;
@@ -139,69 +166,26 @@ impl Session {
                 s.exec_ok(&ns, &[self_exe, "sysctl-set", key, "1"])?;
             }
         }
-        ip(&[
-            "link", "add", "c0", "netns", &s.cli, "type", "veth", "peer", "name", "rc", "netns",
-            &s.rtr,
-        ])?;
-        ip(&[
-            "link", "add", "s0", "netns", &s.srv, "type", "veth", "peer", "name", "rs", "netns",
-            &s.rtr,
-        ])?;
-        for (ns, dev) in [
-            (&s.cli, "c0"),
-            (&s.rtr, "rc"),
-            (&s.rtr, "rs"),
-            (&s.srv, "s0"),
-        ] {
+        let mut ends = vec![(s.srv.clone(), "s0".to_string()), (s.rtr.clone(), "rs".to_string())];
+        ip(&["link", "add", "s0", "netns", &s.srv, "type", "veth", "peer", "name", "rs", "netns", &s.rtr])?;
+        for (k, cli) in s.clis.iter().enumerate() {
+            let rc = router_if(k);
+            ip(&["link", "add", "c0", "netns", cli, "type", "veth", "peer", "name", &rc, "netns", &s.rtr])?;
+            ends.extend([(cli.clone(), "c0".to_string()), (s.rtr.clone(), rc)]);
+        }
+        for (ns, dev) in &ends {
             ip(&["-n", ns, "link", "set", dev, "mtu", "1500", "up"])?;
             s.exec_ok(ns, &[self_exe, "offload-off", dev])?;
         }
-        ip(&[
-            "-n",
-            &s.cli,
-            "addr",
-            "add",
-            &format!("{IP_CLIENT}/24"),
-            "dev",
-            "c0",
-        ])?;
-        ip(&[
-            "-n",
-            &s.srv,
-            "addr",
-            "add",
-            &format!("{IP_SERVER}/24"),
-            "dev",
-            "s0",
-        ])?;
-        let mac_c = s.exec_out(&s.cli, &["cat", "/sys/class/net/c0/address"])?;
+        ip(&["-n", &s.srv, "addr", "add", &format!("{IP_SERVER}/24"), "dev", "s0"])?;
         let mac_s = s.exec_out(&s.srv, &["cat", "/sys/class/net/s0/address"])?;
-        ip(&[
-            "-n",
-            &s.cli,
-            "neigh",
-            "replace",
-            IP_SERVER,
-            "lladdr",
-            mac_s.trim(),
-            "dev",
-            "c0",
-            "nud",
-            "permanent",
-        ])?;
-        ip(&[
-            "-n",
-            &s.srv,
-            "neigh",
-            "replace",
-            IP_CLIENT,
-            "lladdr",
-            mac_c.trim(),
-            "dev",
-            "s0",
-            "nud",
-            "permanent",
-        ])?;
+        for (k, cli) in s.clis.iter().enumerate() {
+            let ip_c = client_ip(k);
+            ip(&["-n", cli, "addr", "add", &format!("{ip_c}/24"), "dev", "c0"])?;
+            let mac_c = s.exec_out(cli, &["cat", "/sys/class/net/c0/address"])?;
+            ip(&["-n", cli, "neigh", "replace", IP_SERVER, "lladdr", mac_s.trim(), "dev", "c0", "nud", "permanent"])?;
+            ip(&["-n", &s.srv, "neigh", "replace", &ip_c, "lladdr", mac_c.trim(), "dev", "s0", "nud", "permanent"])?;
+        }
         Ok(s)
     }
 
@@ -216,10 +200,15 @@ impl Session {
     }
 
     /// Start `argv` in namespace `ns` (own process group, dies with us).
-    pub fn spawn(&mut self, ns: &str, argv: &[String], stdout: Stdio) -> Result<usize, String> {
+    /// It sees `CCB_SERVER_IP`, `CCB_CLIENT_IP` (`client`'s address: a
+    /// client host's own, the first client's elsewhere) and `CCB_CLIENT_IPS`
+    /// (every client's, space-separated, host order).
+    pub fn spawn(&mut self, ns: &str, client: usize, argv: &[String], stdout: Stdio) -> Result<usize, String> {
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns]).args(argv).stdout(stdout);
-        cmd.env("CCB_CLIENT_IP", IP_CLIENT)
+        let all: Vec<String> = (0..self.clis.len()).map(client_ip).collect();
+        cmd.env("CCB_CLIENT_IP", client_ip(client))
+            .env("CCB_CLIENT_IPS", all.join(" "))
             .env("CCB_SERVER_IP", IP_SERVER);
         child_setup(&mut cmd, true);
         let c = cmd

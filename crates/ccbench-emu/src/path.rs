@@ -79,6 +79,8 @@ pub struct Record {
     pub tuple: u32,
     pub size: u32,
     pub class: u8,
+    /// The last link of the packet's route: it leaves the emulator next.
+    pub last: bool,
 }
 
 /// Per stage: 16 M dequeues (~400 MB over both directions at most), about
@@ -255,6 +257,7 @@ impl Stage {
                         tuple: p.tuple,
                         size: p.size,
                         class: p.class,
+                        last: false,
                     });
                 }
                 if self.tap {
@@ -340,14 +343,39 @@ impl Stage {
     }
 }
 
-/// The links of one direction, in order.
+/// The links of one direction and the routes through them: each client
+/// host's flow crosses its own sequence of stages (its access delay, then
+/// the scenario's links, shared by name with the other routes, as the
+/// simulator shares a `[[links]]` entry between the flows that list it).
+/// A packet's `flow` is its route, `hop` its position on it.
 pub struct EmuPath {
     pub stages: Vec<Stage>,
+    routes: Vec<Route>,
+}
+
+/// One route: stage indices in order, and the host ids its packets carry
+/// (`src_host`, `dst_host`, for host-fair qdiscs, numbered as the simulator does).
+#[derive(Clone, Debug, Default)]
+pub struct Route {
+    pub stages: Vec<usize>,
+    pub hosts: (u16, u16),
 }
 
 impl EmuPath {
+    /// One route through every stage in order.
     pub fn new(stages: Vec<Stage>) -> EmuPath {
-        EmuPath { stages }
+        let route = Route { stages: (0..stages.len()).collect(), hosts: (0, 1) };
+        EmuPath { stages, routes: vec![route] }
+    }
+
+    /// Several routes over shared stages (indices into `stages`).
+    pub fn with_routes(stages: Vec<Stage>, routes: Vec<Route>) -> EmuPath {
+        debug_assert!(routes.iter().flat_map(|r| &r.stages).all(|&i| i < stages.len()));
+        EmuPath { stages, routes }
+    }
+
+    pub fn routes(&self) -> usize {
+        self.routes.len()
     }
 
     /// Every link to capture (`--pcap-link`) is a stage of one of `paths`;
@@ -370,18 +398,23 @@ impl EmuPath {
             .unwrap_or(0)
     }
 
-    /// A packet arrives at the first link at `now`. Call [`advance`](Self::advance)
-    /// up to `now` first, so earlier virtual events happen before it.
-    pub fn arrive(&mut self, now: SimTime, p: Packet, out: &mut impl FnMut(SimTime, Packet)) {
-        match self.stages.first_mut() {
-            Some(s) => s.enqueue_at(now, p),
+    /// A packet arrives at the first link of route `route` at `now`. Call
+    /// [`advance`](Self::advance) up to `now` first, so earlier virtual events
+    /// happen before it. Packets leave to `out` with `flow` set to their route.
+    pub fn arrive(&mut self, now: SimTime, route: usize, mut p: Packet, out: &mut impl FnMut(SimTime, Packet)) {
+        let r = &self.routes[route];
+        p.flow = ccbench_core::packet::FlowId(route as u32);
+        p.hop = 0;
+        (p.src_host, p.dst_host) = r.hosts;
+        match r.stages.first() {
+            Some(&i) => self.stages[i].enqueue_at(now, p),
             None => out(now, p),
         }
     }
 
     /// Run every virtual event at or before `now`, in time order (pipe exits
-    /// before dequeues at the same instant, upstream links first). Packets
-    /// leaving the last link go to `out` with their due time.
+    /// before dequeues at the same instant, lower stage indices first). Packets
+    /// leaving the last link of their route go to `out` with their due time.
     pub fn advance(&mut self, now: SimTime, out: &mut impl FnMut(SimTime, Packet)) {
         loop {
             // (time, kind: 0 = pipe exit, 1 = dequeue, stage)
@@ -403,11 +436,19 @@ impl EmuPath {
                 return;
             }
             if kind == 1 {
-                self.stages[i].dequeue_at(t);
+                let st = &mut self.stages[i];
+                let sent = st.tx_pkts;
+                st.dequeue_at(t);
+                if st.tx_pkts > sent && st.records.len() as u64 == st.tx_pkts {
+                    let p = &st.pipe.back().expect("just sent").1;
+                    let last = usize::from(p.hop) + 1 == self.routes[p.flow.0 as usize].stages.len();
+                    st.records.last_mut().expect("just recorded").last = last;
+                }
             } else {
-                let (_, p) = self.stages[i].pipe.pop_front().expect("pipe head");
-                match self.stages.get_mut(i + 1) {
-                    Some(next) => next.enqueue_at(t, p),
+                let (_, mut p) = self.stages[i].pipe.pop_front().expect("pipe head");
+                p.hop += 1;
+                match self.routes[p.flow.0 as usize].stages.get(usize::from(p.hop)) {
+                    Some(&next) => self.stages[next].enqueue_at(t, p),
                     None => out(t, p),
                 }
             }
@@ -470,7 +511,7 @@ mod tests {
             let t0 = SimTime(1_000_000);
             path.advance(t0, &mut |t, p| got.push((t, p.frame)));
             for k in 0..200 {
-                path.arrive(t0, pkt(1514, k, Ecn::NotEct), &mut |_, _| unreachable!());
+                path.arrive(t0, 0, pkt(1514, k, Ecn::NotEct), &mut |_, _| unreachable!());
             }
             let mut now = t0;
             while got.len() < 200 {
@@ -496,7 +537,7 @@ mod tests {
         ]);
         let mut got = Vec::new();
         for k in 0..50 {
-            path.arrive(SimTime(0), pkt(1514, k, Ecn::NotEct), &mut |_, _| {});
+            path.arrive(SimTime(0), 0, pkt(1514, k, Ecn::NotEct), &mut |_, _| {});
         }
         path.advance(SimTime(10_000_000_000), &mut |t, p| got.push((t, p.frame)));
         let r = path.reports();
@@ -527,7 +568,7 @@ mod tests {
                 n += 1;
                 marked += u32::from(p.ecn == Ecn::Ce);
             });
-            path.arrive(now, pkt(1514, k, Ecn::Ect1), &mut |_, _| {});
+            path.arrive(now, 0, pkt(1514, k, Ecn::Ect1), &mut |_, _| {});
         }
         path.advance(SimTime(u64::MAX / 2), &mut |_, p| {
             n += 1;
@@ -542,6 +583,42 @@ mod tests {
         assert!(n > 1500);
         assert!(marked > 100, "marked {marked} of {n}");
         assert_eq!(path.reports()[0].marks, u64::from(marked));
+    }
+
+    /// Two routes over one shared bottleneck, the second behind its own
+    /// 20 ms access stage: each packet follows its route, the bottleneck
+    /// serializes both routes' packets in arrival order, packets carry their
+    /// route's hosts, and only each route's last link records `last`.
+    #[test]
+    fn routes_share_a_link_and_keep_their_own_delays() {
+        let bn = stage("kind='pfifo', limit=100", 10, 5);
+        let access = Stage::delay_only(1, "b.access", Dur::from_millis(20));
+        let routes = vec![
+            Route { stages: vec![0], hosts: (0, 1) },
+            Route { stages: vec![1, 0], hosts: (2, 1) },
+        ];
+        let mut path = EmuPath::with_routes(vec![bn, access], routes);
+        let mut got = Vec::new();
+        // Route 1's packet reaches the bottleneck 20 ms after it arrives, just after route 0's second.
+        path.arrive(SimTime(0), 1, pkt(1514, 0, Ecn::NotEct), &mut |_, _| unreachable!());
+        path.arrive(SimTime(0), 0, pkt(1514, 1, Ecn::NotEct), &mut |_, _| unreachable!());
+        path.advance(SimTime(19_999_999), &mut |t, p| got.push((t, p.frame, p.flow.0, p.src_host)));
+        path.arrive(SimTime(19_999_999), 0, pkt(1514, 2, Ecn::NotEct), &mut |_, _| unreachable!());
+        path.advance(SimTime(1_000_000_000), &mut |t, p| got.push((t, p.frame, p.flow.0, p.src_host)));
+        let ser = 1_211_200;
+        assert_eq!(
+            got,
+            vec![
+                (SimTime(ser + 5_000_000), 1, 0, 0),
+                (SimTime(19_999_999 + ser + 5_000_000), 2, 0, 0),
+                (SimTime(19_999_999 + 2 * ser + 5_000_000), 0, 1, 2),
+            ]
+        );
+        let r = path.reports();
+        assert_eq!((r[0].arrivals, r[1].arrivals), (3, 1));
+        assert!(path.stages[0].records.iter().all(|r| r.last));
+        assert!(path.stages[1].records.iter().all(|r| !r.last));
+        assert_eq!(path.routes(), 2);
     }
 
     #[test]
@@ -561,7 +638,7 @@ mod tests {
         for k in 0..4000u32 {
             let now = SimTime(u64::from(k) * 500_000);
             path.advance(now, &mut |t, p| out.push((t, p.frame)));
-            path.arrive(now, pkt(100, k, Ecn::NotEct), &mut |_, _| {});
+            path.arrive(now, 0, pkt(100, k, Ecn::NotEct), &mut |_, _| {});
         }
         let r = path.reports();
         assert!((1800..2200).contains(&r[0].lost), "lost {}", r[0].lost);

@@ -474,8 +474,9 @@ fn netem_jitter_reorders_real_packets_as_simulated() {
     );
 }
 
-/// `[commands]` in the scenario replaces `--server`/`-- CMD`: the server
-/// and client commands run in their namespaces and the datagrams arrive.
+/// `[commands]` in the scenario replaces `--server`/`-- CMD`: the server,
+/// client and per-flow commands run in their namespaces, the run lasts until
+/// the last of them exits (the client's exits at once), and the datagrams arrive.
 #[test]
 fn scenario_commands_run_without_a_command_line() {
     prereqs();
@@ -485,7 +486,8 @@ fn scenario_commands_run_without_a_command_line() {
     let text = format!(
         "name = 't'\nduration = '10s'\n[[links]]\nid = 'bn'\nrate = '10Mbit'\ndelay = '5ms'\n[[links]]\nid = 'ret'\ndelay = '5ms'\n\
          [[flows]]\nid = 'f'\nkind = 'ping'\npath = ['bn']\nreverse = ['ret']\n\
-         [commands]\nserver = [\"{EXE} udp-sink 9000 2 > {}\"]\nclient = \"{EXE} udp-blast $CCB_SERVER_IP:9000 5 1 && sleep 2\"\n",
+         [commands]\nserver = [\"{EXE} udp-sink 9000 2 > {}\"]\nclient = \"true\"\n\
+         flows = {{ f = \"sleep 0.5; {EXE} udp-blast $CCB_SERVER_IP:9000 5 1 && sleep 2\" }}\n",
         sink.display()
     );
     let scen = d.join("s.toml");

@@ -11,6 +11,8 @@ pub mod overrides;
 pub mod shapes;
 pub mod timeline;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::cc::{CcKind, CongestionControl, EcnMode};
@@ -50,16 +52,21 @@ pub struct Scenario {
     pub commands: Option<Commands>,
 }
 
-/// `[commands]`: shell commands for live emulation. `server` commands start
-/// first in the server namespace (in order), then `client` runs in the
-/// client namespace; the run ends when the client exits. Both see
-/// `CCB_CLIENT_IP` and `CCB_SERVER_IP`.
+/// `[commands]`: shell commands for live emulation, which gives each
+/// `[[flows]]` entry its own client host (namespace) on that flow's route.
+/// `server` commands start first in the server namespace (in order), then
+/// `client` runs in the first flow's host and each `flows.ID` command in flow
+/// ID's host; the run ends when they have all exited. Every command sees
+/// `CCB_CLIENT_IP` (its host's address), `CCB_CLIENT_IPS` and `CCB_SERVER_IP`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Commands {
     #[serde(default)]
     pub server: Vec<String>,
-    pub client: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub flows: BTreeMap<String, String>,
 }
 
 fn default_name() -> String {
@@ -524,8 +531,16 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
         out.push(at(&[], "a scenario needs at least one [[links]] entry".into()));
     }
     if let Some(c) = &s.commands {
-        if c.client.trim().is_empty() {
-            out.push(at(&[k("commands"), k("client")], "must be a shell command (what the client namespace runs)".into()));
+        if c.client.as_ref().is_some_and(|c| c.trim().is_empty()) || (c.client.is_none() && c.flows.is_empty()) {
+            out.push(at(&[k("commands"), k("client")], "must be a shell command (what the first flow's client host runs), unless commands.flows gives one per flow".into()));
+        }
+        for (id, cmd) in &c.flows {
+            if !s.flows.iter().any(|f| &f.id == id) {
+                let ids: Vec<&str> = s.flows.iter().map(|f| f.id.as_str()).collect();
+                out.push(at(&[k("commands"), k("flows"), k(id)], format!("no flow has id \"{id}\" (flows: {})", ids.join(", "))));
+            } else if cmd.trim().is_empty() {
+                out.push(at(&[k("commands"), k("flows"), k(id)], "must be a shell command, not empty".into()));
+            }
         }
         for (i, srv) in c.server.iter().enumerate() {
             if srv.trim().is_empty() {
