@@ -3,12 +3,17 @@
 //! The serializer holds at most one packet; the pipe holds packets in
 //! arrival order and only its head is scheduled (the htsim trick), so the
 //! event heap grows with the number of links, not packets.
+//!
+//! How a link is built, takes a packet in and applies a schedule step is
+//! here, shared by the simulator (`sim.rs`, which times it with events) and
+//! the live emulator (`ccbench-emu`'s `path.rs`, on a virtual clock).
 
 use std::collections::VecDeque;
 
 use crate::packet::{Ecn, Packet};
-use crate::qdisc::{AnyQdisc, Cx, Qdisc, QdiscConfig, QdiscStats};
+use crate::qdisc::{fifo::PfifoConfig, AnyQdisc, Cx, Qdisc, QdiscConfig, QdiscStats};
 use crate::rng::SimRng;
+use crate::scenario::LinkSpec;
 use crate::units::{Dur, Rate, SimTime};
 
 pub struct Link {
@@ -84,6 +89,80 @@ impl Rewrite {
 }
 
 impl Link {
+    /// A link with qdisc `q`; its RNG stream is `link:<name>` under `seed`.
+    pub fn new(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q: &QdiscConfig, internal: bool) -> Link {
+        let mut rng = SimRng::for_component(seed, &format!("link:{name}"));
+        Link {
+            name: name.to_string(),
+            internal,
+            qdisc_name: q.name(),
+            qdisc: q.build(&mut rng),
+            stats: QdiscStats::default(),
+            rate: rate.unwrap_or(Rate::UNLIMITED),
+            delay,
+            loss,
+            rng,
+            schedule: VecDeque::new(),
+            rewrite: Rewrite::default(),
+            tx: None,
+            pipe: VecDeque::new(),
+            arrivals: 0,
+            lost: 0,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            sojourn_skip: 0,
+            capture: false,
+            wake_at: SimTime::NEVER,
+            tx_span: (SimTime::ZERO, SimTime::ZERO),
+        }
+    }
+
+    /// A scenario's `[[links]]` entry: its qdisc (behind its `grant` gate),
+    /// schedule and header rewrite.
+    pub fn from_spec(seed: u64, spec: &LinkSpec) -> Link {
+        let mut link = Link::new(seed, &spec.id, spec.rate, spec.delay, spec.loss, &spec.qdisc, false);
+        if spec.grant.is_some() {
+            let inner = std::mem::replace(&mut link.qdisc, AnyQdisc::Fifo(PfifoConfig::default().build()));
+            link.qdisc = spec.gate(inner);
+        }
+        link.schedule = spec.steps().into();
+        link.rewrite = spec.rewrite();
+        link
+    }
+
+    /// A flow's access link: unlimited rate, a pure delay, never drops.
+    pub fn access(seed: u64, name: &str, delay: Dur) -> Link {
+        Link::new(seed, name, None, delay, 0.0, &QdiscConfig::Pfifo(PfifoConfig { limit: u64::MAX }), true)
+    }
+
+    /// A packet arrives at `now`: counted, its header rewritten, lost at the
+    /// link's random loss rate, else stamped and enqueued. False if lost.
+    #[inline]
+    pub fn enqueue(&mut self, now: SimTime, mut pkt: Packet) -> bool {
+        self.arrivals += 1;
+        self.rewrite.apply(&mut pkt);
+        if self.loss > 0.0 && self.rng.bernoulli(self.loss) {
+            self.lost += 1;
+            return false;
+        }
+        pkt.enq_at = now;
+        let (q, mut cx) = self.cx(now);
+        q.enqueue(pkt, &mut cx);
+        true
+    }
+
+    /// Apply one step of the link's schedule at `now`.
+    pub fn apply(&mut self, now: SimTime, step: LinkStep) {
+        match step {
+            LinkStep::Rate(r) => self.rate = r,
+            LinkStep::Replace(cfg) => self.qdisc.replace(&cfg, &mut self.rng, &mut self.stats),
+            LinkStep::Change(cfg) => {
+                let (q, mut cx) = self.cx(now);
+                q.change(&cfg, &mut cx).expect("qdisc changes are validated with the scenario");
+            }
+        }
+    }
+
     pub fn cx(&mut self, now: SimTime) -> (&mut AnyQdisc, Cx<'_>) {
         (&mut self.qdisc, Cx { now, rng: &mut self.rng, stats: &mut self.stats })
     }

@@ -239,19 +239,10 @@ impl Sim {
 
     // ---- links ----------------------------------------------------------
 
-    fn link_arrive(&mut self, l: LinkId, mut pkt: Packet) {
+    fn link_arrive(&mut self, l: LinkId, pkt: Packet) {
         let now = self.now;
         let link = &mut self.links[l.0 as usize];
-        link.arrivals += 1;
-        link.rewrite.apply(&mut pkt);
-        if link.loss > 0.0 && link.rng.bernoulli(link.loss) {
-            link.lost += 1;
-            return;
-        }
-        pkt.enq_at = now;
-        let (q, mut cx) = link.cx(now);
-        q.enqueue(pkt, &mut cx);
-        if !link.busy() {
+        if link.enqueue(now, pkt) && !link.busy() {
             self.link_start_tx(l);
         }
     }
@@ -351,20 +342,13 @@ impl Sim {
                 break;
             }
             let (_, step) = link.schedule.pop_front().unwrap();
-            match step {
-                LinkStep::Rate(r) => {
-                    link.rate = r;
-                    // The packet on the wire finishes at the old rate; the new one
-                    // applies from the next packet, so capacity counts it from then.
-                    let from = if link.busy() { link.tx_span.1.max(now) } else { now };
-                    self.rate_history[l.0 as usize].push((from, r));
-                }
-                LinkStep::Replace(cfg) => link.qdisc.replace(&cfg, &mut link.rng, &mut link.stats),
-                LinkStep::Change(cfg) => {
-                    let (q, mut cx) = link.cx(now);
-                    q.change(&cfg, &mut cx).expect("qdisc changes are validated with the scenario");
-                }
+            if let LinkStep::Rate(r) = step {
+                // The packet on the wire finishes at the old rate; the new one
+                // applies from the next packet, so capacity counts it from then.
+                let from = if link.busy() { link.tx_span.1.max(now) } else { now };
+                self.rate_history[l.0 as usize].push((from, r));
             }
+            link.apply(now, step);
         }
         // New parameters may release packets now (or at a new wake-up).
         if !link.busy() {

@@ -582,7 +582,7 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     let pcap_dir = std::path::Path::new(opt.pcap_dir.as_deref().unwrap_or("."));
     for link in &opt.pcap_links {
         for d in dirs.iter_mut() {
-            if let Some(i) = d.path.stages.iter().position(|st| &st.name == link) {
+            if let Some(i) = d.path.stages.iter().position(|st| st.name() == link) {
                 d.path.stages[i].tap = true;
                 d.link_pcaps.resize_with(d.path.stages.len(), || None);
                 d.link_pcaps[i] = Some(pcap_open(&pcap_dir.join(format!("{link}.pcap")))?);

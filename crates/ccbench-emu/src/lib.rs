@@ -58,11 +58,11 @@ pub fn network_for(sc: &Scenario) -> Result<Network, String> {
         ] {
             let mut route = Route { stages: Vec::new(), hosts };
             if access.0 > Dur::ZERO {
-                stages.push(Stage::delay_only(sc.seed, &format!("{}.{}", flow.id, access.1), access.0));
+                stages.push(Stage::access(sc.seed, &format!("{}.{}", flow.id, access.1), access.0));
                 route.stages.push(stages.len() - 1);
             }
             for id in ids {
-                let i = match stages.iter().position(|s: &Stage| &s.name == id) {
+                let i = match stages.iter().position(|s: &Stage| s.name() == id) {
                     Some(i) => i,
                     None => {
                         let spec = sc.links.iter().find(|l| &l.id == id).ok_or(format!("unknown link {id:?}"))?;
@@ -75,11 +75,11 @@ pub fn network_for(sc: &Scenario) -> Result<Network, String> {
             routes.push(route);
         }
     }
-    let fwd_names: Vec<&str> = fwd.0.iter().map(|s| s.name.as_str()).collect();
-    if let Some(both) = rev.0.iter().find(|s| fwd_names.contains(&s.name.as_str())) {
+    let fwd_names: Vec<&str> = fwd.0.iter().map(Stage::name).collect();
+    if let Some(both) = rev.0.iter().find(|s| fwd_names.contains(&s.name())) {
         return Err(format!(
             "link {:?} is on one flow's path and another's reverse: the emulator keeps the two directions apart",
-            both.name
+            both.name()
         ));
     }
     Ok(Network {
@@ -111,7 +111,7 @@ mod tests {
         );
         let net = network_for(&sc).unwrap();
         assert_eq!(net.hosts, ["a", "b"]);
-        let names = |p: &EmuPath| p.stages.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let names = |p: &EmuPath| p.stages.iter().map(|s| s.name().to_string()).collect::<Vec<_>>();
         assert_eq!(names(&net.fwd), ["bn", "b.access"]);
         assert_eq!(names(&net.rev), ["ret", "b.access_rev"]);
         assert_eq!(net.fwd.reports()[1].delay_ms, 20.0);

@@ -1,31 +1,28 @@
-//! One direction of the emulated network: the scenario's links in series,
-//! each a ccbench qdisc (the simulator's own code, built by
-//! `QdiscConfig::build`) + serializer at rate + constant propagation delay,
-//! with the link's Bernoulli loss on arrival and its rate schedule.
+//! One direction of the emulated network: the scenario's links, each the
+//! simulator's own [`Link`] (qdisc, serializer at rate, propagation delay,
+//! Bernoulli loss on arrival, header rewrite, schedule; built, fed and
+//! stepped by the same code as in `sim.rs`), and the routes through them.
 //!
 //! Time is a virtual clock in [`SimTime`] (ns since the emulator started).
-//! Events (a serializer becoming free with packets queued, a packet leaving
-//! a pipe) are processed lazily in time order when the forwarder calls
-//! [`EmuPath::advance`] with the wall clock: a dequeue that should have
-//! happened at `link_free` happens *at* `link_free` even if the timer fired
-//! late (`start = max(link_free, arrival)`, `link_free = start + size*8/rate`),
-//! so the long-run rate is exact and lateness only delays the real write.
-//! This is the virtual departure clock of Mahimahi / the kernel anchor's
-//! `linkemu.c` (`advance()`), applied to every qdisc.
+//! Events (a schedule step, a serializer becoming free with packets queued,
+//! a packet leaving a pipe) are processed lazily in time order when the
+//! forwarder calls [`EmuPath::advance`] with the wall clock: a dequeue that
+//! should have happened at `link_free` happens *at* `link_free` even if the
+//! timer fired late (`start = max(link_free, arrival)`, `link_free = start +
+//! size*8/rate`), so the long-run rate is exact and lateness only delays the
+//! real write. This is the virtual departure clock of Mahimahi / the kernel
+//! anchor's `linkemu.c` (`advance()`), applied to every qdisc.
 //!
-//! Deviations from the simulator's `Link`: arrivals are timestamped by the
-//! forwarder once per `recvmmsg` batch; the serializer starts when the
-//! qdisc hands out a packet, as in `sim.rs`.
+//! Deviations from the simulator: arrivals are timestamped by the forwarder
+//! (kernel receive stamps); events at the same instant run schedule steps
+//! first, then pipe exits, then dequeues, lower stage indices first (the
+//! simulator orders them by when they were scheduled).
 
-use std::collections::VecDeque;
-
-use ccbench_core::link::LinkStep;
-use ccbench_core::link::Rewrite;
+use ccbench_core::link::Link;
 use ccbench_core::packet::Packet;
-use ccbench_core::qdisc::{AnyQdisc, Cx, Qdisc, QdiscStats};
-use ccbench_core::rng::SimRng;
+use ccbench_core::qdisc::Qdisc;
 use ccbench_core::scenario::LinkSpec;
-use ccbench_core::units::{Dur, Rate, SimTime};
+use ccbench_core::units::{Dur, SimTime};
 use serde::Serialize;
 
 /// Sojourn histogram: 10 µs bins up to 5 s (the last bin collects the rest).
@@ -33,27 +30,14 @@ const HBIN_NS: u64 = 10_000;
 const HBINS: usize = 500_000;
 
 pub struct Stage {
-    pub name: String,
-    qdisc_name: &'static str,
-    qdisc: AnyQdisc,
-    stats: QdiscStats,
-    rng: SimRng,
-    rate: Rate,
-    delay: Dur,
-    loss: f64,
-    schedule: VecDeque<(SimTime, LinkStep)>,
-    /// Header rewriting at the link's entrance (ECN mangler, DSCP remark).
-    rewrite: Rewrite,
+    /// The link, as the simulator builds it. Its `tx` stays empty: the
+    /// serializer is `link_free`.
+    pub link: Link,
     link_free: SimTime,
     /// A non-work-conserving qdisc's release time (`next_wakeup`).
     hold: SimTime,
     /// Dequeue returned nothing and no wake-up time: wait for an arrival.
     stalled: bool,
-    pipe: VecDeque<(SimTime, Packet)>,
-    arrivals: u64,
-    lost: u64,
-    tx_pkts: u64,
-    tx_bytes: u64,
     soj_sum: u64,
     soj_max: u64,
     hist: Vec<u32>,
@@ -114,73 +98,23 @@ pub struct StageReport {
 }
 
 impl Stage {
-    /// A link from its scenario spec; its RNG stream is the simulator's
-    /// (`link:<id>` under the scenario seed).
+    /// A scenario link (its RNG stream is the simulator's: `link:<id>`
+    /// under the scenario seed).
     pub fn from_spec(seed: u64, spec: &LinkSpec) -> Stage {
-        let mut rng = SimRng::for_component(seed, &format!("link:{}", spec.id));
-        let qdisc = spec.gate(spec.qdisc.build(&mut rng));
-        let mut stage = Stage::new(
-            &spec.id,
-            spec.qdisc.name(),
-            qdisc,
-            rng,
-            spec.rate.unwrap_or(Rate::UNLIMITED),
-            spec.delay,
-            spec.loss,
-            spec.steps().into(),
-        );
-        stage.rewrite = spec.rewrite();
-        stage
+        Stage::new(Link::from_spec(seed, spec))
     }
 
-    /// A pure delay (per-flow access delay), with the simulator's default
-    /// qdisc.
-    pub fn delay_only(seed: u64, name: &str, delay: Dur) -> Stage {
-        let mut rng = SimRng::for_component(seed, &format!("link:{name}"));
-        let q = ccbench_core::qdisc::QdiscConfig::default();
-        let qdisc = q.build(&mut rng);
-        Stage::new(
-            name,
-            q.name(),
-            qdisc,
-            rng,
-            Rate::UNLIMITED,
-            delay,
-            0.0,
-            VecDeque::new(),
-        )
+    /// A flow's access delay, as the simulator builds it.
+    pub fn access(seed: u64, name: &str, delay: Dur) -> Stage {
+        Stage::new(Link::access(seed, name, delay))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        name: &str,
-        qdisc_name: &'static str,
-        qdisc: AnyQdisc,
-        rng: SimRng,
-        rate: Rate,
-        delay: Dur,
-        loss: f64,
-        schedule: VecDeque<(SimTime, LinkStep)>,
-    ) -> Stage {
+    pub fn new(link: Link) -> Stage {
         Stage {
-            name: name.to_string(),
-            qdisc_name,
-            qdisc,
-            stats: QdiscStats::default(),
-            rng,
-            rate,
-            delay,
-            loss,
-            schedule,
-            rewrite: Rewrite::default(),
+            link,
             link_free: SimTime(0),
             hold: SimTime(0),
             stalled: false,
-            pipe: VecDeque::with_capacity(4096),
-            arrivals: 0,
-            lost: 0,
-            tx_pkts: 0,
-            tx_bytes: 0,
             soj_sum: 0,
             soj_max: 0,
             hist: vec![0; HBINS],
@@ -193,58 +127,46 @@ impl Stage {
         }
     }
 
+    pub fn name(&self) -> &str {
+        &self.link.name
+    }
+
     fn dequeue_time(&self) -> Option<SimTime> {
-        if self.qdisc.is_empty() || self.stalled {
+        if self.link.qdisc.is_empty() || self.stalled {
             None
         } else {
             Some(self.link_free.max(self.hold))
         }
     }
 
-    fn enqueue_at(&mut self, t: SimTime, mut p: Packet) {
-        self.arrivals += 1;
-        if self.rng.bernoulli(self.loss) {
-            self.lost += 1;
-            return;
+    fn step_time(&self) -> Option<SimTime> {
+        self.link.schedule.front().map(|&(t, _)| t)
+    }
+
+    fn enqueue_at(&mut self, t: SimTime, p: Packet) {
+        let idle = self.link.qdisc.is_empty();
+        if self.link.enqueue(t, p) {
+            if idle && self.link_free < t {
+                self.link_free = t; // idle link: service starts at the arrival
+            }
+            self.stalled = false;
         }
-        if self.qdisc.is_empty() && self.link_free < t {
-            self.link_free = t; // idle link: service starts at the arrival
+    }
+
+    /// The schedule's steps due at `t`; new parameters may release packets
+    /// now, as the simulator polls the qdisc after a step.
+    fn step_at(&mut self, t: SimTime) {
+        while self.step_time().is_some_and(|at| at <= t) {
+            let (_, step) = self.link.schedule.pop_front().expect("a due step");
+            self.link.apply(t, step);
         }
-        self.rewrite.apply(&mut p);
-        p.enq_at = t;
-        let mut cx = Cx {
-            now: t,
-            rng: &mut self.rng,
-            stats: &mut self.stats,
-        };
-        self.qdisc.enqueue(p, &mut cx);
         self.stalled = false;
+        self.hold = self.hold.min(t);
     }
 
     fn dequeue_at(&mut self, t: SimTime) {
-        while self.schedule.front().is_some_and(|(at, _)| *at <= t) {
-            let (_, step) = self.schedule.pop_front().unwrap();
-            match step {
-                LinkStep::Rate(r) => self.rate = r,
-                LinkStep::Replace(cfg) => self.qdisc.replace(&cfg, &mut self.rng, &mut self.stats),
-                LinkStep::Change(cfg) => {
-                    let mut cx = Cx {
-                        now: t,
-                        rng: &mut self.rng,
-                        stats: &mut self.stats,
-                    };
-                    self.qdisc
-                        .change(&cfg, &mut cx)
-                        .expect("qdisc changes are validated with the scenario");
-                }
-            }
-        }
-        let mut cx = Cx {
-            now: t,
-            rng: &mut self.rng,
-            stats: &mut self.stats,
-        };
-        match self.qdisc.dequeue(&mut cx) {
+        let (q, mut cx) = self.link.cx(t);
+        match q.dequeue(&mut cx) {
             Some(p) => {
                 let soj = t.0.saturating_sub(p.enq_at.0);
                 self.soj_sum += soj;
@@ -263,18 +185,19 @@ impl Stage {
                 if self.tap {
                     self.tapped.push((t, p));
                 }
-                let ser = self.rate.tx_time(u64::from(p.size));
+                let link = &mut self.link;
+                let ser = link.rate.tx_time(u64::from(p.size));
                 self.link_free = t + ser;
                 self.first_start.get_or_insert(t);
                 self.last_end = self.link_free;
                 self.busy_ns += ser.nanos();
-                self.tx_pkts += 1;
-                self.tx_bytes += u64::from(p.size);
-                self.pipe.push_back((self.link_free + self.delay, p));
+                link.tx_pkts += 1;
+                link.tx_bytes += u64::from(p.size);
+                link.pipe.push_back((self.link_free + link.delay, p));
             }
             None => {
-                if !self.qdisc.is_empty() {
-                    match self.qdisc.next_wakeup() {
+                if !self.link.qdisc.is_empty() {
+                    match self.link.qdisc.next_wakeup() {
                         Some(w) => self.hold = w.max(SimTime(t.0 + 1)),
                         None => self.stalled = true,
                     }
@@ -284,7 +207,7 @@ impl Stage {
     }
 
     fn pct(&self, p: f64) -> f64 {
-        let n: u64 = self.tx_pkts;
+        let n: u64 = self.link.tx_pkts;
         if n == 0 {
             return 0.0;
         }
@@ -301,30 +224,26 @@ impl Stage {
 
     /// Backlog (packets, bytes) and the counters so far (drops, marks, bytes sent).
     pub fn sample(&self) -> [u64; 5] {
-        [
-            self.qdisc.len() as u64,
-            self.qdisc.bytes(),
-            self.stats.drops(),
-            self.stats.marks,
-            self.tx_bytes,
-        ]
+        let l = &self.link;
+        [l.qdisc.len() as u64, l.qdisc.bytes(), l.stats.drops(), l.stats.marks, l.tx_bytes]
     }
 
     pub fn report(&self) -> StageReport {
+        let l = &self.link;
         StageReport {
-            link: self.name.clone(),
-            qdisc: self.qdisc_name,
-            rate_bps: self.rate.bps(),
-            delay_ms: self.delay.as_millis_f64(),
-            arrivals: self.arrivals,
-            lost: self.lost,
-            drops_overlimit: self.stats.drops_overlimit,
-            drops_aqm: self.stats.drops_aqm,
-            marks: self.stats.marks,
-            tx_pkts: self.tx_pkts,
-            tx_bytes: self.tx_bytes,
-            sojourn_mean_ms: if self.tx_pkts > 0 {
-                self.soj_sum as f64 / self.tx_pkts as f64 / 1e6
+            link: l.name.clone(),
+            qdisc: l.qdisc_name,
+            rate_bps: l.rate.bps(),
+            delay_ms: l.delay.as_millis_f64(),
+            arrivals: l.arrivals,
+            lost: l.lost,
+            drops_overlimit: l.stats.drops_overlimit,
+            drops_aqm: l.stats.drops_aqm,
+            marks: l.stats.marks,
+            tx_pkts: l.tx_pkts,
+            tx_bytes: l.tx_bytes,
+            sojourn_mean_ms: if l.tx_pkts > 0 {
+                self.soj_sum as f64 / l.tx_pkts as f64 / 1e6
             } else {
                 0.0
             },
@@ -332,7 +251,7 @@ impl Stage {
             sojourn_p90_ms: self.pct(0.9),
             sojourn_p99_ms: self.pct(0.99),
             sojourn_max_ms: self.soj_max as f64 / 1e6,
-            backlog_pkts: self.qdisc.len(),
+            backlog_pkts: l.qdisc.len(),
             utilization: match self.first_start {
                 Some(f) if self.last_end > f => {
                     self.busy_ns as f64 / (self.last_end.0 - f.0) as f64
@@ -381,7 +300,7 @@ impl EmuPath {
     /// Every link to capture (`--pcap-link`) is a stage of one of `paths`;
     /// otherwise an error naming the links there are.
     pub fn check_links(paths: [&EmuPath; 2], links: &[String]) -> Result<(), String> {
-        let names: Vec<&str> = paths.iter().flat_map(|p| p.stages.iter().map(|s| s.name.as_str())).collect();
+        let names: Vec<&str> = paths.iter().flat_map(|p| p.stages.iter().map(Stage::name)).collect();
         match links.iter().find(|l| !names.contains(&l.as_str())) {
             Some(bad) => Err(format!("--pcap-link {bad}: no such link on the emulated paths ({})", names.join(", "))),
             None => Ok(()),
@@ -392,7 +311,7 @@ impl EmuPath {
     pub fn bottleneck_bps(&self) -> u64 {
         self.stages
             .iter()
-            .map(|s| s.rate.bps())
+            .map(|s| s.link.rate.bps())
             .filter(|&r| r > 0)
             .min()
             .unwrap_or(0)
@@ -412,22 +331,21 @@ impl EmuPath {
         }
     }
 
-    /// Run every virtual event at or before `now`, in time order (pipe exits
-    /// before dequeues at the same instant, lower stage indices first). Packets
-    /// leaving the last link of their route go to `out` with their due time.
+    /// Run every virtual event at or before `now`, in time order (schedule
+    /// steps, then pipe exits, then dequeues at the same instant, lower stage
+    /// indices first). Packets leaving the last link of their route go to
+    /// `out` with their due time.
     pub fn advance(&mut self, now: SimTime, out: &mut impl FnMut(SimTime, Packet)) {
         loop {
-            // (time, kind: 0 = pipe exit, 1 = dequeue, stage)
+            // (time, kind: 0 = schedule step, 1 = pipe exit, 2 = dequeue, stage)
             let mut best: Option<(SimTime, u8, usize)> = None;
             for (i, s) in self.stages.iter().enumerate() {
-                if let Some(&(t, _)) = s.pipe.front() {
-                    if best.is_none_or(|b| (t, 0, i) < b) {
-                        best = Some((t, 0, i));
-                    }
-                }
-                if let Some(t) = s.dequeue_time() {
-                    if best.is_none_or(|b| (t, 1, i) < b) {
-                        best = Some((t, 1, i));
+                let events = [(s.step_time(), 0), (s.link.pipe.front().map(|&(t, _)| t), 1), (s.dequeue_time(), 2)];
+                for (t, kind) in events {
+                    if let Some(t) = t {
+                        if best.is_none_or(|b| (t, kind, i) < b) {
+                            best = Some((t, kind, i));
+                        }
                     }
                 }
             }
@@ -435,21 +353,25 @@ impl EmuPath {
             if t > now {
                 return;
             }
-            if kind == 1 {
-                let st = &mut self.stages[i];
-                let sent = st.tx_pkts;
-                st.dequeue_at(t);
-                if st.tx_pkts > sent && st.records.len() as u64 == st.tx_pkts {
-                    let p = &st.pipe.back().expect("just sent").1;
-                    let last = usize::from(p.hop) + 1 == self.routes[p.flow.0 as usize].stages.len();
-                    st.records.last_mut().expect("just recorded").last = last;
+            match kind {
+                0 => self.stages[i].step_at(t),
+                1 => {
+                    let (_, mut p) = self.stages[i].link.pipe.pop_front().expect("pipe head");
+                    p.hop += 1;
+                    match self.routes[p.flow.0 as usize].stages.get(usize::from(p.hop)) {
+                        Some(&next) => self.stages[next].enqueue_at(t, p),
+                        None => out(t, p),
+                    }
                 }
-            } else {
-                let (_, mut p) = self.stages[i].pipe.pop_front().expect("pipe head");
-                p.hop += 1;
-                match self.routes[p.flow.0 as usize].stages.get(usize::from(p.hop)) {
-                    Some(&next) => self.stages[next].enqueue_at(t, p),
-                    None => out(t, p),
+                _ => {
+                    let st = &mut self.stages[i];
+                    let sent = st.link.tx_pkts;
+                    st.dequeue_at(t);
+                    if st.link.tx_pkts > sent && st.records.len() as u64 == st.link.tx_pkts {
+                        let p = &st.link.pipe.back().expect("just sent").1;
+                        let last = usize::from(p.hop) + 1 == self.routes[p.flow.0 as usize].stages.len();
+                        st.records.last_mut().expect("just recorded").last = last;
+                    }
                 }
             }
         }
@@ -459,7 +381,7 @@ impl EmuPath {
     pub fn next_event(&self) -> Option<SimTime> {
         self.stages
             .iter()
-            .flat_map(|s| [s.pipe.front().map(|&(t, _)| t), s.dequeue_time()])
+            .flat_map(|s| [s.step_time(), s.link.pipe.front().map(|&(t, _)| t), s.dequeue_time()])
             .flatten()
             .min()
     }
@@ -592,7 +514,7 @@ mod tests {
     #[test]
     fn routes_share_a_link_and_keep_their_own_delays() {
         let bn = stage("kind='pfifo', limit=100", 10, 5);
-        let access = Stage::delay_only(1, "b.access", Dur::from_millis(20));
+        let access = Stage::access(1, "b.access", Dur::from_millis(20));
         let routes = vec![
             Route { stages: vec![0], hosts: (0, 1) },
             Route { stages: vec![1, 0], hosts: (2, 1) },
@@ -619,6 +541,34 @@ mod tests {
         assert!(path.stages[0].records.iter().all(|r| r.last));
         assert!(path.stages[1].records.iter().all(|r| !r.last));
         assert_eq!(path.routes(), 2);
+    }
+
+    /// A qdisc replacement takes effect at its time, as in the simulator, not
+    /// at the link's next dequeue: a packet arriving at 2 s on a link whose
+    /// pfifo became a 50 ms netem at 1 s goes through the netem, not dropped
+    /// with the old queue.
+    #[test]
+    fn schedule_steps_apply_at_their_time() {
+        let spec: LinkSpec = ccbench_core::scenario::parse(
+            "name='t'\nduration='3s'\n[[links]]\nid='l'\nrate='10Mbit'\n\
+             schedule=[{at='1s', qdisc={kind='netem', delay='50ms'}}]\n[[flows]]\nid='f'\npath=['l']\n",
+            "t.toml",
+            &[],
+        )
+        .unwrap()
+        .scenario
+        .links
+        .remove(0);
+        let mut path = EmuPath::new(vec![Stage::from_spec(1, &spec)]);
+        assert_eq!(path.next_event(), Some(SimTime(1_000_000_000)));
+        let mut out = Vec::new();
+        path.advance(SimTime(2_000_000_000), &mut |t, p| out.push((t, p.frame)));
+        assert_eq!(path.next_event(), None);
+        path.arrive(SimTime(2_000_000_000), 0, pkt(1514, 9, Ecn::NotEct), &mut |_, _| unreachable!());
+        path.advance(SimTime(3_000_000_000), &mut |t, p| out.push((t, p.frame)));
+        assert_eq!(out, [(SimTime(2_050_000_000 + 1_211_200), 9)]);
+        let r = &path.reports()[0];
+        assert_eq!((r.drops_overlimit, r.drops_aqm), (0, 0));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! their qdiscs, per-flow access links, endpoints, and RNG streams derived
 //! from the seed and each component's name.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use super::{EcnSetting, FlowKind, FlowSpec, LinkSpec, Scenario, PING_INTERVAL, PING_SIZE};
 use crate::cc::CongestionControl;
@@ -13,13 +13,13 @@ use crate::cc::CcConfig;
 use crate::flow::{Endpoints, Flow, Ping};
 use crate::link::Link;
 use crate::packet::{Dir, FlowId, LinkId, Packet};
-use crate::qdisc::{fifo::PfifoConfig, AnyQdisc, QdiscConfig, QdiscStats};
+use crate::qdisc::AnyQdisc;
 use crate::rng::SimRng;
 use crate::sim::Sim;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 
-use crate::units::{Dur, Rate, SimTime};
+use crate::units::{Dur, SimTime};
 
 /// The flow's congestion control with its parameters (`cc` + `cc_params`).
 pub fn cc_config(f: &FlowSpec) -> Result<CcConfig, String> {
@@ -35,33 +35,6 @@ pub fn cc_params_table(c: &CcConfig) -> toml::Table {
     let mut t = toml::Table::try_from(c).expect("cc config serializes");
     t.remove("algo");
     t
-}
-
-fn new_link(seed: u64, name: &str, rate: Option<Rate>, delay: Dur, loss: f64, q: &QdiscConfig, internal: bool) -> Link {
-    let mut rng = SimRng::for_component(seed, &format!("link:{name}"));
-    Link {
-        name: name.to_string(),
-        internal,
-        qdisc_name: q.name(),
-        qdisc: q.build(&mut rng),
-        stats: QdiscStats::default(),
-        rate: rate.unwrap_or(Rate::UNLIMITED),
-        delay,
-        loss,
-        rng,
-        schedule: VecDeque::new(),
-        rewrite: crate::link::Rewrite::default(),
-        tx: None,
-        pipe: VecDeque::new(),
-        arrivals: 0,
-        lost: 0,
-        tx_pkts: 0,
-        tx_bytes: 0,
-        sojourn_skip: 0,
-        capture: false,
-        wake_at: SimTime::NEVER,
-        tx_span: (SimTime::ZERO, SimTime::ZERO),
-    }
 }
 
 /// The RTT a SYN/SYN-ACK exchange would measure on an idle path:
@@ -84,19 +57,11 @@ pub fn build(s: &Scenario) -> Sim {
     let mut links: Vec<Link> = Vec::new();
     let mut by_id: BTreeMap<&str, LinkId> = BTreeMap::new();
     for l in &s.links {
-        let mut link = new_link(s.seed, &l.id, l.rate, l.delay, l.loss, &l.qdisc, false);
-        if l.grant.is_some() {
-            let inner = std::mem::replace(&mut link.qdisc, AnyQdisc::Fifo(PfifoConfig::default().build()));
-            link.qdisc = l.gate(inner);
-        }
-        link.schedule = l.steps().into();
-        link.rewrite = l.rewrite();
+        let mut link = Link::from_spec(s.seed, l);
         link.capture = s.metrics.capture.iter().any(|c| c == &l.id);
         by_id.insert(&l.id, LinkId(links.len() as u32));
         links.push(link);
     }
-    // Access links: unlimited rate, pure delay, never drop.
-    let access_q = QdiscConfig::Pfifo(PfifoConfig { limit: u64::MAX });
     let mut flows = Vec::new();
     // Host names to ids, in order of first use ("client" 0, "server" 1).
     let mut hosts: BTreeMap<String, u16> = BTreeMap::from([("client".to_string(), 0), ("server".to_string(), 1)]);
@@ -115,11 +80,11 @@ pub fn build(s: &Scenario) -> Sim {
             let rev_delay = spec.access_delay_rev.unwrap_or(spec.access_delay);
             if spec.access_delay > Dur::ZERO {
                 fwd.insert(0, LinkId(links.len() as u32));
-                links.push(new_link(s.seed, &format!("{name}.access"), None, spec.access_delay, 0.0, &access_q, true));
+                links.push(Link::access(s.seed, &format!("{name}.access"), spec.access_delay));
             }
             if rev_delay > Dur::ZERO {
                 rev.insert(0, LinkId(links.len() as u32));
-                links.push(new_link(s.seed, &format!("{name}.access_rev"), None, rev_delay, 0.0, &access_q, true));
+                links.push(Link::access(s.seed, &format!("{name}.access_rev"), rev_delay));
             }
             let mut start = SimTime::ZERO + spec.start + spec.start_step * u64::from(copy);
             if spec.start_jitter > Dur::ZERO {
