@@ -282,3 +282,10 @@ def test_emulate_routes_each_flows_host_over_its_own_path(run_module, write_scen
     series = pl.read_parquet(tmp_path / "o" / "flow_series.parquet")
     delivered = series.group_by("flow").agg(pl.col("delivered_bytes").max())["delivered_bytes"].to_list()
     assert sorted(delivered) == [n * 106] * 4, delivered
+    # The directory reads as a simulated run's: flows named after their hosts, links, a plot, `ccbench show`.
+    assert sorted(f["id"].split()[:2] for f in summary["flows"]) == [["far", "udp"]] * 2 + [["near", "udp"]] * 2
+    assert all(f["delivered_bytes"] == n * 106 and f["throughput_mbps"] > 0 for f in summary["flows"])
+    assert {link["id"]: link["tx_packets"] for link in summary["links"]}["bottleneck"] == 2 * n
+    assert summary["duration_s"] > 1.0 and (tmp_path / "o" / "timeseries.png").stat().st_size > 10_000
+    shown = run_module("show", tmp_path / "o")
+    assert shown.returncode == 0 and "throughput" in shown.stdout and "far udp" in shown.stdout, shown.stdout

@@ -302,12 +302,28 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
             break
         except KeyboardInterrupt:
             continue  # the emulator got the same SIGINT and is cleaning up
-    from ccbench.emutables import convert
-
     if (target / "summary.json").is_file():
-        convert(target)  # also after a failure: the records show what happened
+        _finish_emulated(target, scenario, overrides)  # also after a failure: the records show what happened
     if code != 0:
         raise click.exceptions.Exit(code)
+
+
+def _finish_emulated(out: Path, scenario: Path, overrides: Sequence[str]) -> None:
+    """An emulated run's directory as a simulated one's: tables, summary sections, scenario.toml, timeseries.png."""
+    import json
+    import tomllib
+
+    from ccbench.emutables import convert
+    from ccbench.results import PLOT_FILE, SCENARIO_FILE
+
+    if not convert(out):
+        return  # the forwarder recorded nothing (it did not start)
+    text = ccbench.validate(scenario, set=list(overrides), streamed=True)
+    (out / SCENARIO_FILE).write_text(text, encoding="utf-8")
+    summary = json.loads((out / "summary.json").read_text())
+    summary["seed"] = tomllib.loads(text).get("seed")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    ccbench.load(out).plot(out / PLOT_FILE)
 
 
 @cli.command()
@@ -371,9 +387,7 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
                                     for name in ("sink", "bulk")))
             except (OSError, ValueError, IndexError):
                 _fail(f"emulation failed: flow {flows[k][1]['id']} reported nothing\n{proc.stderr.strip()}", 1)
-    from ccbench.emutables import convert
-
-    convert(out)
+    _finish_emulated(out, scenario, overrides)
     emu_sum = json.loads((out / "summary.json").read_text())["emulator"]
     emu_links = {link["link"]: link for link in emu_sum["fwd"]["links"]}
     sim_links = [link for link in sim["links"] if link["id"] in emu_links]
@@ -600,8 +614,12 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     if summary.get("warmup_s"):
         head += f"  (first {_num(summary['warmup_s'])} s are warm-up, left out of the statistics)"
     console.print(head)
-    _table(console, "flows (goodput in Mbit/s, RTT in ms)", summary.get("flows", []), [
-        ("flow", _str("id")), ("kind", _str("kind")), ("cc", _str("cc")), ("goodput", _float("goodput_mbps")),
+    flows = summary.get("flows", [])
+    # Emulated runs: frame bytes out of the flow's last link (the forwarder sees no goodput).
+    rate = ("throughput", _float("throughput_mbps")) if any("throughput_mbps" in f for f in flows) else \
+        ("goodput", _float("goodput_mbps"))
+    _table(console, f"flows ({rate[0]} in Mbit/s, RTT in ms)", flows, [
+        ("flow", _str("id")), ("kind", _str("kind")), ("cc", _str("cc")), rate,
         ("RTT\nmean", _float("rtt_ms", "mean")), ("RTT\np50", _float("rtt_ms", "p50")),
         ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
         ("retrans", _int("retransmits")), ("CE\nmarks", _int("ce_marks")),

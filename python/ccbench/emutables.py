@@ -20,6 +20,16 @@ turns it into
   links' state every 100 ms;
 
 and removes the raw files. Times count from the forwarder's start.
+
+It also gives ``summary.json`` the simulator's ``duration_s``, ``flows`` and
+``links`` sections (:func:`simulator_sections`), so ``ccbench show``, the
+plots and :func:`ccbench.load` read an emulated run as they read a
+simulated one: each flow is a 5-tuple the emulator carried, named after
+its client host's scenario flow (``long tcp 36610>5202``), with the frame
+bytes it delivered out of its route's last link (``delivered_bytes``) and
+their rate over its active span (``throughput_mbps``, first to last
+delivery; Ethernet and IP headers included, so not goodput); each link
+has the forwarder's counters and sojourn statistics (10 µs resolution).
 """
 
 from __future__ import annotations
@@ -27,11 +37,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-__all__ = ["LINK_RECORD", "RECORD", "convert"]
+__all__ = ["LINK_RECORD", "RECORD", "convert", "simulator_sections"]
 
 RECORD = np.dtype([("t_ns", "<u8"), ("sojourn_ns", "<u8"), ("stage", "<u2"), ("dir", "u1"), ("class", "u1"),
                    ("flow", "<u4"), ("size", "<u4")])
@@ -78,6 +89,9 @@ def convert(out: str | os.PathLike[str]) -> list[Path]:
     )
     written.append(root / "flow_series.parquet")
     series.write_parquet(written[1])
+    summary = json.loads((root / "summary.json").read_text())
+    summary.update(simulator_sections(summary, leaving))
+    (root / "summary.json").write_text(json.dumps(summary, indent=2))
     raw.unlink()
     links = root / "links.bin"
     if links.is_file():
@@ -89,3 +103,47 @@ def convert(out: str | os.PathLike[str]) -> list[Path]:
         frame.sort("link", "time_s").write_parquet(written[-1])
         links.unlink()
     return written
+
+
+def simulator_sections(summary: dict[str, Any], leaving: pl.DataFrame) -> dict[str, Any]:
+    """``duration_s``, ``flows``, ``links`` and ``probes`` in the simulator's shape from an emulated
+    run's summary and its packets leaving their routes (``time_s, flow, bytes``), see the module docs."""
+    emu = summary.get("emulator") or {}
+    host_of = {h["ip"]: h["flow"] for h in summary.get("hosts", [])}
+    flows = []
+    per_flow = {int(r["flow"]): r for r in leaving.group_by("flow").agg(
+        pl.col("bytes").sum(), pl.col("time_s").min().alias("first"), pl.col("time_s").max().alias("last"),
+        pl.len().alias("n")).iter_rows(named=True)}
+    names = [*(emu.get("fwd") or {}).get("flows", []), *(emu.get("rev") or {}).get("flows", [])]
+    for i, name in enumerate(names):
+        r = per_flow.get(i)
+        span = r["last"] - r["first"] if r else 0.0
+        flows.append({"id": _flow_name(name, host_of), "kind": name.split()[0], "tuple": name,
+                      "delivered_bytes": int(r["bytes"]) if r else 0,
+                      "throughput_mbps": r["bytes"] * 8 / span / 1e6 if r and r["n"] > 1 and span > 0 else None})
+    links = []
+    for d in ("fwd", "rev"):
+        for st in (emu.get(d) or {}).get("links", []):
+            rate = st["rate_bps"] / 1e6 if st["rate_bps"] > 0 else None  # 0: unlimited
+            links.append({"id": st["link"], "qdisc": st["qdisc"], "direction": d, "rate_mbps": rate,
+                          "utilization": st["utilization"] if rate is not None else None,
+                          "sojourn_ms": {k: st[f"sojourn_{k}_ms"] for k in ("mean", "p50", "p90", "p99", "max")},
+                          "drops": st["drops_overlimit"] + st["drops_aqm"], "marks": st["marks"], "lost": st["lost"],
+                          "arrivals": st["arrivals"], "tx_packets": st["tx_pkts"]})
+    return {"duration_s": emu.get("duration_s"), "warmup_s": 0.0, "flows": flows, "links": links, "probes": []}
+
+
+def _flow_name(name: str, host_of: dict[str, str]) -> str:
+    """``tcp 10.201.0.11:36610 > 10.201.0.2:5202`` -> ``long tcp 36610>5202`` (``long``: the client host's flow)."""
+    parts = name.split()
+    if len(parts) != 4 or parts[2] != ">":
+        return name
+    (src, sport), (dst, dport) = (_endpoint(p) for p in (parts[1], parts[3]))
+    host = host_of.get(src) or host_of.get(dst)
+    ends = f"{sport}>{dport}" if sport and dport else f"{src}>{dst}"
+    return f"{host} {parts[0]} {ends}" if host else f"{parts[0]} {ends}"
+
+
+def _endpoint(text: str) -> tuple[str, str | None]:
+    addr, colon, port = text.rpartition(":")
+    return (addr, port) if colon else (text, None)

@@ -216,10 +216,11 @@ impl Stage {
         for (i, &c) in self.hist.iter().enumerate() {
             acc += u64::from(c);
             if acc >= want {
-                return (i as f64 + 0.5) * HBIN_NS as f64 / 1e6;
+                // The bin's centre, but never beyond the exact maximum.
+                return ((i as f64 + 0.5) * HBIN_NS as f64).min(self.soj_max as f64) / 1e6;
             }
         }
-        HBINS as f64 * HBIN_NS as f64 / 1e6
+        self.soj_max as f64 / 1e6
     }
 
     /// Backlog (packets, bytes) and the counters so far (drops, marks, bytes sent).
