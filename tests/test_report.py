@@ -479,3 +479,35 @@ def test_published_table_sits_beside_ccbench_cell_by_cell_with_errors_and_rms(sw
     assert "Published: a made-up table." in md
     assert "Window of f2 late: mean_goodput(flow=\"f2\", from=\"0.5s\", to=\"1.5s\")" in md
     assert f"Overall RMS error over 4 cells: {grid.rms:.3f}" in md
+
+
+def test_plot_draws_per_run_plots_later_and_the_report_links_them(write_suite, tmp_path: Path, run_cli) -> None:
+    """A suite without per-run plots runs without drawing any and its report says how to get them;
+    `ccbench plot` draws them for every finished run (the suite's bounds on delivery_with_rtt) and
+    the report, rendered again, links them."""
+    from ccbench.runplots import plan
+
+    text = REPORTED.replace('plots = ["timeseries"]', 'plots = []\nsuite_plots = []\n\n[[report.bounds]]\n'
+                                                      'where = { rate = "5Mbit" }\nthroughput = [0, 7]')
+    res = run_suite(write_suite(text), tmp_path / "out", jobs=1, progress=False)
+    runs = sorted((res.dir / "runs").iterdir())
+    assert len(runs) == 4 and not list(res.dir.glob("runs/*/*.png"))
+    md = (res.dir / "report.md").read_text()
+    assert f"per-run plots: none drawn; `ccbench plot {res.dir}`" in md and "[timeseries]" not in md
+    todo, suites = plan([res.dir], ["delivery_with_rtt"])
+    assert suites == [res.dir] and sorted(run for run, _ in todo) == runs
+    bounds = {json.loads((run / "summary.json").read_text())["links"][0]["rate_mbps"]: kinds["delivery_with_rtt"]
+              for run, kinds in todo}
+    assert bounds == {5.0: {"throughput": (0, 7)}, 10.0: {}}
+    out = run_cli("plot", str(res.dir), "-j", "2")
+    assert out.exit_code == 0, out.stderr
+    assert all((run / "timeseries.png").stat().st_size > 10_000 for run in runs)
+    assert not list(res.dir.glob("runs/*/.*tmp*"))
+    md = (res.dir / "report.md").read_text()
+    assert "per-run plots: none drawn" not in md
+    assert all(f"[timeseries](runs/{run.name}/timeseries.png)" in md for run in runs)
+    one = run_cli("plot", str(runs[0]), "--kind", "delivery_with_rtt")
+    assert one.exit_code == 0 and (runs[0] / "delivery_with_rtt.png").is_file()
+    assert not (runs[1] / "delivery_with_rtt.png").exists()
+    bad = run_cli("plot", str(tmp_path))
+    assert bad.exit_code == 2 and "neither a result directory" in bad.stderr and str(tmp_path) in bad.stderr

@@ -236,7 +236,7 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_runs(write_suite,
 
 def test_dask_local_cluster_gives_the_same_summaries(write_suite, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    suite = write_suite(SWEEP.replace("\nplots = []\n", "\n"))  # per-run plots travel back too
+    suite = write_suite(SWEEP.replace("\nplots = []\n", '\nplots = ["timeseries"]\n'))  # per-run plots travel back too
     local = run_suite(suite, tmp_path / "local", jobs=1, progress=False, report=False)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:

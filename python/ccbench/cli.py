@@ -592,6 +592,38 @@ def report(suite_dir: Path) -> None:
     click.echo(f"report: {path}")
 
 
+@cli.command()
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(["timeseries", "delivery_with_rtt"]),
+              help="Plot to draw (repeatable).  [default: timeseries]")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Runs drawn at a time.  [default: CPU cores]")
+def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
+    """Draw per-run plots into result directories from their stored tables.
+
+    Each DIR is a result directory (it gets KIND.png) or a suite's (every
+    finished run gets them, delivery_with_rtt with the suite's bounds, and
+    the report is rendered again to link them).
+    """
+    from ccbench.report import ConsoleProgress, render
+    from ccbench.runplots import draw, kinds_of, plan
+    from ccbench.sweep import _cores
+
+    try:
+        todo, suites = plan(dirs, kinds_of(kinds))
+    except FileNotFoundError as e:
+        _fail(f"{e.filename}: {e.strerror}", USER_ERROR)
+    try:
+        with ConsoleProgress(label="plot") as progress:
+            progress.start(len(todo))
+            draw(todo, jobs or _cores(), on_done=lambda run: progress.step(run.name))
+        for suite_dir in suites:
+            click.echo(f"report: {render(suite_dir)}")
+    except KeyboardInterrupt:
+        _fail("interrupted: the plots drawn so far are kept", INTERRUPTED)
+    click.echo(f"drew {', '.join(kinds_of(kinds))} for {len(todo)} run{'s' if len(todo) != 1 else ''}")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     cli.main(args=list(argv) if argv is not None else None, prog_name="ccbench")

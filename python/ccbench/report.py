@@ -7,7 +7,8 @@ tables) — and writes beside them::
     report.md       Markdown: run metadata, the suite's tables, one row per run
     report.html     the same in one file: inline CSS, no scripts or CDN; the
                     cross-run plots are embedded (PNG data URIs), per-run plots
-                    are linked (runs/<key>/timeseries.png, beside the report)
+                    are linked (runs/<key>/timeseries.png, beside the report, when the
+                    suite draws them or ``ccbench plot`` has)
     plots/*.png     the cross-run plots (ccbench.plot_suite)
 
 A table of the report spec has one row per value of its ``rows`` axis and one
@@ -153,11 +154,11 @@ class _Quiet:
 class ConsoleProgress:
     """A rich progress bar on stderr ("report ━━━━ 7/17 plot delay_cdf"), shown only on a terminal."""
 
-    def __init__(self, console: Any = None) -> None:
+    def __init__(self, console: Any = None, label: str = "report") -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
 
-        self.bar = Bar(TextColumn("report"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        self.bar = Bar(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
                        TimeElapsedColumn(), console=console or Console(stderr=True, highlight=False), transient=True)
         self.task = self.bar.add_task("", total=None)
 
@@ -472,6 +473,8 @@ def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, 
         pngs = {name: f"{rec.dir}/{name}.png" for name in RUN_PLOTS if (root / rec.dir / f"{name}.png").is_file()}
         links.append({"run": rec.dir, **pngs})
     legend = legend_of(builtin) + [f"{c.title}: the suite's expression {c.cell}" for c in suite.report.columns]
+    if stored and not any(len(row) > 1 for row in links):
+        legend.append(f"per-run plots: none drawn; `ccbench plot {root}` draws each run's timeseries.png and links it here")
     return Grid("Runs", "", "#", columns, rows, notes, legend), links
 
 

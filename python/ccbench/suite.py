@@ -43,7 +43,7 @@ falling back to a string). Example::
     set = ['duration="60s"', 'flows.cubic.count={tcp}']   # them is the point's value on that axis
 
     [report]
-    plots = ["timeseries"]                 # per run (default); [] for none
+    plots = ["timeseries"]                 # per run (default: none; `ccbench plot DIR` draws them later)
     suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals"]   # across runs (default: all)
 
     [[report.tables]]
@@ -144,7 +144,7 @@ Scalar = str | int | float | bool
 Key = tuple[str | int, ...]
 
 RUN_PLOTS = ("timeseries", "delivery_with_rtt")  # per run; each saved as <name>.png in the run's directory
-DEFAULT_RUN_PLOTS = ("timeseries",)
+DEFAULT_RUN_PLOTS: tuple[str, ...] = ()  # drawing one takes as long as many runs: only when asked (or `ccbench plot`)
 #: The axis whose runs a report's tables aggregate (mean and 95 % interval) instead of splitting by it.
 SEED_AXIS = "seed"
 SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals")
@@ -246,11 +246,15 @@ class ReportSpec:
         """The per-run plots besides timeseries.png, with the axis bounds for a run with these axis values."""
         if "delivery_with_rtt" not in self.plots:
             return {}
+        return {"delivery_with_rtt": self.bounds_for(values)}
+
+    def bounds_for(self, values: Mapping[str, Scalar]) -> dict[str, Any]:
+        """The delivery_with_rtt axis bounds (``throughput``, ``rtt``) for a run with these axis values."""
         options: dict[str, Any] = {}
         for sel, b in self.bounds:
             if _matches(sel, values):
                 options.update(b)
-        return {"delivery_with_rtt": options}
+        return options
 
 
 @dataclass(frozen=True)

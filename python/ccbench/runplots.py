@@ -1,0 +1,102 @@
+"""Per-run plots drawn after the runs: ``ccbench plot DIR...``.
+
+Sweeps draw per-run plots only when the suite's ``[report] plots`` asks for
+them (drawing one takes about as long as many runs simulate); any finished
+run can get them later, from its stored tables. A result directory gets
+``<kind>.png`` for each kind asked (``timeseries`` by default); a suite
+directory (or a suite of suites') gets them for every finished run, with
+the suite's ``[[report.bounds]]`` on ``delivery_with_rtt``, in parallel
+worker processes, and its report is rendered again to link them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ccbench.results import SUMMARY_FILE
+from ccbench.suite import parse_suite
+from ccbench.sweep import MANIFEST, _mp_context, read_manifest
+
+__all__ = ["draw", "draw_one", "kinds_of", "plan"]
+
+#: (run directory, {plot kind: its options})
+Job = tuple[Path, dict[str, dict[str, Any]]]
+
+
+def plan(dirs: Sequence[Path], kinds: Sequence[str]) -> tuple[list[Job], list[Path]]:
+    """The runs to draw and the suite directories whose reports link them.
+
+    Raises FileNotFoundError naming a directory that is neither a finished
+    result directory nor a suite's.
+    """
+    from ccbench.report import part_dirs
+
+    jobs: list[Job] = []
+    suites: list[Path] = []
+    for d in dirs:
+        if (d / SUMMARY_FILE).is_file():
+            jobs.append((d, {k: {} for k in kinds}))
+        elif (d / MANIFEST).is_file():
+            parts = part_dirs(d)
+            for part in parts if parts is not None else [d]:
+                jobs += _suite_jobs(part, kinds)
+                suites.append(part)
+            if parts is not None:
+                suites.append(d)
+        else:
+            raise FileNotFoundError(2, f"neither a result directory (no {SUMMARY_FILE}) nor a suite's (no {MANIFEST})",
+                                    str(d))
+    return jobs, suites
+
+
+def _suite_jobs(root: Path, kinds: Sequence[str]) -> list[Job]:
+    manifest = read_manifest(root)
+    data = manifest.data
+    suite = parse_suite(data.get("suite_text", ""), data.get("suite_file", "<suite>"), read_base=False)
+    jobs = []
+    for rec in manifest.runs:
+        run = root / rec.dir
+        if (run / SUMMARY_FILE).is_file():
+            bounds = suite.report.bounds_for(rec.values)
+            jobs.append((run, {k: bounds if k == "delivery_with_rtt" else {} for k in kinds}))
+    return jobs
+
+
+def draw(jobs: Sequence[Job], jobs_at_once: int = 1, on_done: Callable[[Path], None] = lambda _: None) -> None:
+    """Draw every job's plots, ``jobs_at_once`` runs at a time (worker processes when more than one)."""
+    if jobs_at_once <= 1 or len(jobs) <= 1:
+        for job in jobs:
+            draw_one(job)
+            on_done(job[0])
+        return
+    with ProcessPoolExecutor(max_workers=jobs_at_once, mp_context=_mp_context()) as pool:
+        for run in pool.map(draw_one, jobs):
+            on_done(run)
+
+
+def draw_one(job: Job) -> Path:
+    """Write ``<kind>.png`` into the run's directory for each kind, each file replaced whole."""
+    import ccbench
+    from ccbench import plot
+
+    run, kinds = job
+    result = ccbench.load(run)
+    for kind, options in kinds.items():
+        fig = getattr(plot, kind)(result, **options)
+        tmp = run / f".{kind}.tmp-{os.getpid()}.png"
+        try:
+            fig.savefig(tmp, dpi=110)
+            tmp.replace(run / f"{kind}.png")
+        finally:
+            tmp.unlink(missing_ok=True)
+    return run
+
+
+def kinds_of(names: Sequence[str]) -> list[str]:
+    """The kinds asked for, each once, in order (``timeseries`` when none)."""
+    return list(dict.fromkeys(names)) or ["timeseries"]
+
