@@ -178,3 +178,99 @@ impl Link {
         self.qdisc.len() as u64 + u64::from(self.tx.is_some()) + self.pipe.len() as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::Qdisc;
+
+    /// Link `l` of a one-link scenario, `keys` its TOML lines after the id.
+    fn link(keys: &str) -> Link {
+        let text = format!("name='t'\nduration='3s'\n[[links]]\nid='l'\n{keys}\n[[flows]]\nid='f'\npath=['l']\n");
+        Link::from_spec(7, &crate::scenario::parse(&text, "t.toml", &[]).unwrap().scenario.links[0])
+    }
+
+    fn pkt(ecn: Ecn) -> Packet {
+        Packet { size: 1514, ecn, dscp: 10, ..Default::default() }
+    }
+
+    /// An arriving packet is counted, rewritten, stamped and queued; the
+    /// rewrite covers CE and Not-ECT packets alike.
+    #[test]
+    fn enqueue_rewrites_stamps_and_counts() {
+        let mut l = link("rate='10Mbit'\nrewrite = { ecn = 'ect1', dscp = 0 }");
+        assert!(!l.rewrite.is_noop());
+        for (i, e) in [Ecn::NotEct, Ecn::Ce].into_iter().enumerate() {
+            assert!(l.enqueue(SimTime(1_000 * (i as u64 + 1)), pkt(e)));
+        }
+        assert_eq!((l.arrivals, l.lost, l.backlog()), (2, 0, (2, 2 * 1514)));
+        let (q, mut cx) = l.cx(SimTime(5_000));
+        let p = q.dequeue(&mut cx).unwrap();
+        assert_eq!((p.ecn, p.dscp, p.enq_at), (Ecn::Ect1, 0, SimTime(1_000)));
+        assert!(link("rate='10Mbit'").rewrite.is_noop());
+        assert!(!link("rate='10Mbit'\nrewrite = { dscp = 4 }").rewrite.is_noop());
+    }
+
+    /// Random loss on arrival: counted as lost, never queued; about `loss` of
+    /// the packets (seeded, so exact for this seed but checked as a rate).
+    #[test]
+    fn enqueue_drops_at_the_loss_rate() {
+        let mut l = link("rate='10Mbit'\nloss=0.25\nqdisc={kind='pfifo', limit=100000}");
+        let kept = (0..4000).filter(|&k| l.enqueue(SimTime(k), pkt(Ecn::NotEct))).count() as u64;
+        assert_eq!(l.arrivals, 4000);
+        assert_eq!(kept + l.lost, 4000);
+        assert_eq!(l.backlog().0 as u64, kept);
+        assert!((900..1100).contains(&l.lost), "lost {}", l.lost);
+    }
+
+    /// Schedule steps: a rate change, a `tc qdisc replace` (queued packets
+    /// dropped, counted) and a `change` keeping the queue.
+    #[test]
+    fn apply_rate_replace_and_change() {
+        let mut l = link(
+            "rate='10Mbit'\nqdisc={kind='tbf', rate='10Mbit', burst='5000b', limit='100000b'}\n\
+             schedule=[{at='1s', rate='20Mbit'}, {at='2s', change={rate='5Mbit'}}, {at='3s', qdisc={kind='pfifo'}}]",
+        );
+        assert_eq!(l.schedule.len(), 3);
+        let steps: Vec<_> = l.schedule.drain(..).collect();
+        l.apply(steps[0].0, steps[0].1.clone());
+        assert_eq!(l.rate.bps(), 20_000_000);
+        for _ in 0..5 {
+            l.enqueue(SimTime(1), pkt(Ecn::NotEct));
+        }
+        l.apply(steps[1].0, steps[1].1.clone());
+        assert_eq!((l.backlog().0, l.stats.drops()), (5, 0), "a change keeps the queue");
+        l.apply(steps[2].0, steps[2].1.clone());
+        assert_eq!((l.backlog().0, l.stats.drops()), (0, 5), "a replacement drops it");
+    }
+
+    /// What a link holds: queued, on the wire (busy), in the pipe.
+    #[test]
+    fn held_counts_queue_wire_and_pipe() {
+        let mut l = link("rate='10Mbit'");
+        for k in 0..3 {
+            l.enqueue(SimTime(k), pkt(Ecn::NotEct));
+        }
+        assert!(!l.busy() && l.held() == 3);
+        let (q, mut cx) = l.cx(SimTime(10));
+        l.tx = q.dequeue(&mut cx);
+        assert!(l.busy() && l.held() == 3);
+        l.pipe.push_back((SimTime(99), l.tx.take().unwrap()));
+        l.pipe.push_back((SimTime(99), pkt(Ecn::NotEct)));
+        assert!(!l.busy() && l.held() == 4);
+    }
+
+    /// An access link: unlimited rate, a pure delay, a queue without limit,
+    /// not one of the scenario's links.
+    #[test]
+    fn access_links_are_pure_delays() {
+        let mut l = Link::access(1, "f.access", Dur::from_millis(30));
+        assert!(l.rate.is_unlimited() && l.internal && l.loss == 0.0);
+        assert_eq!((l.delay, l.name.as_str(), l.qdisc_name), (Dur::from_millis(30), "f.access", "pfifo"));
+        for k in 0..5000 {
+            assert!(l.enqueue(SimTime(k), pkt(Ecn::NotEct)));
+        }
+        assert_eq!(l.backlog().0, 5000);
+        assert!(!link("rate='10Mbit'").internal);
+    }
+}

@@ -229,11 +229,15 @@ impl Dir {
         (seq as usize) & ((1 << RING_POW) - 1)
     }
 
-    /// Receive what is waiting on every input (up to 4 batches each),
-    /// timestamp it, and hand it to the path on its route.
-    fn rx(&mut self, t0: u64) {
-        for input in 0..self.in_fds.len() {
-            self.rx_from(input, t0);
+    /// Receive what is waiting on every input `ready` says may have some
+    /// (up to 4 batches each), timestamp it, and hand it to the path on its route.
+    /// `ready[k]` is input k's poll entry.
+    fn rx(&mut self, t0: u64, ready: &[libc::pollfd]) {
+        for (input, p) in ready.iter().enumerate().take(self.in_fds.len()) {
+            debug_assert_eq!(p.fd, self.in_fds[input]);
+            if p.revents != 0 {
+                self.rx_from(input, t0);
+            }
         }
     }
 
@@ -606,7 +610,7 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     let mut pfd: Vec<libc::pollfd> = fa
         .iter()
         .chain([&fb])
-        .map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+        .map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: libc::POLLIN })
         .collect();
     // Spin budget (ns), the loop's last wake-up, whether this wait spins.
     let (mut budget, mut last) = (0i64, t0);
@@ -621,9 +625,9 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             sample_links(&mut dirs, next_sample);
             next_sample += SERIES_NS;
         }
-        for d in dirs.iter_mut() {
-            d.rx(t0);
-        }
+        let (from_clients, from_server) = pfd.split_at(fa.len());
+        dirs[0].rx(t0, from_clients);
+        dirs[1].rx(t0, from_server);
         let now = clock_ns();
         for d in dirs.iter_mut() {
             let Dir { path, due, .. } = d;
@@ -635,7 +639,11 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
         let now = clock_ns() - t0;
         let ts;
         let tp = match next {
-            Some(t) if t.0 <= now => continue,
+            Some(t) if t.0 <= now => {
+                // No poll this pass: look at every input next time.
+                pfd.iter_mut().for_each(|p| p.revents = libc::POLLIN);
+                continue;
+            }
             Some(t) => {
                 // Sleep until SPIN_NS before the event, then poll without
                 // blocking: a timer wake-up is ~0.1 ms late on average on a

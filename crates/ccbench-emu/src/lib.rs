@@ -117,12 +117,16 @@ mod tests {
         assert_eq!(net.fwd.reports()[1].delay_ms, 20.0);
         assert_eq!(net.rev.reports()[1].delay_ms, 7.0);
         assert_eq!((net.fwd.routes(), net.rev.routes()), (2, 2));
-        // Flow b's packets: through its access stage then the shared bottleneck, from host 2 ("laptop").
+        // Flow a's packets cross the bottleneck only, flow b's its access stage first, from host 2 ("laptop").
         let mut fwd = net.fwd;
         let mut out = Vec::new();
-        fwd.arrive(SimTime::ZERO, 1, ccbench_core::packet::Packet { size: 1514, ..Default::default() }, &mut |_, _| {});
-        fwd.advance(SimTime(1_000_000_000), &mut |t, p| out.push((t, p.src_host, p.dst_host)));
-        assert_eq!(out, [(SimTime(20_000_000 + 1_211_200 + 5_000_000), 2, 1)]);
+        for route in [0, 1] {
+            let p = ccbench_core::packet::Packet { size: 1514, ..Default::default() };
+            fwd.arrive(SimTime(route * 100_000_000), route as usize, p, &mut |_, _| {});
+        }
+        fwd.advance(SimTime(1_000_000_000), &mut |t, p| out.push((t, p.flow.0, p.src_host, p.dst_host)));
+        let bn = 1_211_200 + 5_000_000;
+        assert_eq!(out, [(SimTime(bn), 0, 0, 1), (SimTime(100_000_000 + 20_000_000 + bn), 1, 2, 1)]);
     }
 
     #[test]

@@ -397,20 +397,14 @@ mod tests {
     use super::*;
     use ccbench_core::packet::Ecn;
 
+    /// Link `l` of a one-link scenario, `keys` its TOML lines after the id.
+    fn link_spec(keys: &str) -> LinkSpec {
+        let text = format!("name='t'\nduration='3s'\n[[links]]\nid='l'\n{keys}\n[[flows]]\nid='f'\npath=['l']\n");
+        ccbench_core::scenario::parse(&text, "t.toml", &[]).unwrap().scenario.links.remove(0)
+    }
+
     fn stage(q: &str, rate_mbps: u64, delay_ms: u64) -> Stage {
-        let spec: LinkSpec = ccbench_core::scenario::parse(
-            &format!(
-                "name='t'\nduration='1s'\n[[links]]\nid='l'\nrate='{rate_mbps}Mbit'\ndelay='{delay_ms}ms'\nqdisc={{{q}}}\n\
-                 [[flows]]\nid='f'\npath=['l']\n"
-            ),
-            "t.toml",
-            &[],
-        )
-        .unwrap()
-        .scenario
-        .links
-        .remove(0);
-        Stage::from_spec(1, &spec)
+        Stage::from_spec(1, &link_spec(&format!("rate='{rate_mbps}Mbit'\ndelay='{delay_ms}ms'\nqdisc={{{q}}}")))
     }
 
     fn pkt(size: u32, frame: u32, ecn: Ecn) -> Packet {
@@ -544,25 +538,39 @@ mod tests {
         assert_eq!(path.routes(), 2);
     }
 
+    /// Sojourn statistics: a burst of 100 frames into an idle 10 Mbit/s
+    /// pfifo waits k x 1211.2 us (k = 0..99). Percentiles are nearest-rank
+    /// at 10 us resolution (the bin's centre, never above the exact maximum),
+    /// the mean and maximum exact.
+    #[test]
+    fn sojourn_percentiles_and_mean() {
+        let mut path = EmuPath::new(vec![stage("kind='pfifo', limit=1000", 10, 0)]);
+        assert_eq!(path.reports()[0].sojourn_p50_ms, 0.0); // nothing sent yet
+        for k in 0..100 {
+            path.arrive(SimTime(0), 0, pkt(1514, k, Ecn::NotEct), &mut |_, _| {});
+        }
+        path.advance(SimTime(1_000_000_000), &mut |_, _| {});
+        let r = &path.reports()[0];
+        let exact = |k: f64| k * 1.2112; // ms, the k-th packet's wait
+        for (got, rank) in [(r.sojourn_p50_ms, 50.0), (r.sojourn_p90_ms, 90.0), (r.sojourn_p99_ms, 99.0)] {
+            assert!((got - exact(rank - 1.0)).abs() <= 0.005, "rank {rank}: {got} ms");
+        }
+        assert_eq!(r.sojourn_max_ms, exact(99.0));
+        assert!((r.sojourn_mean_ms - exact(49.5)).abs() < 1e-9, "{}", r.sojourn_mean_ms);
+    }
+
     /// A qdisc replacement takes effect at its time, as in the simulator, not
     /// at the link's next dequeue: a packet arriving at 2 s on a link whose
     /// pfifo became a 50 ms netem at 1 s goes through the netem, not dropped
     /// with the old queue.
     #[test]
     fn schedule_steps_apply_at_their_time() {
-        let spec: LinkSpec = ccbench_core::scenario::parse(
-            "name='t'\nduration='3s'\n[[links]]\nid='l'\nrate='10Mbit'\n\
-             schedule=[{at='1s', qdisc={kind='netem', delay='50ms'}}]\n[[flows]]\nid='f'\npath=['l']\n",
-            "t.toml",
-            &[],
-        )
-        .unwrap()
-        .scenario
-        .links
-        .remove(0);
+        let spec = link_spec("rate='10Mbit'\nschedule=[{at='1s', qdisc={kind='netem', delay='50ms'}}]");
         let mut path = EmuPath::new(vec![Stage::from_spec(1, &spec)]);
         assert_eq!(path.next_event(), Some(SimTime(1_000_000_000)));
         let mut out = Vec::new();
+        path.advance(SimTime(1_000_000_000), &mut |t, p| out.push((t, p.frame))); // an event at `now` runs now
+        assert_eq!(path.next_event(), None);
         path.advance(SimTime(2_000_000_000), &mut |t, p| out.push((t, p.frame)));
         assert_eq!(path.next_event(), None);
         path.arrive(SimTime(2_000_000_000), 0, pkt(1514, 9, Ecn::NotEct), &mut |_, _| unreachable!());
@@ -574,16 +582,7 @@ mod tests {
 
     #[test]
     fn loss_and_rate_schedule_apply() {
-        let spec: LinkSpec = ccbench_core::scenario::parse(
-            "name='t'\nduration='1s'\n[[links]]\nid='l'\nrate='10Mbit'\nloss=0.5\n\
-             schedule=[{at='1s', rate='20Mbit'}]\n[[flows]]\nid='f'\npath=['l']\n",
-            "t.toml",
-            &[],
-        )
-        .unwrap()
-        .scenario
-        .links
-        .remove(0);
+        let spec = link_spec("rate='10Mbit'\nloss=0.5\nschedule=[{at='1s', rate='20Mbit'}]");
         let mut path = EmuPath::new(vec![Stage::from_spec(3, &spec)]);
         let mut out = Vec::new();
         for k in 0..4000u32 {
