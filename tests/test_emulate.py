@@ -189,6 +189,16 @@ def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module
              for side in ("simulated", "emulated")}
     assert abs(total["emulated"] - total["simulated"]) <= 0.10 * total["simulated"], (total, out.stdout)
     assert "f2 share" in out.stdout
+    # The figure: throughput, cwnd, sRTT, each flow simulated and kernel, and the bottleneck's queue delay both ways.
+    from matplotlib.figure import Figure
+
+    import ccbench
+    from ccbench.plot import compare
+
+    fig = compare(ccbench.run(write_scenario(TWO_FLOWS_20M), set=['metrics.warmup="0s"']), ccbench.load(tmp_path / "c"),
+                  doc["flows"], [5201, 5202], "bottleneck")
+    assert isinstance(fig, Figure) and [len(ax.lines) for ax in fig.axes] == [4, 4, 4, 2]
+    assert (tmp_path / "c" / "compare.png").stat().st_size > 20_000
 
 
 CODEL_ECN_20M = CUBIC_20M.replace('{ kind = "pfifo", limit = 100 }', '{ kind = "codel", ecn = true }').replace(

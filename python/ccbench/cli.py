@@ -339,7 +339,9 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     `cc`) is set before connect, started at the flow's start and sending until
     its stop, all through the scenario's links. Prints, per flow, goodput over
     its active time, its share of the total, retransmits and sRTT, and the
-    bottleneck's queue delay, side by side, and flags differences above 10 %.
+    bottleneck's queue delay, side by side, and flags differences above 10 %;
+    OUT/compare.png draws each flow's throughput, cwnd and sRTT and the
+    bottleneck's queue delay over time, simulated and kernel.
     Both sides cover the whole run: the scenario's warm-up is not applied.
     Each flow entry's client host is its own namespace on the flow's route;
     flows with `ecn = "classic"` turn on `tcp_ecn` there.
@@ -424,6 +426,11 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
             diff = f"{d * 100:+.1f}%" + (" !" if abs(d) > 0.10 else "")
         fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
         table.add_row(name, fmt(a), fmt(b), diff)
+    from ccbench.plot import compare as compare_figure
+
+    kernel_flows = [{"id": f["id"], "bulk": bulk} for (_, f), (_, bulk) in zip(flows, kernel)]
+    compare_figure(result, ccbench.load(out), kernel_flows, [5201 + k for k in range(len(flows))],
+                   bott).savefig(out / "compare.png", dpi=110)
     (out / "compare.json").write_text(json.dumps(
         {"flow": flows[0][1]["id"], "cc": flows[0][1]["cc"], "kernel_cc": kernel[0][1]["cc"],
          "flows": [{"id": f["id"], "cc": f["cc"], "kernel_cc": bulk["cc"], "sink": sink, "bulk": bulk}
