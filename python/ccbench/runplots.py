@@ -44,9 +44,7 @@ def plan(dirs: Sequence[Path], kinds: Sequence[str]) -> tuple[list[Job], list[Pa
             parts = part_dirs(d)
             for part in parts if parts is not None else [d]:
                 jobs += _suite_jobs(part, kinds)
-                suites.append(part)
-            if parts is not None:
-                suites.append(d)
+            suites.append(d)  # a suite of suites' report renders its parts' too
         else:
             raise FileNotFoundError(2, f"neither a result directory (no {SUMMARY_FILE}) nor a suite's (no {MANIFEST})",
                                     str(d))
