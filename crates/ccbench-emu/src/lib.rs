@@ -36,21 +36,8 @@ pub fn network_for(sc: &Scenario) -> Result<Network, String> {
     if sc.flows.is_empty() {
         return Err("the scenario has no [[flows]]: emulation routes each flow's client through its path and reverse".into());
     }
-    // Host names to the simulator's ids ("client" 0, "server" 1, then in order of first use).
-    let mut names: Vec<String> = vec!["client".into(), "server".into()];
-    let mut host = |name: &Option<String>, default: &str| -> u16 {
-        let name = name.as_deref().unwrap_or(default);
-        match names.iter().position(|n| n == name) {
-            Some(i) => i as u16,
-            None => {
-                names.push(name.to_string());
-                (names.len() - 1) as u16
-            }
-        }
-    };
     let (mut fwd, mut rev) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
-    for flow in &sc.flows {
-        let hosts = (host(&flow.src, "client"), host(&flow.dst, "server"));
+    for (flow, hosts) in sc.flows.iter().zip(sc.host_ids()) {
         let rev_delay = flow.access_delay_rev.unwrap_or(flow.access_delay);
         for ((stages, routes), ids, access, hosts) in [
             (&mut fwd, &flow.path, (flow.access_delay, "access"), hosts),

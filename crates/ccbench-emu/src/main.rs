@@ -144,16 +144,6 @@ fn forward_cmd(a: &[String]) -> Result<u8, String> {
     Ok(0)
 }
 
-/// Which client host runs flow `id`'s command: its `[[flows]]` entry, also
-/// for a copy's id (`cubic.2` of an entry with `count = 3`).
-fn host_of(sc: &ccbench_core::scenario::Scenario, id: &str) -> Option<usize> {
-    sc.flows.iter().position(|f| f.id == id).or_else(|| {
-        let (base, n) = id.rsplit_once('.')?;
-        let n: u32 = n.parse().ok()?;
-        sc.flows.iter().position(|f| f.id == base && f.count > 1 && (1..=f.count).contains(&n))
-    })
-}
-
 fn run(a: &[String]) -> Result<u8, String> {
     // `-- CMD` and `--flow` on the command line, else the scenario's [commands].
     let split = a.iter().position(|s| s == "--");
@@ -198,7 +188,7 @@ fn run(a: &[String]) -> Result<u8, String> {
     }
     for (id, cmd) in &flow_cmds {
         let ids: Vec<&str> = sc.flows.iter().map(|f| f.id.as_str()).collect();
-        let host = host_of(&sc, id).ok_or(format!("--flow {id}=...: no flow {id:?} in {file} (flows: {})", ids.join(", ")))?;
+        let host = sc.flow_entry(id).ok_or(format!("--flow {id}=...: no flow {id:?} in {file} (flows: {})", ids.join(", ")))?;
         clients.push((host, sh(cmd)));
     }
     if clients.is_empty() {
@@ -208,7 +198,7 @@ fn run(a: &[String]) -> Result<u8, String> {
         servers.extend(c.server.iter().cloned());
         clients.extend(c.client.iter().map(|cmd| (0, sh(cmd))));
         for (id, cmd) in &c.flows {
-            clients.push((host_of(&sc, id).expect("validated with the scenario"), sh(cmd)));
+            clients.push((sc.flow_entry(id).expect("validated with the scenario"), sh(cmd)));
         }
     }
     let net = network_for(&sc)?;
@@ -331,7 +321,7 @@ fn run(a: &[String]) -> Result<u8, String> {
         "failure": failure,
         "namespaces": namespaces,
         "hosts": net.hosts.iter().enumerate().map(|(k, id)| serde_json::json!({
-            "flow": id, "namespace": s.clis[k], "ip": netns::client_ip(k),
+            "flow": id, "namespace": s.clis[k], "ip": netns::client_ip(k).to_string(),
         })).collect::<Vec<_>>(),
         "clients": clients.iter().zip(&codes).map(|((host, argv), st)| serde_json::json!({
             "host": host, "command": argv, "exit_code": exit(st),

@@ -63,17 +63,9 @@ pub fn build(s: &Scenario) -> Sim {
         links.push(link);
     }
     let mut flows = Vec::new();
-    // Host names to ids, in order of first use ("client" 0, "server" 1).
-    let mut hosts: BTreeMap<String, u16> = BTreeMap::from([("client".to_string(), 0), ("server".to_string(), 1)]);
-    for spec in &s.flows {
-        let mut host_id = |name: &Option<String>, default: &str| -> u16 {
-            let name = name.as_deref().unwrap_or(default).to_string();
-            let next = hosts.len() as u16;
-            *hosts.entry(name).or_insert(next)
-        };
-        let (src_host, dst_host) = (host_id(&spec.src, "client"), host_id(&spec.dst, "server"));
+    for (spec, (src_host, dst_host)) in s.flows.iter().zip(s.host_ids()) {
         for copy in 0..spec.count {
-            let name = if spec.count == 1 { spec.id.clone() } else { format!("{}.{}", spec.id, copy + 1) };
+            let name = spec.copy_name(copy);
             let fid = FlowId(flows.len() as u32);
             let mut fwd: Vec<LinkId> = spec.path.iter().map(|id| by_id[id.as_str()]).collect();
             let mut rev: Vec<LinkId> = spec.reverse.iter().map(|id| by_id[id.as_str()]).collect();

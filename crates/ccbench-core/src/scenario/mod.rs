@@ -796,6 +796,41 @@ impl Scenario {
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("scenario serializes")
     }
+
+    /// Per `[[flows]]` entry, the ids of its sender's and receiver's hosts
+    /// (`src`, default "client"; `dst`, default "server"), numbered in order
+    /// of first use from "client" 0 and "server" 1: what packets carry as
+    /// `src_host`/`dst_host` for host-fair qdiscs (Cake).
+    pub fn host_ids(&self) -> Vec<(u16, u16)> {
+        fn id<'a>(names: &mut Vec<&'a str>, name: &'a str) -> u16 {
+            let i = names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                names.push(name);
+                names.len() - 1
+            });
+            i as u16
+        }
+        let mut names = vec!["client", "server"];
+        let mut ids = Vec::with_capacity(self.flows.len());
+        for f in &self.flows {
+            let src = id(&mut names, f.src.as_deref().unwrap_or("client"));
+            ids.push((src, id(&mut names, f.dst.as_deref().unwrap_or("server"))));
+        }
+        ids
+    }
+
+    /// The `[[flows]]` entry a flow belongs to, by the entry's id or a
+    /// copy's (see [`FlowSpec::copy_name`]).
+    pub fn flow_entry(&self, name: &str) -> Option<usize> {
+        self.flows.iter().position(|f| f.id == name || (f.count > 1 && (0..f.count).any(|c| f.copy_name(c) == name)))
+    }
+}
+
+impl FlowSpec {
+    /// Copy `copy`'s flow id: the entry's id, with `.1`, `.2`, ... when
+    /// `count` makes several.
+    pub fn copy_name(&self, copy: u32) -> String {
+        if self.count == 1 { self.id.clone() } else { format!("{}.{}", self.id, copy + 1) }
+    }
 }
 
 #[cfg(test)]

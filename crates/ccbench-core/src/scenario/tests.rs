@@ -164,3 +164,19 @@ fn socket_buffer_keys_have_linux_defaults_and_are_checked() {
     assert_eq!(keys, ["flows[0].tcp.tx_jitter", "flows[0].tcp.wmem_max"], "{e}");
     assert!(e.problems[1].message.contains("at least 2 MTU (3000 bytes), got 1024"), "{e}");
 }
+
+/// Copies are named `id.1`, `id.2`, ... and found back by name; host ids
+/// count "client" 0, "server" 1, then other names in order of first use.
+#[test]
+fn flow_entries_by_copy_name_and_host_ids() {
+    let text = "duration='1s'\n[[links]]\nid='l'\n\
+                [[flows]]\nid='cubic'\ncount=3\npath=['l']\n\
+                [[flows]]\nid='x'\nsrc='laptop'\ndst='nas'\npath=['l']\n\
+                [[flows]]\nid='y'\nsrc='nas'\npath=['l']\n";
+    let sc = parse(text, "t.toml", &[]).unwrap().scenario;
+    assert_eq!([0, 2].map(|c| sc.flows[0].copy_name(c)), ["cubic.1", "cubic.3"]);
+    assert_eq!(sc.flows[1].copy_name(0), "x");
+    let found: Vec<_> = ["cubic", "cubic.1", "cubic.3", "cubic.4", "cubic.0", "x", "x.1", "y"].map(|n| sc.flow_entry(n)).into();
+    assert_eq!(found, [Some(0), Some(0), Some(0), None, None, Some(1), None, Some(2)]);
+    assert_eq!(sc.host_ids(), [(0, 1), (2, 3), (3, 1)]);
+}
