@@ -572,7 +572,7 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     ];
     dirs[1].route_of_dst = Some(
         (0..fa.len())
-            .map(|k| (crate::netns::client_ip(k).parse::<std::net::Ipv4Addr>().expect("an address").octets(), k))
+            .map(|k| (crate::netns::client_ip(k).octets(), k))
             .collect(),
     );
     if let Some(dir) = &opt.pcap {

@@ -25,20 +25,17 @@
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
+use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
-pub const IP_CLIENT: &str = "10.201.0.1";
 pub const IP_SERVER: &str = "10.201.0.2";
 /// At most this many client hosts (addresses 10.201.0.11 up to .250 after the first).
 pub const MAX_CLIENTS: usize = 241;
 
 /// Client host `k`'s address: 10.201.0.1 for the first, 10.201.0.(10 + k) after.
-pub fn client_ip(k: usize) -> String {
-    if k == 0 {
-        IP_CLIENT.to_string()
-    } else {
-        format!("10.201.0.{}", 10 + k)
-    }
+pub fn client_ip(k: usize) -> Ipv4Addr {
+    assert!(k < MAX_CLIENTS, "client host {k} of at most {MAX_CLIENTS}");
+    Ipv4Addr::new(10, 201, 0, if k == 0 { 1 } else { (10 + k) as u8 })
 }
 
 /// The router's side of client host `k`'s veth.
@@ -180,7 +177,7 @@ impl Session {
         ip(&["-n", &s.srv, "addr", "add", &format!("{IP_SERVER}/24"), "dev", "s0"])?;
         let mac_s = s.exec_out(&s.srv, &["cat", "/sys/class/net/s0/address"])?;
         for (k, cli) in s.clis.iter().enumerate() {
-            let ip_c = client_ip(k);
+            let ip_c = client_ip(k).to_string();
             ip(&["-n", cli, "addr", "add", &format!("{ip_c}/24"), "dev", "c0"])?;
             let mac_c = s.exec_out(cli, &["cat", "/sys/class/net/c0/address"])?;
             ip(&["-n", cli, "neigh", "replace", IP_SERVER, "lladdr", mac_s.trim(), "dev", "c0", "nud", "permanent"])?;
@@ -206,8 +203,8 @@ impl Session {
     pub fn spawn(&mut self, ns: &str, client: usize, argv: &[String], stdout: Stdio) -> Result<usize, String> {
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns]).args(argv).stdout(stdout);
-        let all: Vec<String> = (0..self.clis.len()).map(client_ip).collect();
-        cmd.env("CCB_CLIENT_IP", client_ip(client))
+        let all: Vec<String> = (0..self.clis.len()).map(|k| client_ip(k).to_string()).collect();
+        cmd.env("CCB_CLIENT_IP", client_ip(client).to_string())
             .env("CCB_CLIENT_IPS", all.join(" "))
             .env("CCB_SERVER_IP", IP_SERVER);
         child_setup(&mut cmd, true);

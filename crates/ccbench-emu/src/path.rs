@@ -143,6 +143,12 @@ impl Stage {
         self.link.schedule.front().map(|&(t, _)| t)
     }
 
+    /// The stage's pending events in their order at a tie: (time, kind)
+    /// with kind 0 a schedule step, 1 the pipe's head leaving, 2 a dequeue.
+    fn events(&self) -> [(Option<SimTime>, u8); 3] {
+        [(self.step_time(), 0), (self.link.pipe.front().map(|&(t, _)| t), 1), (self.dequeue_time(), 2)]
+    }
+
     fn enqueue_at(&mut self, t: SimTime, p: Packet) {
         let idle = self.link.qdisc.is_empty();
         if self.link.enqueue(t, p) {
@@ -164,7 +170,8 @@ impl Stage {
         self.hold = self.hold.min(t);
     }
 
-    fn dequeue_at(&mut self, t: SimTime) {
+    /// Dequeue at `t`; `last` says whether the packet leaves its route after this link.
+    fn dequeue_at(&mut self, t: SimTime, last: impl Fn(&Packet) -> bool) {
         let (q, mut cx) = self.link.cx(t);
         match q.dequeue(&mut cx) {
             Some(p) => {
@@ -179,7 +186,7 @@ impl Stage {
                         tuple: p.tuple,
                         size: p.size,
                         class: p.class,
-                        last: false,
+                        last: last(&p),
                     });
                 }
                 if self.tap {
@@ -338,11 +345,10 @@ impl EmuPath {
     /// `out` with their due time.
     pub fn advance(&mut self, now: SimTime, out: &mut impl FnMut(SimTime, Packet)) {
         loop {
-            // (time, kind: 0 = schedule step, 1 = pipe exit, 2 = dequeue, stage)
+            // (time, kind, stage)
             let mut best: Option<(SimTime, u8, usize)> = None;
             for (i, s) in self.stages.iter().enumerate() {
-                let events = [(s.step_time(), 0), (s.link.pipe.front().map(|&(t, _)| t), 1), (s.dequeue_time(), 2)];
-                for (t, kind) in events {
+                for (t, kind) in s.events() {
                     if let Some(t) = t {
                         if best.is_none_or(|b| (t, kind, i) < b) {
                             best = Some((t, kind, i));
@@ -365,14 +371,8 @@ impl EmuPath {
                     }
                 }
                 _ => {
-                    let st = &mut self.stages[i];
-                    let sent = st.link.tx_pkts;
-                    st.dequeue_at(t);
-                    if st.link.tx_pkts > sent && st.records.len() as u64 == st.link.tx_pkts {
-                        let p = &st.link.pipe.back().expect("just sent").1;
-                        let last = usize::from(p.hop) + 1 == self.routes[p.flow.0 as usize].stages.len();
-                        st.records.last_mut().expect("just recorded").last = last;
-                    }
+                    let routes = &self.routes;
+                    self.stages[i].dequeue_at(t, |p| usize::from(p.hop) + 1 == routes[p.flow.0 as usize].stages.len());
                 }
             }
         }
@@ -382,8 +382,8 @@ impl EmuPath {
     pub fn next_event(&self) -> Option<SimTime> {
         self.stages
             .iter()
-            .flat_map(|s| [s.step_time(), s.link.pipe.front().map(|&(t, _)| t), s.dequeue_time()])
-            .flatten()
+            .flat_map(Stage::events)
+            .filter_map(|(t, _)| t)
             .min()
     }
 
