@@ -22,7 +22,7 @@ from rich.table import Table
 
 import ccbench
 from ccbench.errors import ScenarioError, ScenarioWarning, SimulationError
-from ccbench.results import read_summary
+from ccbench.results import RUN_PLOTS, read_summary
 
 __all__ = ["cli", "main"]
 
@@ -310,20 +310,11 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
 
 def _finish_emulated(out: Path, scenario: Path, overrides: Sequence[str]) -> None:
     """An emulated run's directory as a simulated one's: tables, summary sections, scenario.toml, timeseries.png."""
-    import json
-    import tomllib
-
     from ccbench.emutables import convert
-    from ccbench.results import PLOT_FILE, SCENARIO_FILE
+    from ccbench.results import PLOT_FILE
 
-    if not convert(out):
-        return  # the forwarder recorded nothing (it did not start)
-    text = ccbench.validate(scenario, set=list(overrides), streamed=True)
-    (out / SCENARIO_FILE).write_text(text, encoding="utf-8")
-    summary = json.loads((out / "summary.json").read_text())
-    summary["seed"] = tomllib.loads(text).get("seed")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    ccbench.load(out).plot(out / PLOT_FILE)
+    if convert(out, ccbench.validate(scenario, set=list(overrides), streamed=True)):
+        ccbench.load(out).plot(out / PLOT_FILE)  # not when the forwarder recorded nothing (did not start)
 
 
 @cli.command()
@@ -366,10 +357,11 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     out = out or Path("results") / f"{scenario.stem}-compare"
     emu = _emu_binary()
     series = result.tables["flow_series"]
+    ports = [5201 + k for k in range(len(flows))]  # flow k's connection, to tell the emulated flows apart
     with tempfile.TemporaryDirectory(prefix="ccbench-compare-") as tmp:
         argv = [emu, "run", str(scenario), "-o", str(out)]
         for k, (_, f) in enumerate(flows):
-            port, start = 5201 + k, float(f.get("start_s") or 0.0)
+            port, start = ports[k], float(f.get("start_s") or 0.0)
             secs = float(f.get("stop_s") or duration) - start
             argv += ["--server", f"exec {emu} tcp-sink {port} > {tmp}/sink-{k}.json"]
             ecn_on = "sysctl -qw net.ipv4.tcp_ecn=1 || exit 1; " if f["ecn"] == "classic" else ""
@@ -429,8 +421,7 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     from ccbench.plot import compare as compare_figure
 
     kernel_flows = [{"id": f["id"], "bulk": bulk} for (_, f), (_, bulk) in zip(flows, kernel)]
-    compare_figure(result, ccbench.load(out), kernel_flows, [5201 + k for k in range(len(flows))],
-                   bott).savefig(out / "compare.png", dpi=110)
+    compare_figure(result, ccbench.load(out), kernel_flows, ports, bott).savefig(out / "compare.png", dpi=110)
     (out / "compare.json").write_text(json.dumps(
         {"flow": flows[0][1]["id"], "cc": flows[0][1]["cc"], "kernel_cc": kernel[0][1]["cc"],
          "flows": [{"id": f["id"], "cc": f["cc"], "kernel_cc": bulk["cc"], "sink": sink, "bulk": bulk}
@@ -601,7 +592,7 @@ def report(suite_dir: Path) -> None:
 
 @cli.command()
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(["timeseries", "delivery_with_rtt"]),
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(RUN_PLOTS),
               help="Plot to draw (repeatable).  [default: timeseries]")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Runs drawn at a time.  [default: CPU cores]")
@@ -616,8 +607,9 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
     from ccbench.runplots import draw, kinds_of, plan
     from ccbench.sweep import _cores
 
+    kinds = kinds_of(kinds)
     try:
-        todo, suites = plan(dirs, kinds_of(kinds))
+        todo, suites = plan(dirs, kinds)
     except FileNotFoundError as e:
         _fail(f"{e.filename}: {e.strerror}", USER_ERROR)
     try:
@@ -628,7 +620,7 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
             click.echo(f"report: {render(suite_dir)}")
     except KeyboardInterrupt:
         _fail("interrupted: the plots drawn so far are kept", INTERRUPTED)
-    click.echo(f"drew {', '.join(kinds_of(kinds))} for {len(todo)} run{'s' if len(todo) != 1 else ''}")
+    click.echo(f"drew {', '.join(kinds)} for {len(todo)} run{'s' if len(todo) != 1 else ''}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

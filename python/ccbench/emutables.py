@@ -51,13 +51,18 @@ LINK_RECORD = np.dtype([("t_ns", "<u8"), ("stage", "<u2"), ("dir", "u1"), ("pad"
 INTERVAL_S = 0.1
 
 
-def convert(out: str | os.PathLike[str]) -> list[Path]:
-    """Write the Parquet tables from ``out/packets.bin`` (see the module docs); the paths written."""
+def convert(out: str | os.PathLike[str], scenario_toml: str | None = None) -> list[Path]:
+    """Write the Parquet tables from ``out/packets.bin`` (see the module docs); the paths written.
+
+    With ``scenario_toml`` (the resolved scenario the run emulated) also
+    ``scenario.toml``, and the summary's ``seed`` from it.
+    """
     root = Path(out)
     raw = root / "packets.bin"
     if not raw.is_file():
         return []
-    emu = json.loads((root / "summary.json").read_text()).get("emulator") or {}
+    summary = json.loads((root / "summary.json").read_text())
+    emu = summary.get("emulator") or {}
     n_links = [len((emu.get(d) or {}).get("links", [])) for d in ("fwd", "rev")]
     n_flows = [len((emu.get(d) or {}).get("flows", [])) for d in ("fwd", "rev")]
     rec = np.fromfile(raw, dtype=RECORD)
@@ -89,8 +94,14 @@ def convert(out: str | os.PathLike[str]) -> list[Path]:
     )
     written.append(root / "flow_series.parquet")
     series.write_parquet(written[1])
-    summary = json.loads((root / "summary.json").read_text())
     summary.update(simulator_sections(summary, leaving))
+    if scenario_toml is not None:
+        import tomllib
+
+        from ccbench.results import SCENARIO_FILE
+
+        (root / SCENARIO_FILE).write_text(scenario_toml, encoding="utf-8")
+        summary["seed"] = tomllib.loads(scenario_toml).get("seed")
     (root / "summary.json").write_text(json.dumps(summary, indent=2))
     raw.unlink()
     links = root / "links.bin"

@@ -286,15 +286,18 @@ def compare(sim: Result, emu: Result, kernel: list[dict[str, Any]], ports: list[
     fig.suptitle(f"{s.get('scenario', '')}: simulated (solid) vs kernel TCP through the emulator (dashed)")
     series, emu_series = sim.tables["flow_series"], emu.tables["flow_series"]
     # Emulated flows: the data direction of connection k is the one to server port ports[k].
+    from ccbench.emutables import INTERVAL_S
+
     emu_flow = {}
     for j, f in enumerate(emu.summary.get("flows", [])):
         dst = str(f.get("tuple", "")).rpartition(":")[2]
-        if dst.isdigit() and int(dst) in ports and " > " in str(f.get("tuple", "")):
+        if dst.isdigit() and int(dst) in ports:
             emu_flow[ports.index(int(dst))] = j
     starts = [float(by_id[n][1].get("start_s") or 0.0) if n in by_id else 0.0 for n in names]
-    firsts = [(float(emu_series.filter(pl.col("flow") == j)["time_s"].min() or 0.0) - 0.1 - starts[k])
-              for k, j in emu_flow.items() if emu_series.filter(pl.col("flow") == j).height]
-    shift = min(firsts) if firsts else 0.0  # flow_series stamps a bin's end: 0.1 s after its first packet
+    first = dict(emu_series.group_by("flow").agg(pl.col("time_s").min()).iter_rows())
+    # flow_series stamps a bin's end: one interval after its first packet.
+    firsts = [first[j] - INTERVAL_S - starts[k] for k, j in emu_flow.items() if j in first]
+    shift = min(firsts) if firsts else 0.0
     for k, name in enumerate(names):
         color = style.color(k)
         if name in by_id:

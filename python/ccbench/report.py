@@ -43,7 +43,7 @@ from ccbench.expr import ExprError, evaluate
 from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
 from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
 from ccbench.suite import RUN_PLOTS, SEED_AXIS, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
-from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, write_atomic
+from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, write_atomic
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
@@ -507,14 +507,8 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
     for name, title, draw in todo:
         for run in stored.values():
             run.forget()
-        fig = draw()
         path = out_dir / f"{name}.png"
-        tmp = out_dir / f".{name}.tmp-{os.getpid()}.png"
-        try:
-            fig.savefig(tmp, dpi=100)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        save_figure(draw(), path, dpi=100)
         progress.step(f"plot {name}")
         out.append((name, title, path))
     return out

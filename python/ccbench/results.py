@@ -130,6 +130,8 @@ __all__ = ["SCHEMA", "Result", "Tables", "load", "read_summary"]
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
 PLOT_FILE = "timeseries.png"
+#: The per-run plots of :mod:`ccbench.plot` a run directory may hold, each as ``<name>.png``.
+RUN_PLOTS = ("timeseries", "delivery_with_rtt")
 #: LZ4 (Parquet's LZ4_RAW): about half zstd's encoding time on a run's tables
 #: for files about 25 % larger; every Parquet reader (polars, pyarrow, DuckDB) reads it.
 PARQUET_COMPRESSION = "lz4"

@@ -11,7 +11,6 @@ worker processes, and its report is rendered again to link them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 from ccbench.results import SUMMARY_FILE
 from ccbench.suite import parse_suite
-from ccbench.sweep import MANIFEST, _mp_context, read_manifest
+from ccbench.sweep import MANIFEST, _mp_context, read_manifest, save_figure
 
 __all__ = ["draw", "draw_one", "kinds_of", "plan"]
 
@@ -84,13 +83,7 @@ def draw_one(job: Job) -> Path:
     run, kinds = job
     result = ccbench.load(run)
     for kind, options in kinds.items():
-        fig = getattr(plot, kind)(result, **options)
-        tmp = run / f".{kind}.tmp-{os.getpid()}.png"
-        try:
-            fig.savefig(tmp, dpi=110)
-            tmp.replace(run / f"{kind}.png")
-        finally:
-            tmp.unlink(missing_ok=True)
+        save_figure(getattr(plot, kind)(result, **options), run / f"{kind}.png", dpi=110)
     return run
 
 

@@ -115,6 +115,7 @@ from ccbench import _core
 from ccbench.api import toml_value
 from ccbench.errors import ScenarioError, from_native
 from ccbench.expr import Expr, ExprError, parse as parse_expr
+from ccbench.results import RUN_PLOTS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -143,7 +144,6 @@ __all__ = [
 Scalar = str | int | float | bool
 Key = tuple[str | int, ...]
 
-RUN_PLOTS = ("timeseries", "delivery_with_rtt")  # per run; each saved as <name>.png in the run's directory
 DEFAULT_RUN_PLOTS: tuple[str, ...] = ()  # drawing one takes as long as many runs: only when asked (or `ccbench plot`)
 #: The axis whose runs a report's tables aggregate (mean and 95 % interval) instead of splitting by it.
 SEED_AXIS = "seed"

@@ -521,6 +521,16 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def save_figure(fig: Any, path: Path, dpi: int) -> None:
+    """Save a matplotlib figure so that readers see the old or the new file, never a part."""
+    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")  # the suffix picks the format
+    try:
+        fig.savefig(tmp, dpi=dpi)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")
 
