@@ -443,6 +443,8 @@ impl Dir {
 pub struct ForwarderReport {
     pub duration_s: f64,
     pub realtime: bool,
+    /// Whether idle CPUs were held out of sleep states (`/dev/cpu_dma_latency` at 0).
+    pub cpu_latency_hold: bool,
     pub fwd: DirReport,
     pub rev: DirReport,
 }
@@ -517,6 +519,19 @@ fn write_records(path: &std::path::Path, dirs: &[Dir]) -> io::Result<()> {
     w.flush()
 }
 
+/// Ask the kernel's PM QoS for zero CPU wake-up latency while the returned
+/// file stays open (as cyclictest does): idle CPUs then poll instead of
+/// entering sleep states — on a VM, halting the vCPU — whose wake-up would
+/// be added to departures and to the hosts' replies (README, "Timing on a
+/// virtual machine"). The kernel drops the request when the file closes,
+/// at exit or SIGKILL alike, so nothing needs cleaning up.
+fn hold_cpu_latency() -> Option<std::fs::File> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().write(true).open("/dev/cpu_dma_latency").ok()?;
+    f.write_all(&0i32.to_ne_bytes()).ok()?;
+    Some(f)
+}
+
 /// A nanosecond pcap file (magic a1b23c4d) of Ethernet frames.
 fn pcap_open(path: &std::path::Path) -> io::Result<io::BufWriter<std::fs::File>> {
     use std::io::Write;
@@ -548,6 +563,7 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
         libc::prctl(libc::PR_SET_TIMERSLACK, 1u64);
     }
     let mut realtime = false;
+    let latency_hold = if opt.realtime { hold_cpu_latency() } else { None };
     if opt.realtime {
         let sp = libc::sched_param { sched_priority: 50 };
         // SAFETY: valid sched_param.
@@ -701,6 +717,7 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     Ok(ForwarderReport {
         duration_s: dur,
         realtime,
+        cpu_latency_hold: latency_hold.is_some(),
         fwd: a.report(),
         rev: b.report(),
     })

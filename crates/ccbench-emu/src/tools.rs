@@ -128,31 +128,57 @@ pub fn sink(port: u16, secs: f64) -> Result<serde_json::Value, String> {
     )
 }
 
-/// Echo datagrams back to their sender, forever.
+/// Echo datagrams back to their sender, forever. A datagram of at least
+/// 24 B goes back with bytes 8..24 replaced by the kernel's arrival stamp of
+/// the request and the time just before the reply is sent (ns of
+/// CLOCK_REALTIME, big-endian), so that `ping` can take this server's own
+/// wake-up out of the RTT, as irtt does with its server timestamps.
 pub fn echo(port: u16) -> Result<serde_json::Value, String> {
     let s = UdpSocket::bind(("0.0.0.0", port)).map_err(|e| e.to_string())?;
+    let _ = crate::clock::enable_rx_stamps(s.as_raw_fd());
     let mut buf = [0u8; 2048];
     loop {
-        if let Ok((n, from)) = s.recv_from(&mut buf) {
-            let _ = s.send_to(&buf[..n], from);
+        // SAFETY: a zeroed sockaddr_storage is a valid empty address.
+        let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let Some((n, stamp)) = recv_stamped(s.as_raw_fd(), &mut buf, Some(&mut from)) else { continue };
+        if n >= 24 {
+            let rx = stamp.unwrap_or(0) as i64;
+            buf[8..16].copy_from_slice(&rx.to_be_bytes());
+            buf[16..24].copy_from_slice(&(crate::clock::realtime_ns() as i64).to_be_bytes());
         }
+        // SAFETY: buf holds n bytes; `from` is the address recvmsg filled in.
+        unsafe {
+            libc::sendto(
+                s.as_raw_fd(),
+                buf.as_ptr() as *const libc::c_void,
+                n,
+                0,
+                &from as *const libc::sockaddr_storage as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_storage>() as u32,
+            )
+        };
     }
 }
 
-/// Receive one datagram into `buf`; its length and the kernel's arrival
-/// stamp (SO_TIMESTAMPNS, ns of CLOCK_REALTIME) if there is one.
-fn recv_stamped(fd: i32, buf: &mut [u8]) -> Option<(usize, Option<i128>)> {
+/// Receive one datagram into `buf` (and its sender into `from`); its length
+/// and the kernel's arrival stamp (SO_TIMESTAMPNS, ns of CLOCK_REALTIME) if
+/// there is one.
+fn recv_stamped(fd: i32, buf: &mut [u8], from: Option<&mut libc::sockaddr_storage>) -> Option<(usize, Option<i128>)> {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr() as *mut libc::c_void,
         iov_len: buf.len(),
     };
     let mut ctl = [0u64; crate::clock::CTL_WORDS];
-    // SAFETY: zeroed msghdr is valid; iov and ctl outlive the call.
+    // SAFETY: zeroed msghdr is valid; iov, ctl and from outlive the call.
     let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
     h.msg_iov = &mut iov;
     h.msg_iovlen = 1;
     h.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
     h.msg_controllen = std::mem::size_of_val(&ctl);
+    if let Some(from) = from {
+        h.msg_name = from as *mut libc::sockaddr_storage as *mut libc::c_void;
+        h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as u32;
+    }
     // SAFETY: h describes valid buffers.
     let n = unsafe { libc::recvmsg(fd, &mut h, 0) };
     if n < 0 {
@@ -161,19 +187,27 @@ fn recv_stamped(fd: i32, buf: &mut [u8]) -> Option<(usize, Option<i128>)> {
     Some((n as usize, crate::clock::rx_stamp(&h)))
 }
 
+/// The time an echo server held a reply (its send stamp minus its arrival
+/// stamp, bytes 8..24 of the reply), in ns, when it wrote both.
+fn server_dwell(reply: &[u8]) -> Option<i128> {
+    let word = |i: usize| Some(i64::from_be_bytes(reply.get(i..i + 8)?.try_into().ok()?));
+    let (rx, tx) = (word(8)?, word(16)?);
+    (rx > 0 && tx >= rx).then_some(i128::from(tx - rx))
+}
+
 /// Send `count` 64 B probes every `interval_ms` to an echo server and report
 /// RTT statistics in ms. A reply's time is the kernel's arrival stamp, as
-/// ping(8) takes it: this process's own wake-up is not part of the RTT.
+/// ping(8) takes it: this process's own wake-up is not part of the RTT; nor
+/// is the echo server's, when it reports how long it held the probe (as
+/// `echo` does; `server_dwell_*` says how long that was).
 pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value, String> {
-    use std::os::fd::AsRawFd;
-
     let s = UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
     s.connect(dst).map_err(|e| format!("{dst}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(2)))
         .map_err(|e| e.to_string())?;
     // Without stamps (an old kernel) the RTT is taken when the reply is read.
     let _ = crate::clock::enable_rx_stamps(s.as_raw_fd());
-    let mut rtts = Vec::new();
+    let (mut rtts, mut dwells) = (Vec::new(), Vec::new());
     let mut buf = [0u8; 64];
     for seq in 0..count {
         let t = Instant::now();
@@ -181,10 +215,12 @@ pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value
         msg[..4].copy_from_slice(&seq.to_be_bytes());
         let sent = crate::clock::realtime_ns();
         let _ = s.send(&msg);
-        while let Some((n, stamp)) = recv_stamped(s.as_raw_fd(), &mut buf) {
+        while let Some((n, stamp)) = recv_stamped(s.as_raw_fd(), &mut buf, None) {
             if n >= 4 && buf[..4] == seq.to_be_bytes() {
+                let dwell = server_dwell(&buf[..n]);
+                dwells.extend(dwell.map(|d| d as f64 / 1e6));
                 rtts.push(match stamp {
-                    Some(at) => (at - sent) as f64 / 1e6,
+                    Some(at) => (at - sent - dwell.unwrap_or(0)) as f64 / 1e6,
                     None => t.elapsed().as_secs_f64() * 1e3,
                 });
                 break;
@@ -195,6 +231,9 @@ pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value
             std::thread::sleep(Duration::from_secs_f64((interval_ms - el) / 1e3));
         }
     }
+    dwells.sort_by(f64::total_cmp);
+    let dwell_p50 = dwells.get(dwells.len() / 2).copied().unwrap_or(f64::NAN);
+    let dwell_max = dwells.last().copied().unwrap_or(f64::NAN);
     let mut v = rtts.clone();
     v.sort_by(f64::total_cmp);
     let q = |p: f64| {
@@ -210,7 +249,8 @@ pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value
         v.iter().sum::<f64>() / v.len() as f64
     };
     Ok(
-        json!({"sent": count, "received": v.len(), "mean_ms": mean, "min_ms": q(0.0), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": v.last().copied().unwrap_or(f64::NAN)}),
+        json!({"sent": count, "received": v.len(), "mean_ms": mean, "min_ms": q(0.0), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": v.last().copied().unwrap_or(f64::NAN),
+               "server_dwell_p50_ms": dwell_p50, "server_dwell_max_ms": dwell_max}),
     )
 }
 
@@ -376,4 +416,31 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
                              "rows": trace}});
     let _ = std::io::stdout().flush();
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_dwell;
+
+    fn reply(rx: i64, tx: i64) -> Vec<u8> {
+        let mut r = vec![0u8; 64];
+        r[8..16].copy_from_slice(&rx.to_be_bytes());
+        r[16..24].copy_from_slice(&tx.to_be_bytes());
+        r
+    }
+
+    #[test]
+    fn dwell_is_the_servers_send_minus_arrival_stamp() {
+        assert_eq!(server_dwell(&reply(1_000_000_000, 1_000_045_000)), Some(45_000));
+        assert_eq!(server_dwell(&reply(7, 7)), Some(0));
+    }
+
+    #[test]
+    fn no_dwell_without_both_stamps() {
+        // A plain echo (the probe's zeros), a send before the arrival, a short reply.
+        assert_eq!(server_dwell(&reply(0, 0)), None);
+        assert_eq!(server_dwell(&reply(0, 5)), None);
+        assert_eq!(server_dwell(&reply(10, 9)), None);
+        assert_eq!(server_dwell(&reply(10, 20)[..23]), None);
+    }
 }
