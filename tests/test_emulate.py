@@ -274,7 +274,7 @@ def test_emulate_routes_each_flows_host_over_its_own_path(run_module, write_scen
                      "--flow", f"near={emu} udp-ping $CCB_SERVER_IP:7000 {n} 20 > {tmp_path}/near.json",
                      "--flow", f"far={emu} udp-ping $CCB_SERVER_IP:7000 {n} 20 > {tmp_path}/far.json")
     assert out.returncode == 0, out.stderr
-    serial = 2 * 106 * 8 / 10e6 * 1e3  # a 106 B frame at 10 Mbit/s, each way
+    serial = 106 * 8 / 10e6 * 1e3  # a 106 B frame at 10 Mbit/s forward ("ret" has no rate)
     for name, configured in (("near", 20.0 + serial), ("far", 40.0 + serial)):
         ping = json.loads((tmp_path / f"{name}.json").read_text().strip().splitlines()[-1])
         assert ping["received"] == n, (name, ping)
