@@ -70,8 +70,11 @@ impl Entry {
     }
 }
 
-/// How far past the earliest pending event the heap reaches, ns.
-pub const WINDOW: u64 = 10_000_000;
+/// How far past the earliest pending event the heap reaches, ns. Narrower
+/// keeps the heap shallower and costs more passes over the far list: callgrind
+/// instructions with 1, 2 and 10 ms were B1 1.586/1.585/1.599 G, B3
+/// 2.675/2.688/2.768 G, 1000 flows for 2 s 0.829/0.824/0.852 G.
+pub const WINDOW: u64 = 2_000_000;
 
 pub struct EventQueue {
     heap: Vec<Entry>,
