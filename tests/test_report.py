@@ -246,6 +246,41 @@ def test_cross_run_plots_label_axes_with_units(swept: Path) -> None:
     assert plot_suite.kind_color("newcc") == plot_suite.kind_color("newcc")
 
 
+def test_box_statistics_are_each_flows_sample_quantiles(swept: Path) -> None:
+    """Each box: the 5/25/50/75/95th percentiles and mean of its flow's samples after the warm-up."""
+    runs = [(key, StoredRun(swept / "runs" / key)) for key, _ in _runs(swept).values()]
+    boxes = 0
+    for _, run in runs:
+        rtt = run.table("rtt").filter(pl.col("time_s") >= float(run.summary.get("warmup_s") or 0))
+        for i, (name, kind, stats) in enumerate(plot_suite._groups(run, "rtt", "flow", "rtt_ms", "flows")):
+            values = rtt.filter(pl.col("flow") == i)["rtt_ms"]
+            assert (name, kind) == (run.summary["flows"][i]["id"], "cubic")
+            for key, q in (("whislo", 0.05), ("q1", 0.25), ("med", 0.5), ("q3", 0.75), ("whishi", 0.95)):
+                assert stats[key] == pytest.approx(values.quantile(q, interpolation="linear"), rel=1e-12), key
+            assert stats["mean"] == pytest.approx(values.mean(), rel=1e-12)
+            boxes += 1
+    assert boxes >= len(runs)
+
+
+class _Samples:
+    """A run of eight flows of two kinds whose samples carry ids out of range and nulls too."""
+
+    summary = {"flows": [{"id": f"f{i}", "cc": "cubic" if i < 5 else "bbr"} for i in range(8)]}
+
+    def table(self, name: str, columns: list[str] | None = None) -> pl.DataFrame:
+        return pl.DataFrame({"time_s": [0.0] * 12, "flow": [0, 1, 2, 3, 4, 5, 6, 7, 9, None, 5, 0],
+                             "rtt_ms": [1.0, 2, 3, 4, 5, 10, 20, 30, 99, 99, None, float("nan")]},
+                            schema_overrides={"flow": pl.UInt32})
+
+
+def test_many_flows_pool_their_samples_by_kind() -> None:
+    groups = plot_suite._groups(_Samples(), "rtt", "flow", "rtt_ms", "flows")
+    assert [(name, kind) for name, kind, _ in groups] == [("cubic (all)", "cubic"), ("bbr (all)", "bbr")]
+    cubic, bbr = groups[0][2], groups[1][2]
+    assert (cubic["med"], cubic["mean"], cubic["whislo"]) == (3.0, 3.0, pytest.approx(1.2))  # 1..5; NaN dropped
+    assert (bbr["med"], bbr["mean"], bbr["whishi"]) == (20.0, 20.0, pytest.approx(29.0))  # 10, 20, 30; null dropped
+
+
 def test_render_returns_the_html_path(swept: Path) -> None:
     assert render(swept) == swept / "report.html"
 
