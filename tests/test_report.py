@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from matplotlib.figure import Figure
@@ -342,6 +343,39 @@ def test_delay_cdf_lines_are_the_samples_quantiles(swept: Path) -> None:
         assert len(xs) == 201
         for x, p in list(zip(xs, ps))[::20]:
             assert x == pytest.approx(samples.quantile(float(p), interpolation="linear"), rel=1e-12)
+
+
+class _Goodputs:
+    summary = {"flows": [{"id": "a", "kind": "tcp", "goodput_mbps": 3.0}, {"id": "b", "kind": "tcp", "goodput_mbps": 5.0}]}
+
+
+def test_a_legend_of_many_long_run_labels_fits_beside_the_plot() -> None:
+    """36 runs labelled as scream-interop's are: the figure grows to hold the legend, which stays whole."""
+    import io
+    import warnings
+
+    runs = [(f"downstream 100 Mbit/s / {rtt} ms / up to 5 L4S QUIC-like / {k}", _Goodputs())
+            for rtt in range(12) for k in range(3)]
+    fig = plot_suite.goodput_cdf(runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "constrained_layout not applied because axes sizes collapsed to zero"
+        fig.savefig(io.BytesIO(), format="png", dpi=50)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent(renderer)
+    figure, plot = fig.bbox, ax.get_window_extent(renderer)
+    assert len(ax.get_legend().get_texts()) == len(runs)
+    assert figure.x0 <= legend.x0 and legend.x1 <= figure.x1 and figure.y0 <= legend.y0 and legend.y1 <= figure.y1
+    assert legend.x0 > plot.x1 and plot.width > 0.25 * figure.width  # beside the plot, which keeps its room
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 1000])
+def test_sorted_quantiles_are_numpys_linear_quantiles(n: int) -> None:
+    xs = np.sort(np.random.default_rng(n).exponential(3.0, n))
+    probs = np.linspace(0.0, 1.0, 201)
+    assert plot_suite._sorted_quantiles(xs, probs) == pytest.approx(np.quantile(xs, probs), rel=1e-12, abs=1e-12)
 
 
 def test_totals_are_delivered_over_one_window(swept: Path) -> None:
