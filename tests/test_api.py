@@ -358,6 +358,19 @@ def test_spilled_tables_equal_the_in_memory_ones(tmp_path: Path, monkeypatch) ->
         assert_frame_equal(saved.tables[name], mem.tables[name])
 
 
+def test_lazy_tables_scan_their_file_without_loading_it(tmp_path: Path) -> None:
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    disk, mem = ccbench.run(TWO_FLOWS, spill_dir=spill), ccbench.run(TWO_FLOWS)
+    for name in ("rtt", "sojourn", "flow_series"):
+        scan = disk.tables.lazy(name)
+        assert "Parquet" in scan.explain() and name not in disk.tables._frames, name  # a scan; nothing loaded
+        assert_frame_equal(scan.collect(), mem.tables[name])
+        assert_frame_equal(mem.tables.lazy(name).collect(), mem.tables[name])  # in memory: the table itself
+    disk.tables["rtt"]
+    assert "Parquet" not in disk.tables.lazy("rtt").explain()  # once loaded, not read again
+
+
 def test_a_spill_directory_that_cannot_be_written_is_an_os_error(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "dir"
     with pytest.raises(OSError, match="sojourn.parquet|rtt.parquet|flow_series.parquet"):

@@ -65,7 +65,7 @@ def timeseries(result: Result) -> Figure:
         cwnd.plot(part["time_s"], part["cwnd_pkts"], color=style.color(i), label=style.label(i))
     ncols += [_finish(cwnd, "cwnd (packets)", series.is_empty() or "cwnd_pkts" not in series.columns, "flows")]
 
-    samples = _binned(result.tables["rtt"], "flow", "rtt_ms", width)
+    samples = _binned(result.tables.lazy("rtt"), "flow", "rtt_ms", width)
     style.new_panel()
     for i, part in _parts(samples, "flow"):
         rtt.plot(part["time_s"], part["mean"], color=style.color(i), label=style.label(i))
@@ -81,8 +81,8 @@ def timeseries(result: Result) -> Figure:
 
     # Two-queue qdiscs (DualPI2) get one line per queue: C solid, L dashed.
     two_queue = {i for i, link in enumerate(s.get("links", [])) if link.get("sojourn_l_ms") is not None}
-    raw = result.tables["sojourn"]
-    if "class" not in raw.columns:
+    raw = result.tables.lazy("sojourn")
+    if "class" not in raw.collect_schema().names():
         raw = raw.with_columns(pl.lit(0, pl.UInt32).alias("class"))
     sojourn = _binned(raw.with_columns(key=pl.col("link") * 2 + pl.col("class")), "key", "sojourn_ms", width)
     for key, part in _parts(sojourn, "key"):
@@ -123,13 +123,15 @@ def bin_width(duration_s: float) -> float:
     return max(0.1, duration_s / 500)
 
 
-def _binned(df: pl.DataFrame, key: str, value: str, width: float) -> pl.DataFrame:
-    """Mean and max of ``value`` per ``key`` per time bin, stamped at the bin centre."""
+def _binned(table: pl.LazyFrame, key: str, value: str, width: float) -> pl.DataFrame:
+    """Mean and max of ``value`` per ``key`` per time bin, stamped at the bin centre (one
+    query over a per-packet table, which need not be loaded: see ``Tables.lazy``)."""
     return (
-        df.group_by(key, (pl.col("time_s") // width).alias("bin"))
+        table.group_by(key, (pl.col("time_s") // width).alias("bin"))
         .agg(pl.col(value).mean().alias("mean"), pl.col(value).max().alias("max"))
         .sort(key, "bin")
         .with_columns(time_s=(pl.col("bin") + 0.5) * width)
+        .collect()
     )
 
 
@@ -321,7 +323,7 @@ def compare(sim: Result, emu: Result, kernel: list[dict[str, Any]], ports: list[
         for res, ls, label, dt in ((sim, "-", "simulated", 0.0), (emu, "--", "emulated", shift)):
             ids = [x["id"] for x in res.summary.get("links", [])]
             if link in ids:
-                mean = _binned(res.tables["sojourn"].filter(pl.col("link") == ids.index(link)), "link", "sojourn_ms",
+                mean = _binned(res.tables.lazy("sojourn").filter(pl.col("link") == ids.index(link)), "link", "sojourn_ms",
                                0.1)
                 queue.plot(mean["time_s"] - dt, mean["mean"], color="black", ls=ls, label=f"{link} {label}")
     for ax, ylabel, title in ((tput, "throughput (Mbit/s)", "flows"), (cwnd, "cwnd (packets)", "flows"),

@@ -245,6 +245,16 @@ class Tables(Mapping[str, "pl.DataFrame"]):
                 self._frames[name] = pl.DataFrame(schema=__getattr__("SCHEMA")[name])
         return self._frames[name]
 
+    def lazy(self, name: str) -> pl.LazyFrame:
+        """A table as a Polars LazyFrame: a scan of its file while it stands in one (so a
+        query such as a plot's binning reads only the columns it uses, without loading
+        the table), else the loaded table."""
+        if name not in self._frames and name in self._files:
+            import polars as pl
+
+            return pl.scan_parquet(self._files[name])
+        return self[name].lazy()
+
     def __iter__(self) -> Iterator[str]:
         return iter(dict.fromkeys([*TABLE_NAMES, *self._frames, *self._files]))
 
