@@ -403,11 +403,11 @@ macro_rules! dispatch {
 
 
 impl Qdisc for AnyQdisc {
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, pkt: Packet, cx: &mut Cx) {
         dispatch!(self, q => q.enqueue(pkt, cx))
     }
-    #[inline]
+    #[inline(always)]
     fn dequeue(&mut self, cx: &mut Cx) -> Option<Packet> {
         dispatch!(self, q => q.dequeue(cx))
     }

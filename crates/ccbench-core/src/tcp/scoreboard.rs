@@ -39,6 +39,13 @@ pub struct Scoreboard {
     pub high_sacked: u64,
     /// Lowest index that may hold a lost, not yet retransmitted segment.
     pub retrans_hint: u64,
+    /// Disjoint ranges [start, end) at or above `una`, in order, every
+    /// segment of which is SACKed: the union of the SACK blocks processed so
+    /// far (a SACK mark stays until the cumulative ACK passes it). `sack` and
+    /// the loss scan step over them, as Linux's `recv_sack_cache` skips
+    /// blocks it has seen: each ACK repeats the last one's blocks, and
+    /// walking them again made the cost of an ACK grow with the window.
+    sacked: Vec<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -96,13 +103,49 @@ impl Scoreboard {
         if self.high_sacked < self.una {
             self.high_sacked = 0;
         }
+        let una = self.una;
+        let gone = self.sacked.partition_point(|&(_, e)| e <= una);
+        self.sacked.drain(..gone);
+        if let Some(first) = self.sacked.first_mut() {
+            first.0 = first.0.max(una);
+        }
+    }
+
+    /// The first sequence at or after `seq` outside the known SACKed ranges;
+    /// `k` is the caller's cursor into them (start at 0, then pass it back
+    /// with increasing `seq`).
+    #[inline]
+    pub fn next_unsacked(&self, mut seq: u64, k: &mut usize) -> u64 {
+        while let Some(&(s, e)) = self.sacked.get(*k) {
+            if s > seq {
+                break;
+            }
+            seq = seq.max(e);
+            *k += 1;
+        }
+        seq
+    }
+
+    /// Add [start, end) to the known SACKed ranges, merging what it touches.
+    fn note_sacked(&mut self, start: u64, end: u64) {
+        let i = self.sacked.partition_point(|&(_, e)| e < start);
+        let (mut s, mut e, mut j) = (start, end, i);
+        while let Some(&(s2, e2)) = self.sacked.get(j).filter(|r| r.0 <= end) {
+            (s, e) = (s.min(s2), e.max(e2));
+            j += 1;
+        }
+        self.sacked.splice(i..j, [(s, e)]);
     }
 
     /// Mark [start, end) SACKed. Calls `f` for each newly SACKed segment.
     pub fn sack(&mut self, start: u64, end: u64, mut f: impl FnMut(u64, &Seg)) {
         let start = start.max(self.una);
         let end = end.min(self.nxt());
-        for seq in start..end {
+        let mut k = 0;
+        let mut next = self.next_unsacked(start, &mut k);
+        while next < end {
+            let seq = next;
+            next = self.next_unsacked(seq + 1, &mut k);
             let flags = self.get(seq).flags;
             if flags & SACKED != 0 {
                 continue;
@@ -122,6 +165,7 @@ impl Scoreboard {
         }
         if end > start {
             self.high_sacked = self.high_sacked.max(end);
+            self.note_sacked(start, end);
         }
     }
 
@@ -196,6 +240,12 @@ impl Scoreboard {
         assert_eq!(self.sacked_out, count(SACKED));
         assert_eq!(self.lost_out, count(LOST));
         assert_eq!(self.retrans_out, count(RETRANS));
+        let mut prev = self.una;
+        for &(s, e) in &self.sacked {
+            assert!(prev <= s && s < e && e <= self.nxt(), "SACKed ranges {:?} (una {})", self.sacked, self.una);
+            assert!((s..e).all(|q| self.get(q).flags & SACKED != 0), "{s}..{e} not all SACKed");
+            prev = e;
+        }
     }
 }
 
@@ -255,6 +305,68 @@ mod tests {
         assert_eq!(b.lost_out, 4);
         assert_eq!(b.retrans_out, 0);
         assert_eq!(b.in_flight(), 0);
+        b.check();
+    }
+
+    /// SACK blocks that overlap, repeat and extend earlier ones, cumulative
+    /// ACKs and growth: each `sack` reports exactly the segments a walk of
+    /// every segment in the block would (in order), and the known SACKed
+    /// ranges stay a sorted, merged cover of SACKed segments only.
+    #[test]
+    fn sack_skips_what_earlier_blocks_covered_and_reports_the_rest() {
+        let mut b = board(200);
+        let mut naive = vec![false; 200]; // SACKed, by sequence
+        let mut most_ranges = 0;
+        let mut x = 12345u64;
+        let mut rnd = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        for step in 0..3000 {
+            match rnd(10) {
+                0 => {
+                    let ack = (b.una + rnd(6)).min(b.nxt());
+                    b.advance(ack, |_, _| {});
+                }
+                1 => {
+                    b.push(SimTime(step), 1448);
+                    naive.push(false);
+                }
+                _ => {
+                    let start = b.una.saturating_sub(2) + rnd(80);
+                    let end = start + 1 + rnd(if step % 2 == 0 { 4 } else { 30 });
+                    let want: Vec<u64> = (start.max(b.una)..end.min(b.nxt())).filter(|&q| !naive[q as usize]).collect();
+                    let mut got = Vec::new();
+                    b.sack(start, end, |q, _| got.push(q));
+                    assert_eq!(got, want, "step {step}: sack({start}, {end}) with known {:?}", b.sacked);
+                    for q in want {
+                        naive[q as usize] = true;
+                    }
+                }
+            }
+            b.check();
+            assert!(b.sacked.windows(2).all(|w| w[0].1 < w[1].0), "not merged: {:?}", b.sacked);
+            most_ranges = most_ranges.max(b.sacked.len());
+        }
+        assert!(b.una > 100 && most_ranges >= 3, "una {} ranges {most_ranges}", b.una);
+    }
+
+    #[test]
+    fn next_unsacked_steps_over_known_ranges() {
+        let mut b = board(30);
+        b.sack(3, 5, |_, _| {});
+        b.sack(5, 8, |_, _| {}); // touches [3, 5): one range
+        b.sack(20, 22, |_, _| {});
+        assert_eq!(b.sacked, vec![(3, 8), (20, 22)]);
+        let mut k = 0;
+        let seqs: Vec<u64> = std::iter::successors(Some(b.next_unsacked(0, &mut k)), |&q| Some(b.next_unsacked(q + 1, &mut k)))
+            .take_while(|&q| q < 30)
+            .collect();
+        assert_eq!(seqs, (0..3).chain(8..20).chain(22..30).collect::<Vec<_>>());
+        b.advance(4, |_, _| {});
+        assert_eq!(b.sacked, vec![(4, 8), (20, 22)]);
+        b.advance(21, |_, _| {});
+        assert_eq!(b.sacked, vec![(21, 22)]);
         b.check();
     }
 }

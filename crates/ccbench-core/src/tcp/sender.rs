@@ -546,7 +546,12 @@ impl TcpSender {
         let mut wait = Dur::ZERO;
         let mut newly = 0;
         let end = self.sb.high_sacked.min(self.sb.nxt());
-        for seq in self.sb.una..end {
+        // SACKed stretches are skipped whole (they would be skipped below).
+        let mut k = 0;
+        let mut next = self.sb.next_unsacked(self.sb.una, &mut k);
+        while next < end {
+            let seq = next;
+            next = self.sb.next_unsacked(seq + 1, &mut k);
             let s = *self.sb.get(seq);
             // Delivered, or marked lost and not yet retransmitted: skip.
             if s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
