@@ -102,9 +102,8 @@ def _after_warmup(df: pl.DataFrame, run: RunData) -> pl.DataFrame:
     return df.filter(pl.col("time_s") >= warmup) if warmup > 0 and not df.is_empty() else df
 
 
-def _box_stats(values: pl.Series | np.ndarray, label: str) -> dict[str, Any] | None:
-    arr = values.cast(pl.Float64).to_numpy() if isinstance(values, pl.Series) else np.asarray(values, dtype=float)
-    arr = arr[~np.isnan(arr)]  # nulls became NaN on the way to NumPy
+def _box_stats(values: np.ndarray, label: str) -> dict[str, Any] | None:
+    arr = values[~np.isnan(values)]  # nulls became NaN on the way to NumPy
     if arr.size == 0:
         return None
     q05, q1, med, q3, q95 = np.quantile(arr, [0.05, 0.25, 0.5, 0.75, 0.95])  # linear, as Polars' "linear"
@@ -376,7 +375,7 @@ def seed_box(groups: Sequence[tuple[str, Sequence[RunData]]]) -> Figure:
         goodputs = [v for run in runs if (v := window_goodput_mbps(_ProjectedRun(run))) is not None]
         p99s = [v for run in runs if (v := _p99_latency(run)) is not None]
         for ax, values, color in ((tput, goodputs, kind_color("cubic")), (lat, p99s, kind_color("ping"))):
-            stats = _box_stats(pl.Series(values, dtype=pl.Float64), str(i))
+            stats = _box_stats(np.asarray(values, dtype=float), str(i))
             if stats is None:
                 continue
             art = ax.bxp([stats], positions=[i], widths=0.5, patch_artist=True, showfliers=False,

@@ -562,9 +562,9 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
         libc::signal(libc::SIGTERM, on_stop as *const () as libc::sighandler_t);
         libc::prctl(libc::PR_SET_TIMERSLACK, 1u64);
     }
-    let mut realtime = false;
-    let latency_hold = if opt.realtime { hold_cpu_latency() } else { None };
+    let (mut realtime, mut latency_hold) = (false, None);
     if opt.realtime {
+        latency_hold = hold_cpu_latency();
         let sp = libc::sched_param { sched_priority: 50 };
         // SAFETY: valid sched_param.
         realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &sp) } == 0;

@@ -232,26 +232,26 @@ pub fn ping(dst: &str, count: u32, interval_ms: f64) -> Result<serde_json::Value
         }
     }
     dwells.sort_by(f64::total_cmp);
-    let dwell_p50 = dwells.get(dwells.len() / 2).copied().unwrap_or(f64::NAN);
-    let dwell_max = dwells.last().copied().unwrap_or(f64::NAN);
-    let mut v = rtts.clone();
+    let mut v = rtts;
     v.sort_by(f64::total_cmp);
-    let q = |p: f64| {
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            v[((p * v.len() as f64) as usize).min(v.len() - 1)]
-        }
-    };
+    let q = |p: f64| at_rank(&v, p);
     let mean = if v.is_empty() {
         f64::NAN
     } else {
         v.iter().sum::<f64>() / v.len() as f64
     };
     Ok(
-        json!({"sent": count, "received": v.len(), "mean_ms": mean, "min_ms": q(0.0), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": v.last().copied().unwrap_or(f64::NAN),
-               "server_dwell_p50_ms": dwell_p50, "server_dwell_max_ms": dwell_max}),
+        json!({"sent": count, "received": v.len(), "mean_ms": mean, "min_ms": q(0.0), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0),
+               "server_dwell_p50_ms": at_rank(&dwells, 0.5), "server_dwell_max_ms": at_rank(&dwells, 1.0)}),
     )
+}
+
+/// The sample of rank ⌊p·n⌋ of sorted `v` (the last for p = 1), NaN if there is none.
+fn at_rank(v: &[f64], p: f64) -> f64 {
+    match v.len() {
+        0 => f64::NAN,
+        n => v[((p * n as f64) as usize).min(n - 1)],
+    }
 }
 
 /// Accept one TCP connection on `port`, read until EOF, report the bytes
