@@ -70,13 +70,34 @@ pub struct TcpSeg {
     pub tsecr: SimTime,
 }
 
+/// The SACK blocks of an ACK (at most three, RFC 2018 §3), held as 32-bit
+/// offsets from its cumulative ACK: every block lies within a window of it
+/// (a D-SACK block may lie below it), and the smaller ACK keeps a [`Packet`]
+/// within 128 bytes, which the compiler copies inline instead of calling
+/// `memcpy` (packets move by value from queue to queue). Read and written
+/// through [`TcpAck`], which knows the ACK they are relative to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Sacks {
+    off: [(i32, i32); 3],
+    n: u8,
+}
+
+impl Sacks {
+    pub fn len(&self) -> usize {
+        usize::from(self.n)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}
+
 /// A TCP acknowledgement with SACK blocks (RFC 2018) and ECN feedback.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub struct TcpAck {
-    /// Next segment expected (cumulative ACK).
+    /// Next segment expected (cumulative ACK). Set it before adding SACK
+    /// blocks (they are stored relative to it) and leave it afterwards.
     pub ack: u64,
-    pub sack: [SackBlock; 3],
-    pub nsack: u8,
+    pub sack: Sacks,
     /// ECE flag (RFC 3168 §6.1.3).
     pub ece: bool,
     /// TSecr: echo of the TSval of the segment that triggered this ACK.
@@ -88,10 +109,41 @@ pub struct TcpAck {
     /// ESCE (SCE echo, the former NS bit; draft-grimes-tcpm-tcpsce): the
     /// data this ACK covers arrived SCE-marked (ECT(1)).
     pub esce: bool,
-    /// Advertised receive window in bytes above `ack` (None: no limit).
-    pub rwnd: Option<u64>,
+    /// Advertised receive window in bytes above `ack` (None: no limit). At
+    /// most [`MAX_RWND`], as on the wire.
+    pub rwnd: Option<u32>,
     /// TSval: the receiver's clock when it sent this ACK (RFC 7323).
     pub tsval: SimTime,
+}
+
+/// The largest window TCP can advertise: 65 535 with the largest window
+/// scale, 14 (RFC 7323 §2.3).
+pub const MAX_RWND: u32 = 65_535 << 14;
+
+impl TcpAck {
+    /// SACK block `k`, or an empty block at 0 past the last one.
+    pub fn sack_block(&self, k: usize) -> SackBlock {
+        if k >= self.sack.len() {
+            return SackBlock::default();
+        }
+        let (s, e) = self.sack.off[k];
+        SackBlock { start: self.ack.wrapping_add_signed(i64::from(s)), end: self.ack.wrapping_add_signed(i64::from(e)) }
+    }
+    /// All three block slots, empty ones past the last block.
+    pub fn sack_list(&self) -> [SackBlock; 3] {
+        [self.sack_block(0), self.sack_block(1), self.sack_block(2)]
+    }
+    /// Add a block after the ones already there.
+    ///
+    /// Panics if there are three already, or if the block lies 2³¹ segments
+    /// or more from `ack` (no window is that large).
+    pub fn push_sack(&mut self, b: SackBlock) {
+        let off = |x: u64| i32::try_from(x.wrapping_sub(self.ack) as i64).expect("SACK block too far from the cumulative ACK");
+        let k = self.sack.len();
+        assert!(k < 3, "at most three SACK blocks");
+        self.sack.off[k] = (off(b.start), off(b.end));
+        self.sack.n += 1;
+    }
 }
 
 /// An echo probe (ICMP-like ping or UDP RTT probe).
@@ -172,5 +224,36 @@ impl Packet {
     /// The TOS byte: DSCP << 2 | ECN.
     pub fn tos(&self) -> u8 {
         (self.dscp << 2) | self.ecn.bits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_fits_in_128_bytes() {
+        assert!(std::mem::size_of::<Packet>() <= 128, "{} bytes", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn sack_blocks_read_back_as_written_on_both_sides_of_the_ack() {
+        let mut a = TcpAck { ack: 5_000_000_000, ..Default::default() };
+        let blocks = [SackBlock { start: 4_999_999_990, end: 4_999_999_991 }, SackBlock { start: 5_000_000_007, end: 5_000_100_000 },
+                      SackBlock { start: 5_000_000_001, end: 5_000_000_003 }];
+        for (k, b) in blocks.iter().enumerate() {
+            assert_eq!(a.sack.len(), k);
+            a.push_sack(*b);
+        }
+        assert_eq!(a.sack_list(), blocks);
+        let one = TcpAck { ack: 9, ..Default::default() };
+        assert_eq!(one.sack_list(), [SackBlock::default(); 3]);
+    }
+
+    #[test]
+    #[should_panic(expected = "too far")]
+    fn a_block_beyond_any_window_is_refused() {
+        let mut a = TcpAck { ack: 1, ..Default::default() };
+        a.push_sack(SackBlock { start: 1 << 32, end: (1 << 32) + 1 });
     }
 }

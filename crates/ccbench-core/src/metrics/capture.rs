@@ -69,7 +69,7 @@ impl Capture {
         self.flags.push(flags);
         self.cep.push(cep);
         let (n, blocks) = match &p.hdr {
-            Header::TcpAck(a) => (a.nsack, a.sack),
+            Header::TcpAck(a) => (a.sack.len() as u8, a.sack_list()),
             _ => (0, Default::default()),
         };
         self.nsack.push(u32::from(n));

@@ -32,7 +32,7 @@
 
 use super::{ack_wire_size, TcpConfig};
 use crate::cc::EcnMode;
-use crate::packet::{Ecn, Header, Packet, SackBlock, TcpAck, TcpSeg};
+use crate::packet::{Ecn, Header, Packet, SackBlock, TcpAck, TcpSeg, MAX_RWND};
 use crate::units::SimTime;
 
 /// A received range above rcv_nxt, with its payload bytes and a recency
@@ -270,7 +270,7 @@ impl TcpReceiver {
 
     /// The ACK as a packet on the reverse path, from the flow's template.
     pub fn ack_packet(&self, ack: TcpAck, now: SimTime, tmpl: &Packet) -> Packet {
-        Packet { size: ack_wire_size(ack.nsack), ecn: self.ack_ecn, sent_at: now, hdr: Header::TcpAck(ack), ..*tmpl }
+        Packet { size: ack_wire_size(ack.sack.len() as u8), ecn: self.ack_ecn, sent_at: now, hdr: Header::TcpAck(ack), ..*tmpl }
     }
 
     /// Returns false for a duplicate of data already held.
@@ -311,20 +311,19 @@ impl TcpReceiver {
             cep: self.ce_packets,
             ceb: self.ce_bytes,
             esce: self.sce && self.sce_state,
-            rwnd: Some(self.window()),
+            rwnd: Some(self.window().min(u64::from(MAX_RWND)) as u32),
             tsval: _now,
             ..Default::default()
         };
         //= RFC 2883 §4: a D-SACK block comes first, then the SACK blocks.
         let mut first = 0;
         if let Some(d) = self.dsack.take().filter(|_| self.sack_blocks > 0) {
-            ack.sack[0] = SackBlock { start: d, end: d + 1 };
+            ack.push_sack(SackBlock { start: d, end: d + 1 });
             first = 1;
         }
         // RFC 2018 §4: the first block holds the most recently received
         // segment, then the most recently reported others.
         let n = (self.sack_blocks as usize).min(self.ooo.len()).min(3 - first);
-        ack.nsack = first as u8;
         if n > 0 {
             let mut idx: [usize; 3] = [usize::MAX; 3];
             for k in 0..n {
@@ -339,10 +338,9 @@ impl TcpReceiver {
                 }
                 idx[k] = best.unwrap();
             }
-            for (k, &j) in idx.iter().enumerate().take(n) {
-                ack.sack[first + k] = SackBlock { start: self.ooo[j].start, end: self.ooo[j].end };
+            for &j in idx.iter().take(n) {
+                ack.push_sack(SackBlock { start: self.ooo[j].start, end: self.ooo[j].end });
             }
-            ack.nsack = (first + n) as u8;
         }
         ack
     }
@@ -368,18 +366,18 @@ mod tests {
         r.on_data(&seg(1), Ecn::NotEct, SimTime::ZERO);
         // Below rcv_nxt (2): D-SACK [0, 1).
         let a = r.on_data(&seg(0), Ecn::NotEct, SimTime::ZERO).expect("immediate");
-        assert_eq!((a.ack, a.nsack), (2, 1));
-        assert_eq!(a.sack[0], SackBlock { start: 0, end: 1 });
+        assert_eq!((a.ack, a.sack.len()), (2, 1));
+        assert_eq!(a.sack_block(0), SackBlock { start: 0, end: 1 });
         // Out of order, then a duplicate of it: D-SACK [5, 6) inside SACK [5, 6).
         r.on_data(&seg(5), Ecn::NotEct, SimTime::ZERO);
         let a = r.on_data(&seg(5), Ecn::NotEct, SimTime::ZERO).expect("immediate");
-        assert_eq!(a.nsack, 2);
-        assert_eq!(a.sack[0], SackBlock { start: 5, end: 6 });
-        assert_eq!(a.sack[1], SackBlock { start: 5, end: 6 });
+        assert_eq!(a.sack.len(), 2);
+        assert_eq!(a.sack_block(0), SackBlock { start: 5, end: 6 });
+        assert_eq!(a.sack_block(1), SackBlock { start: 5, end: 6 });
         // Reported once.
         let a = r.on_data(&seg(7), Ecn::NotEct, SimTime::ZERO).expect("ooo");
-        assert_eq!(a.sack[0], SackBlock { start: 7, end: 8 });
-        assert_eq!(a.nsack, 2);
+        assert_eq!(a.sack_block(0), SackBlock { start: 7, end: 8 });
+        assert_eq!(a.sack.len(), 2);
     }
 
     /// chromi/sce receiver: ESCE follows the SCE state of the data
@@ -422,18 +420,18 @@ mod tests {
         let mut r = rx();
         r.on_data(&seg(0), Ecn::NotEct, SimTime(0));
         let a = r.on_data(&seg(2), Ecn::NotEct, SimTime(1)).unwrap();
-        assert_eq!((a.ack, a.nsack), (1, 1));
-        assert_eq!(a.sack[0], SackBlock { start: 2, end: 3 });
+        assert_eq!((a.ack, a.sack.len()), (1, 1));
+        assert_eq!(a.sack_block(0), SackBlock { start: 2, end: 3 });
         let a = r.on_data(&seg(5), Ecn::NotEct, SimTime(2)).unwrap();
-        assert_eq!(a.nsack, 2);
-        assert_eq!(a.sack[0], SackBlock { start: 5, end: 6 });
-        assert_eq!(a.sack[1], SackBlock { start: 2, end: 3 });
+        assert_eq!(a.sack.len(), 2);
+        assert_eq!(a.sack_block(0), SackBlock { start: 5, end: 6 });
+        assert_eq!(a.sack_block(1), SackBlock { start: 2, end: 3 });
         let a = r.on_data(&seg(3), Ecn::NotEct, SimTime(3)).unwrap();
-        assert_eq!(a.sack[0], SackBlock { start: 2, end: 4 });
+        assert_eq!(a.sack_block(0), SackBlock { start: 2, end: 4 });
         // Fill the hole at 1: cumulative ACK jumps over 2..4.
         let a = r.on_data(&seg(1), Ecn::NotEct, SimTime(4)).unwrap();
         assert_eq!(a.ack, 4);
-        assert_eq!(a.nsack, 1);
+        assert_eq!(a.sack.len(), 1);
         assert_eq!(r.delivered_bytes, 4 * 1448);
     }
 
@@ -450,5 +448,18 @@ mod tests {
         let a = r.on_data(&seg(4), Ecn::Ect0, SimTime(4)).unwrap();
         assert!(!a.ece, "CWR ended the echo");
         assert_eq!(a.cep, 1);
+    }
+
+    /// RFC 7323 §2.3: the window field with the largest scale (14) carries at
+    /// most 65 535 << 14 bytes, whatever the buffer.
+    #[test]
+    fn the_advertised_window_is_capped_at_the_largest_scaled_window() {
+        let big = TcpConfig { quickacks: 0, rmem_default: crate::units::Bytes(8 << 30), ..Default::default() };
+        let mut r = TcpReceiver::new(&big, EcnMode::Classic);
+        r.on_data(&seg(0), Ecn::NotEct, SimTime::ZERO);
+        let a = r.on_data(&seg(1), Ecn::NotEct, SimTime::ZERO).expect("second segment: ACK");
+        assert_eq!(a.rwnd, Some(MAX_RWND));
+        let a = rx().on_data(&seg(5), Ecn::NotEct, SimTime::ZERO).expect("out of order: ACK");
+        assert_eq!(a.rwnd, Some(65_536));
     }
 }

@@ -370,7 +370,7 @@ impl TcpSender {
         self.ts_recent = self.ts_recent.max(ack.tsval);
         self.snd_wnd_end = match ack.rwnd {
             // The receiver never shrinks its window's right edge.
-            Some(w) => self.snd_wnd_end.max(ack.ack + w / u64::from(self.t.mss)),
+            Some(w) => self.snd_wnd_end.max(ack.ack + u64::from(w) / u64::from(self.t.mss)),
             // An ACK without a window (a peer that does not limit) lifts it.
             None => u64::MAX,
         };
@@ -385,7 +385,8 @@ impl TcpSender {
         let prior_fack = self.fack();
         //= RFC 2883 §4: a first SACK block below the cumulative ACK, or
         // inside the second block, reports a duplicate (D-SACK).
-        let sacks = &ack.sack[..ack.nsack as usize];
+        let blocks = ack.sack_list();
+        let sacks = &blocks[..ack.sack.len()];
         let dsack = sacks.first().filter(|d| d.start < ack.ack || sacks.get(1).is_some_and(|b| d.start >= b.start && d.end <= b.end));
         if let Some(d) = dsack {
             self.rack.dsack_seen = true;

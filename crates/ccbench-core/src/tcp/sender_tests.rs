@@ -110,10 +110,9 @@ fn cum(n: u64) -> TcpAck {
 }
 fn sack(n: u64, blocks: &[(u64, u64)]) -> TcpAck {
     let mut a = cum(n);
-    for (k, &(start, end)) in blocks.iter().enumerate() {
-        a.sack[k] = SackBlock { start, end };
+    for &(start, end) in blocks {
+        a.push_sack(SackBlock { start, end });
     }
-    a.nsack = blocks.len() as u8;
     a
 }
 fn seg(p: &Packet) -> TcpSeg {

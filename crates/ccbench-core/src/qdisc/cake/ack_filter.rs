@@ -33,8 +33,9 @@ pub enum AckFilter {
 /// `cake_tcph_sack_compare(a, b)`: −1 if `a` SACKs something `b` does not
 /// (or has a D-SACK), 1 if `b` SACKs strictly more bytes, else 0.
 fn sack_compare(a: &TcpAck, b: &TcpAck) -> i32 {
-    let sa = &a.sack[..usize::from(a.nsack).min(3)];
-    let sb = &b.sack[..usize::from(b.nsack).min(3)];
+    let (la, lb) = (a.sack_list(), b.sack_list());
+    let sa = &la[..a.sack.len()];
+    let sb = &lb[..b.sack.len()];
     match (sa.is_empty(), sb.is_empty()) {
         (false, true) => return -1,
         (true, false) => return 1,
@@ -124,10 +125,9 @@ mod tests {
     }
     fn with_sack(mut p: Packet, blocks: &[(u64, u64)]) -> Packet {
         if let Header::TcpAck(a) = &mut p.hdr {
-            for (i, &(s, e)) in blocks.iter().enumerate() {
-                a.sack[i] = SackBlock { start: s, end: e };
+            for &(s, e) in blocks {
+                a.push_sack(SackBlock { start: s, end: e });
             }
-            a.nsack = blocks.len() as u8;
         }
         p
     }
