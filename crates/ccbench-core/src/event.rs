@@ -151,6 +151,20 @@ impl EventQueue {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
         self.refill();
+        self.pop_head()
+    }
+    /// The earliest event if it is due at or before `t` (one look at the
+    /// head instead of a peek and a pop).
+    #[inline]
+    pub fn pop_due(&mut self, t: SimTime) -> Option<(SimTime, Event)> {
+        self.refill();
+        if self.heap.first()?.time > t.0 {
+            return None;
+        }
+        self.pop_head()
+    }
+    #[inline(always)]
+    fn pop_head(&mut self) -> Option<(SimTime, Event)> {
         let last = self.heap.pop()?;
         self.popped += 1;
         let heap = &mut self.heap[..];
@@ -233,8 +247,10 @@ mod tests {
         assert_eq!(q.pop(), Some((SimTime(1), Event::Sample)));
         assert_eq!(q.horizon, WINDOW, "the horizon stays while the heap has events before it");
         for t in [2, 5] {
-            assert_eq!(q.pop(), Some((SimTime(t), Event::Sample)));
+            assert_eq!(q.pop_due(SimTime(t - 1)), None, "not due yet");
+            assert_eq!(q.pop_due(SimTime(t)), Some((SimTime(t), Event::Sample)));
         }
+        assert_eq!(q.pop_due(SimTime(WINDOW + 4)), None, "a far event is not due before its time either");
         assert_eq!(q.pop(), Some((SimTime(WINDOW + 5), Event::Warmup)));
         assert_eq!((q.horizon, q.far.len()), (2 * WINDOW + 5, 1000));
         assert_eq!(q.peek_time(), Some(SimTime(200_000_000)));

@@ -185,11 +185,7 @@ impl Sim {
         }
         let t = t.min(self.end);
         let mut n: u32 = 0;
-        while let Some(next) = self.q.peek_time() {
-            if next > t {
-                break;
-            }
-            let (at, ev) = self.q.pop().unwrap();
+        while let Some((at, ev)) = self.q.pop_due(t) {
             assert!(at >= self.now, "time went backwards: {at:?} < {:?}", self.now);
             self.now = at;
             self.handle(ev);
