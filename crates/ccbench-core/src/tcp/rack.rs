@@ -74,6 +74,7 @@ impl Default for Rack {
 impl Rack {
     /// `tcp_rack_advance` for one newly delivered segment. Returns false
     /// for an ambiguous retransmission (ignored).
+    #[inline]
     pub fn advance(
         &mut self,
         seq: u64,

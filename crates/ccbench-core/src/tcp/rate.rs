@@ -131,6 +131,7 @@ impl RateSampler {
     /// most recently sent one on this ACK sets the sample's start. (Linux
     /// zeroes a SACKed segment's stamp so its cumulative ACK does not count
     /// it again; the scoreboard never reports a SACKed segment twice.)
+    #[inline]
     pub fn on_delivered(&mut self, seq: u64, seg: &Seg) {
         let tx = seg.tx;
         let Some(mstamp) = tx.delivered_mstamp else {

@@ -90,6 +90,7 @@ impl Scoreboard {
 
     /// Cumulative ACK up to `ack`: drops segments below it. Calls `f` with
     /// each segment that was not already SACKed (newly delivered).
+    #[inline]
     pub fn advance(&mut self, ack: u64, mut f: impl FnMut(u64, &Seg)) {
         while self.una < ack {
             let s = self.segs.pop_front().expect("ACK beyond snd_nxt");
