@@ -78,7 +78,8 @@ impl Drr {
         true
     }
 
-    /// The next packet by DRR++, taken from its bucket with `pop`.
+    /// The next packet by DRR++, taken from its bucket with `pop`. A bucket
+    /// that sends stays where it is, at the head of its list.
     pub fn dequeue(&mut self, mut pop: impl FnMut(usize) -> Option<Packet>) -> Option<Packet> {
         loop {
             let (idx, from_new) = match (self.new_flows.front(), self.old_flows.front()) {
@@ -86,31 +87,25 @@ impl Drr {
                 (None, Some(&i)) => (i, false),
                 (None, None) => return None,
             };
+            let s = &mut self.slots[idx as usize];
+            if s.deficit > 0 {
+                if let Some(p) = pop(idx as usize) {
+                    s.deficit -= i64::from(p.size);
+                    return Some(p);
+                }
+            }
             if from_new {
                 self.new_flows.pop_front();
             } else {
                 self.old_flows.pop_front();
             }
-            let s = &mut self.slots[idx as usize];
             if s.deficit <= 0 {
                 // Out of credit: top up, to the back of the old list.
                 s.deficit += self.quantum;
                 s.list = List::Old;
                 self.old_flows.push_back(idx);
-                continue;
-            }
-            if let Some(p) = pop(idx as usize) {
-                s.deficit -= i64::from(p.size);
-                // Still at the head of its list.
-                if from_new {
-                    self.new_flows.push_front(idx);
-                } else {
-                    self.old_flows.push_front(idx);
-                }
-                return Some(p);
-            }
-            // Empty: through the old list first if that is busy.
-            if from_new && !self.old_flows.is_empty() {
+            } else if from_new && !self.old_flows.is_empty() {
+                // Empty: through the old list first if that is busy.
                 s.list = List::Old;
                 self.old_flows.push_back(idx);
             } else {
