@@ -55,6 +55,22 @@ impl LogHist {
     #[inline]
     pub fn record(&mut self, v: u64) {
         let i = index(v);
+        // Wraps below `base`, so one bounds check covers both edges.
+        match self.counts.get_mut(i.wrapping_sub(self.base)) {
+            Some(c) => *c += 1,
+            None => self.grow_to(i, v),
+        }
+        self.n += 1;
+        self.sum += u128::from(v);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    /// Widen the buckets to reach bucket `i` and count `v` there (rare: the
+    /// range settles within a run's first samples).
+    #[cold]
+    #[inline(never)]
+    fn grow_to(&mut self, i: usize, v: u64) {
         if self.counts.is_empty() {
             self.base = i;
             self.counts.push(0);
@@ -65,14 +81,10 @@ impl LogHist {
             let add = (self.base - i).max(self.counts.len() / 2).min(self.base);
             self.counts.splice(0..0, std::iter::repeat_n(0, add));
             self.base -= add;
-        } else if i >= self.base + self.counts.len() {
+        } else {
             self.counts.resize(i - self.base + 1, 0);
         }
         self.counts[i - self.base] += 1;
-        self.n += 1;
-        self.sum += u128::from(v);
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
     }
 
     pub fn merge(&mut self, o: &LogHist) {
@@ -162,7 +174,7 @@ pub struct IdStats {
 }
 
 impl IdStats {
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, t_ns: u64, id: u32, class: u8, v: u64) {
         if t_ns < self.from_ns {
             return;
