@@ -154,3 +154,29 @@ def test_runs_table_shows_per_kind_goodput_when_kinds_mix(mixed, tmp_path: Path)
     row = next(line for line in md.split("## Runs\n", 1)[1].splitlines() if line.startswith("| 1 |"))
     for title in ("media RTT p99 (ms)", "media goodput (Mbit/s)", "TCP goodput (Mbit/s)"):
         assert f"| {format_value(value(run, title), None)} |" in row, title
+
+
+class _TableRun:
+    """A run of one in-memory table (what counter_after_warmup reads)."""
+
+    def __init__(self, df: pl.DataFrame, warmup: float) -> None:
+        self.df = df
+        self.summary = {"warmup_s": warmup, "duration_s": 10.0}
+
+    def table(self, name: str, columns=None) -> pl.DataFrame:
+        return self.df.select(columns) if columns else self.df
+
+
+def test_counter_growth_per_key_from_the_last_sample_before_the_warm_up_end() -> None:
+    # Rows out of order; key 2 has no sample before the warm-up's end (starts at 0); key 3 is filtered out.
+    rows = [(3.0, 1, 50), (1.0, 1, 10), (2.0, 1, 20), (0.5, 2, 0), (2.5, 1, 35), (4.0, 2, 7), (3.0, 2, 5),
+            (9.0, 3, 1000), (1.0, 3, 1)]
+    df = pl.DataFrame(rows, schema={"time_s": pl.Float64, "k": pl.UInt32, "c": pl.UInt64}, orient="row")
+    run = _TableRun(df, warmup=2.0)
+    # key 1: 50 - 20; key 2: 7 - 0 (its 0.5 s sample, value 0); key 3: 1000 - 1.
+    assert counter_after_warmup(run, "t", "k", "c") == 30 + 7 + 999
+    assert counter_after_warmup(run, "t", "k", "c", ids={1, 2}) == 37
+    assert counter_after_warmup(run, "t", "k", "c", ids={4}) is None
+    late = _TableRun(df.filter(pl.col("k") == 2).with_columns(pl.col("time_s") + 10), warmup=2.0)
+    assert counter_after_warmup(late, "t", "k", "c") == 7  # no sample before the warm-up's end: from 0
+    assert counter_after_warmup(_TableRun(df.clear(), 2.0), "t", "k", "c") is None
