@@ -386,16 +386,16 @@ impl Sim {
         let now = self.now;
         let fi = p.flow.0 as usize;
         let flow = &mut self.flows[fi];
-        match (&mut flow.ep, p.hdr) {
+        match (&mut flow.ep, &p.hdr) {
             (Endpoints::Tcp { rx, .. }, Header::TcpData(seg)) => {
-                if let Some(ack) = rx.on_data(&seg, p.ecn, now) {
+                if let Some(ack) = rx.on_data(seg, p.ecn, now) {
                     self.out.push(rx.ack_packet(ack, now, &flow.rev_tmpl));
                 }
                 self.arm(fi, End::Receiver);
             }
             (Endpoints::Tcp { tx, .. }, Header::TcpAck(ack)) => {
                 let out = &mut self.out;
-                let res = tx.on_ack(&ack, now, &mut |p| out.push(p));
+                let res = tx.on_ack(ack, now, &mut |p| out.push(p));
                 if let Some(r) = res.rtt {
                     self.metrics.rtt_stats.record(now.0, self.out_id[fi], 0, r.0);
                     if self.mcfg.rtt_samples {
@@ -412,7 +412,7 @@ impl Sim {
                     size: p.size,
                     ecn: ping.ecn,
                     sent_at: now,
-                    hdr: Header::Probe(Probe { reply: true, ..pr }),
+                    hdr: Header::Probe(Probe { reply: true, ..*pr }),
                     ..flow.rev_tmpl
                 };
                 self.out.push(r);
@@ -424,7 +424,7 @@ impl Sim {
                 self.metrics.probes.push(now.0, self.out_id[fi], 0, rtt);
             }
             (Endpoints::Media { rx, .. }, Header::Rtp(rtp)) => {
-                if let Some(id) = rx.on_rtp(&rtp, p.ecn, now) {
+                if let Some(id) = rx.on_rtp(rtp, p.ecn, now) {
                     self.out.push(feedback_packet(rx, id, now, &flow.rev_tmpl));
                 }
                 self.arm(fi, End::Receiver);
