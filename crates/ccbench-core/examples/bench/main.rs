@@ -1,10 +1,17 @@
 //! `make bench`: runs the canonical scenarios in release mode, each in its
 //! own process so peak memory is per scenario, and prints wall time,
 //! events/s, simulated seconds per wall second, bottleneck packets per wall
-//! second and peak RSS.
+//! second and peak RSS; then, for B1 and B3, the same numbers of a skeleton
+//! doing only their packets' events and queue moves (`floor.rs`), and the
+//! engine's wall time as a multiple of it.
+
+mod floor;
 
 use std::process::Command;
 use std::time::Instant;
+
+/// The skeleton's dumbbells for B1 and B3: (scenario, rate bit/s, one-way delay ns, flows, seconds).
+const FLOORS: &[(&str, u64, u64, u64, u64)] = &[("B1", 100_000_000, 12_500_000, 5, 60), ("B3", 1_000_000_000, 10_000_000, 50, 10)];
 
 const SCENARIOS: &[(&str, &str)] = &[
     ("B1", "bench/b1-cubic-fq_codel.toml"),
@@ -53,6 +60,7 @@ fn main() {
     let exe = std::env::current_exe().expect("own path");
     println!("| scen | sim s | wall s | events (M) | events/s (M) | sim-s / wall-s | bottleneck pkts / wall-s (k) | peak RSS MiB | goodput Mbit/s | Jain |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut engine_wall = std::collections::HashMap::new();
     for (name, path) in SCENARIOS {
         // Best of three wall times (the machine is shared; the minimum is
         // the least disturbed run). Results are identical across runs.
@@ -71,6 +79,7 @@ fn main() {
         let events: f64 = r[1].parse().unwrap();
         let sim: f64 = r[2].parse().unwrap();
         let pkts: f64 = r[3].parse().unwrap();
+        engine_wall.insert(*name, wall);
         println!(
             "| {name} | {sim:.0} | {wall:.3} | {:.2} | {:.2} | {:.1} | {:.0} | {} | {} | {} |",
             events / 1e6,
@@ -80,6 +89,19 @@ fn main() {
             r[4],
             r[5],
             r[6]
+        );
+    }
+    println!();
+    println!("| floor of | sim s | wall s | events (M) | events/s (M) | bottleneck pkts / wall-s (k) | engine / floor |");
+    println!("|---|---|---|---|---|---|---|");
+    for &(name, rate, delay, flows, secs) in FLOORS {
+        let (wall, events, pkts) = (0..3).map(|_| floor::run(rate, delay, flows, secs)).min_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
+        let ratio = engine_wall.get(name).map_or(String::from("—"), |e| format!("{:.1}×", e / wall));
+        println!(
+            "| {name} | {secs} | {wall:.3} | {:.2} | {:.2} | {:.0} | {ratio} |",
+            events as f64 / 1e6,
+            events as f64 / wall / 1e6,
+            pkts as f64 / wall / 1e3
         );
     }
 }
