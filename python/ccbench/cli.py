@@ -419,9 +419,10 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
         fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
         table.add_row(name, fmt(a), fmt(b), diff)
     from ccbench.plot import compare as compare_figure
+    from ccbench.png import write_figure
 
     kernel_flows = [{"id": f["id"], "bulk": bulk} for (_, f), (_, bulk) in zip(flows, kernel)]
-    compare_figure(result, ccbench.load(out), kernel_flows, ports, bott).savefig(out / "compare.png", dpi=110)
+    write_figure(compare_figure(result, ccbench.load(out), kernel_flows, ports, bott), out / "compare.png", dpi=110)
     (out / "compare.json").write_text(json.dumps(
         {"flow": flows[0][1]["id"], "cc": flows[0][1]["cc"], "kernel_cc": kernel[0][1]["cc"],
          "flows": [{"id": f["id"], "cc": f["cc"], "kernel_cc": bulk["cc"], "sink": sink, "bulk": bulk}

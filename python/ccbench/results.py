@@ -118,6 +118,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccbench.png import write_figure
+
 if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
@@ -345,7 +347,7 @@ class Result:
 
         fig = timeseries(self)
         if path is not None:
-            fig.savefig(path, dpi=110)
+            write_figure(fig, path, dpi=110)
         return fig
 
     def save(self, directory: str | os.PathLike[str], *, plot: bool = True,
@@ -375,7 +377,7 @@ class Result:
                 from ccbench import plot as plots
 
                 for name, options in figures.items():
-                    getattr(plots, name)(self, **options).savefig(tmp / f"{name}.png", dpi=110)
+                    write_figure(getattr(plots, name)(self, **options), tmp / f"{name}.png", dpi=110)
             (tmp / SUMMARY_FILE).write_text(self.summary_json, encoding="utf-8")  # last: marks completion
             _replace_dir(tmp, target)
         except BaseException:
@@ -420,7 +422,7 @@ def result_html(result: Result, *, plot: bool = True) -> str:
         parts.append(f"<p><b>{title}</b></p><table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>")
     if plot:
         buf = io.BytesIO()
-        result.plot().savefig(buf, format="png", dpi=80)
+        write_figure(result.plot(), buf, dpi=80)
         data = base64.b64encode(buf.getvalue()).decode("ascii")
         parts.append(f'<img alt="time series of {html.escape(str(s.get("scenario")))}" '
                      f'src="data:image/png;base64,{data}">')

@@ -78,6 +78,7 @@ from typing import Any
 
 import ccbench
 from ccbench.errors import CcbenchError, SimulationError
+from ccbench.png import write_figure
 from ccbench.results import SUMMARY_FILE, _replace_dir, _replaceable, spill_beside
 from ccbench.suite import PlannedRun, Suite, SuiteSet, load_suite, value_key
 
@@ -525,7 +526,7 @@ def save_figure(fig: Any, path: Path, dpi: int) -> None:
     """Save a matplotlib figure so that readers see the old or the new file, never a part."""
     tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")  # the suffix picks the format
     try:
-        fig.savefig(tmp, dpi=dpi)
+        write_figure(fig, tmp, dpi)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
