@@ -130,7 +130,7 @@ impl EventQueue {
             }
         }
     }
-    #[inline]
+    #[inline(always)]
     fn heap_push(&mut self, e: Entry) {
         let key = e.key();
         let mut i = self.heap.len();
