@@ -241,9 +241,11 @@ mod tests {
         let mut a = TcpAck { ack: 5_000_000_000, ..Default::default() };
         let blocks = [SackBlock { start: 4_999_999_990, end: 4_999_999_991 }, SackBlock { start: 5_000_000_007, end: 5_000_100_000 },
                       SackBlock { start: 5_000_000_001, end: 5_000_000_003 }];
+        assert!(a.sack.is_empty());
         for (k, b) in blocks.iter().enumerate() {
             assert_eq!(a.sack.len(), k);
             a.push_sack(*b);
+            assert!(!a.sack.is_empty());
         }
         assert_eq!(a.sack_list(), blocks);
         let one = TcpAck { ack: 9, ..Default::default() };

@@ -615,6 +615,18 @@ impl ScreamTx {
     }
 
     fn find(&self, seq: u32) -> Option<usize> {
+        // Reports repeat sequence numbers already acknowledged and dropped
+        // from the front; and RTP numbers packets consecutively, so a packet
+        // is usually where its distance from the first says. The search
+        // covers any gap.
+        let first = self.pkts.front()?.seq;
+        if seq < first {
+            return None;
+        }
+        let guess = (seq - first) as usize;
+        if self.pkts.get(guess).is_some_and(|p| p.seq == seq) {
+            return Some(guess);
+        }
         let ix = self.pkts.partition_point(|p| p.seq < seq);
         (self.pkts.get(ix)?.seq == seq).then_some(ix)
     }
