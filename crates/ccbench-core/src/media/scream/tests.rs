@@ -763,3 +763,21 @@ fn v2024_base_delay_reset_also_runs_while_l4s_is_inactive() {
     let (r, th) = target(ScreamVersion::Head, false);
     assert_eq!(r, th, "HEAD: only a standing queue above T/8 triggers it");
 }
+
+/// The sent-packet lookup finds every kept packet, with consecutive numbers
+/// and across gaps, and nothing below the oldest, in a gap or past the newest.
+#[test]
+fn sent_packets_are_found_by_sequence_number_across_gaps() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    assert_eq!(tx.find(0), None, "nothing sent");
+    let seqs = [10u32, 11, 12, 15, 16, 40, 41];
+    for &s in &seqs {
+        tx.on_transmit(SimTime::ZERO, s, 1000, 0, false);
+    }
+    for (ix, &s) in seqs.iter().enumerate() {
+        assert_eq!(tx.find(s), Some(ix), "seq {s}");
+    }
+    for s in [0, 9, 13, 14, 17, 39, 42, 1000] {
+        assert_eq!(tx.find(s), None, "seq {s}");
+    }
+}
