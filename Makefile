@@ -19,8 +19,10 @@ $(VENV)/.deps: pyproject.toml
 
 setup: $(VENV)/.deps  ## create .venv with the Python dependencies
 
-build: setup  ## build the Rust extension (release) into .venv
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+# PGO=0 builds without the profile-guided step (see tools/build.py).
+PGO ?= 1
+build: setup  ## build the Rust extension (release, profile-guided) into .venv, and the bench binaries
+	PGO=$(PGO) VENV=$(abspath $(VENV)) $(PY) tools/build.py
 
 run: build  ## run the default suite (SCReAM test record, Test 2) and write its report
 	$(VENV)/bin/ccbench suite run scream-test-record -o out
@@ -52,8 +54,8 @@ test-py: build $(VENV)/.test-deps test-tools  ## Python tests (CLI, API, errors,
 test-emu:  ## live emulation tests (root; real packets between namespaces; run serially, ~30 s)
 	cargo test --release -p ccbench-emu -- --test-threads=1  # optimized: the forwarder's timing is under test
 
-bench:  ## canonical benchmark scenarios (release); see bench/RESULTS.md
-	cargo run --release -q -p ccbench-core --example bench
+bench: build  ## canonical benchmark scenarios (the optimized build); see bench/RESULTS.md
+	target/opt/release/bench
 
 bench-ns3:  ## ns-3 3.44 vs ccbench on S1-S4 (not in `make test`; REPS=3, QUICK=1 for simulated time / 10)
 	python3 bench/ns3_bench.py

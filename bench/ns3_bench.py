@@ -1,12 +1,12 @@
 """`make bench-ns3`: ns-3 3.44 and ccbench side by side on the anchor scenarios S1–S4.
 
 Builds both (ns-3 from PyPI into ``target/ns3/.venv``, ``bench/ns3/dumbbell.cc`` compiled
-against the wheel's headers and libraries; ccbench's release ``bench`` example and the
-``.venv`` CLI), then runs, for each repetition and scenario in turn (alternated, so load
+against the wheel's headers and libraries; ccbench's ``make build``: the extension behind
+the ``.venv`` CLI and the ``bench`` binary, both profile-guided), then runs, for each repetition and scenario in turn (alternated, so load
 changes on a shared machine hit all three alike):
 
 * ns-3: ``dumbbell`` with the scenario's options (wall time of the process);
-* the ccbench engine: ``target/release/examples/bench SCENARIO [overrides]`` (wall time the
+* the ccbench engine: ``target/opt/release/bench SCENARIO [overrides]`` (wall time the
   engine reports: parse, build, run, summary; no Python, no outputs);
 * ``ccbench run`` with default outputs (wall time of the CLI process: Python start-up,
   imports, run, Parquet, summary table).
@@ -78,12 +78,8 @@ def build_ns3() -> Path:
 
 def build_ccbench() -> tuple[Path, Path]:
     env = {**os.environ, "CARGO_BUILD_JOBS": os.environ.get("CARGO_BUILD_JOBS", "1")}
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "ccbench-core", "--example", "bench"],
-                   cwd=ROOT, check=True, env=env)
-    cli = Path(os.environ.get("CCBENCH", ROOT / ".venv" / "bin" / "ccbench"))
-    if "CCBENCH" not in os.environ:
-        subprocess.run(["make", "-s", "build"], cwd=ROOT, check=True, env=env)
-    return ROOT / "target" / "release" / "examples" / "bench", cli
+    subprocess.run(["make", "-s", "build"], cwd=ROOT, check=True, env=env)  # the extension and the bench binary
+    return ROOT / "target" / "opt" / "release" / "bench", Path(os.environ.get("CCBENCH", ROOT / ".venv" / "bin" / "ccbench"))
 
 
 def timed(cmd: list[str]) -> tuple[float, str]:

@@ -3,7 +3,8 @@
 //! events/s, simulated seconds per wall second, bottleneck packets per wall
 //! second and peak RSS; then, for B1 and B3, the same numbers of a skeleton
 //! doing only their packets' events and queue moves (`floor.rs`), and the
-//! engine's wall time as a multiple of it.
+//! engine's wall time as a multiple of it. `bench floor` runs only the
+//! skeleton (the optimized build's training runs it).
 
 mod floor;
 
@@ -54,8 +55,10 @@ fn child(path: &str, overrides: &[String]) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some((path, overrides)) = args.split_first() {
-        return child(path, overrides);
+    match args.split_first() {
+        Some((mode, [])) if mode == "floor" => return floors(&Default::default()),
+        Some((path, overrides)) => return child(path, overrides),
+        None => {}
     }
     let exe = std::env::current_exe().expect("own path");
     println!("| scen | sim s | wall s | events (M) | events/s (M) | sim-s / wall-s | bottleneck pkts / wall-s (k) | peak RSS MiB | goodput Mbit/s | Jain |");
@@ -92,6 +95,11 @@ fn main() {
         );
     }
     println!();
+    floors(&engine_wall);
+}
+
+/// The skeleton's table; `engine_wall` (scenario → seconds) adds the engine / floor column.
+fn floors(engine_wall: &std::collections::HashMap<&str, f64>) {
     println!("| floor of | sim s | wall s | events (M) | events/s (M) | bottleneck pkts / wall-s (k) | engine / floor |");
     println!("|---|---|---|---|---|---|---|");
     for &(name, rate, delay, flows, secs) in FLOORS {
