@@ -78,7 +78,7 @@ def main() -> None:
     if tool is None:
         if os.environ.get("PGO", "1") != "0":
             print("build: no llvm-profdata (rustup component llvm-tools): building without PGO", file=sys.stderr)
-        install(venv, {})
+        install(venv, None)
         return
     profile = PGO_DIR / "ccbench.profdata"
     stamp = PGO_DIR / "fingerprint"
@@ -86,7 +86,7 @@ def main() -> None:
     if not (profile.is_file() and stamp.is_file() and stamp.read_text() == mark):
         train(venv, tool, profile)
         stamp.write_text(mark)
-    install(venv, {"RUSTFLAGS": f"-Cprofile-use={profile}"})
+    install(venv, f"-Cprofile-use={profile}")
 
 
 def profdata_tool() -> Path | None:
@@ -111,10 +111,13 @@ def fingerprint() -> str:
     return h.hexdigest()
 
 
-def cargo_env(target: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {**os.environ, "CARGO_TARGET_DIR": str(target), **extra}
-    if os.environ.get("RUSTFLAGS") and "RUSTFLAGS" in extra:
-        env["RUSTFLAGS"] = os.environ["RUSTFLAGS"] + " " + extra["RUSTFLAGS"]
+def cargo_env(target: Path, flag: str | None) -> dict[str, str]:
+    """Cargo's environment: the target directory and, after any RUSTFLAGS of the caller's, ``flag``
+    (passed encoded, so a checkout path with spaces stays one argument)."""
+    env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
+    if flag is not None:
+        env.pop("RUSTFLAGS", None)
+        env["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join([*os.environ.get("RUSTFLAGS", "").split(), flag])
     return env
 
 
@@ -125,7 +128,7 @@ def train(venv: Path, tool: Path, profile: Path) -> None:
     raw = PGO_DIR / "raw"
     print("build: instrumented build and training run for PGO (once per source change)", file=sys.stderr)
     gen = PGO_DIR / "gen"
-    install(venv, {"RUSTFLAGS": f"-Cprofile-generate={raw}"}, gen)
+    install(venv, f"-Cprofile-generate={raw}", gen)
     shutil.rmtree(raw, ignore_errors=True)  # build scripts ran instrumented too: only the training counts
     runs = training_runs()
     script = ("import sys, json, tempfile, ccbench\n"
@@ -142,9 +145,9 @@ def train(venv: Path, tool: Path, profile: Path) -> None:
     subprocess.run([str(tool), "merge", "-o", str(profile), *map(str, sorted(raw.glob("*.profraw")))], check=True)
 
 
-def install(venv: Path, extra: dict[str, str], target: Path = OPT_DIR) -> None:
-    """The extension into the virtualenv, then the bench binaries."""
-    env = cargo_env(target, extra)
+def install(venv: Path, flag: str | None, target: Path = OPT_DIR) -> None:
+    """The extension into the virtualenv, then the bench binaries (``flag``: the PGO step's rustc flag)."""
+    env = cargo_env(target, flag)
     subprocess.run([str(venv / "bin" / "maturin"), "develop", "--release", "-q"], cwd=ROOT,
                    env={**env, "VIRTUAL_ENV": str(venv)}, check=True)
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "ccbench-bench"], cwd=ROOT, env=env, check=True)
