@@ -7,8 +7,8 @@ by measured branch and call counts: about 11 % fewer instructions and
 training; results are bit-identical (it changes code layout, not
 arithmetic). Steps, all under ``target/pgo``:
 
-1. build the extension (into the virtualenv) and the bench binaries
-   instrumented (``gen/``);
+1. build the extension (into the source tree's package) and the bench
+   binaries instrumented (``gen/``);
 2. train: run every example, every built-in suite's base scenario and a
    small dumbbell once per congestion control and per qdisc through the
    instrumented extension and ``runone`` (so no model's code is left
@@ -128,16 +128,16 @@ def train(venv: Path, tool: Path, profile: Path) -> None:
     raw = PGO_DIR / "raw"
     print("build: instrumented build and training run for PGO (once per source change)", file=sys.stderr)
     gen = PGO_DIR / "gen"
-    install(venv, f"-Cprofile-generate={raw}", gen)
+    install(venv, f"-Cprofile-generate={raw}", gen, skip_install=True)
     shutil.rmtree(raw, ignore_errors=True)  # build scripts ran instrumented too: only the training counts
     runs = training_runs()
     script = ("import sys, json, tempfile, ccbench\n"
               "for path, overrides in json.loads(sys.argv[1]):\n"
               "    with tempfile.TemporaryDirectory() as spill:\n"
               "        ccbench.run(path, set=overrides, spill_dir=spill)\n")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:  # the source tree's package, with the instrumented module in it
         subprocess.run([str(venv / "bin" / "python"), "-c", script, json.dumps([(str(f), o) for f, o in runs])],
-                       cwd=tmp, check=True)
+                       cwd=tmp, check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
     for f, overrides in runs:
         subprocess.run([str(gen / "release" / "runone"), str(f), *overrides], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
@@ -145,10 +145,12 @@ def train(venv: Path, tool: Path, profile: Path) -> None:
     subprocess.run([str(tool), "merge", "-o", str(profile), *map(str, sorted(raw.glob("*.profraw")))], check=True)
 
 
-def install(venv: Path, flag: str | None, target: Path = OPT_DIR) -> None:
-    """The extension into the virtualenv, then the bench binaries (``flag``: the PGO step's rustc flag)."""
+def install(venv: Path, flag: str | None, target: Path = OPT_DIR, skip_install: bool = False) -> None:
+    """The extension into the virtualenv (with ``skip_install`` only into the source tree's package),
+    then the bench binaries; ``flag``: the PGO step's rustc flag."""
     env = cargo_env(target, flag)
-    subprocess.run([str(venv / "bin" / "maturin"), "develop", "--release", "-q"], cwd=ROOT,
+    skip = ["--skip-install"] if skip_install else []
+    subprocess.run([str(venv / "bin" / "maturin"), "develop", "--release", "-q", *skip], cwd=ROOT,
                    env={**env, "VIRTUAL_ENV": str(venv)}, check=True)
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "ccbench-bench"], cwd=ROOT, env=env, check=True)
 
