@@ -55,7 +55,7 @@ def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 def build_ns3() -> Path:
     py = WORK / ".venv" / "bin" / "python"
     probe = f"import importlib.metadata as m; assert m.version('ns3') == '{NS3_VERSION}'"
-    if subprocess.run([str(py), "-c", probe], capture_output=True).returncode != 0:
+    if not py.is_file() or subprocess.run([str(py), "-c", probe], capture_output=True).returncode != 0:
         print(f"installing ns3=={NS3_VERSION} into {WORK / '.venv'}", flush=True)
         sh([sys.executable, "-m", "venv", str(WORK / ".venv")])
         subprocess.run([str(py), "-m", "pip", "install", "-q", f"ns3=={NS3_VERSION}"], check=True)
