@@ -151,7 +151,7 @@ def install(venv: Path, flag: str | None, target: Path = OPT_DIR, skip_install: 
     env = cargo_env(target, flag)
     skip = ["--skip-install"] if skip_install else []
     subprocess.run([str(venv / "bin" / "maturin"), "develop", "--release", "-q", *skip], cwd=ROOT,
-                   env={**env, "VIRTUAL_ENV": str(venv)}, check=True)
+                   env={"PIP_QUIET": "1", **env, "VIRTUAL_ENV": str(venv)}, check=True)  # pip: errors only
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "ccbench-bench"], cwd=ROOT, env=env, check=True)
 
 
