@@ -2,8 +2,9 @@
 
 Builds both (ns-3 from PyPI into ``target/ns3/.venv``, ``bench/ns3/dumbbell.cc`` compiled
 against the wheel's headers and libraries; ccbench's ``make build``: the extension behind
-the ``.venv`` CLI and the ``bench`` binary, both profile-guided), then runs, for each repetition and scenario in turn (alternated, so load
-changes on a shared machine hit all three alike):
+the ``.venv`` CLI and the ``bench`` binary, both profile-guided), then runs, for each
+repetition and scenario in turn (alternated, so load changes on a shared machine hit all
+three alike):
 
 * ns-3: ``dumbbell`` with the scenario's options (wall time of the process);
 * the ccbench engine: ``target/opt/release/bench SCENARIO [overrides]`` (wall time the

@@ -39,25 +39,22 @@ def _allowed(override: str) -> set[str]:
     return set(re.findall(r"`([a-z0-9_-]+)`", message.split("expected one of", 1)[1]))
 
 
-def _trained(key: str) -> set[str]:
-    found = set()
-    for _, overrides in build.training_runs():
-        for o in overrides:
-            if o.startswith(key):
-                found |= set(re.findall(r'kind = "([a-z0-9_]+)"' if "qdisc" in key else r'"([a-z0-9-]+)"', o))
-    return found
+def _trained(key: str, pattern: str) -> set[str]:
+    """The values ``pattern`` captures in the training runs' overrides of ``key``."""
+    return {v for _, overrides in build.training_runs() for o in overrides if o.startswith(key)
+            for v in re.findall(pattern, o)}
 
 
 def test_every_qdisc_kind_is_trained() -> None:
     kinds = _allowed('links.bottleneck.qdisc={ kind = "no-such-qdisc" }')
     assert len(kinds) >= 14
-    assert kinds <= _trained("links.bottleneck.qdisc")
+    assert kinds <= _trained("links.bottleneck.qdisc", r'kind = "([a-z0-9_]+)"')
 
 
 def test_every_congestion_control_is_trained() -> None:
     ccs = _allowed('flows.a.cc="no-such-cc"')
     assert len(ccs) >= 8
-    assert ccs <= _trained("flows.a.cc") | {"cubic"}  # the base scenario's own
+    assert ccs <= _trained("flows.a.cc", r'"([a-z0-9-]+)"') | {"cubic"}  # the base scenario's own
 
 
 def test_training_covers_media_and_ping_flows() -> None:

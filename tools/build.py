@@ -2,10 +2,11 @@
 (`bench`, `runone`), optimized with the profile of a training workload (PGO).
 
 Profile-guided optimization lays out and inlines the simulator's hot paths
-by measured branch and call counts: about 11 % fewer instructions and
-10-15 % less wall time on the benchmark scenarios, which are not part of the
+by measured branch and call counts: about 10 % fewer instructions and
+8-13 % less wall time on the benchmark scenarios, which are not part of the
 training; results are bit-identical (it changes code layout, not
-arithmetic). Steps, all under ``target/pgo``:
+arithmetic). Steps (the instrumented build and the profile live under
+``target/pgo``):
 
 1. build the extension (into the source tree's package) and the bench
    binaries instrumented (``gen/``);
@@ -25,6 +26,7 @@ workload change (``target/pgo/fingerprint``). ``PGO=0``, or no
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -74,9 +76,10 @@ def training_runs() -> list[tuple[Path, list[str]]]:
 
 def main() -> None:
     venv = Path(os.environ.get("VENV", ROOT / ".venv")).resolve()
-    tool = None if os.environ.get("PGO", "1") == "0" else profdata_tool()
+    wanted = os.environ.get("PGO", "1") != "0"
+    tool = profdata_tool() if wanted else None
     if tool is None:
-        if os.environ.get("PGO", "1") != "0":
+        if wanted:
             print("build: no llvm-profdata (rustup component llvm-tools): building without PGO", file=sys.stderr)
         install(venv, None)
         return
@@ -92,17 +95,22 @@ def main() -> None:
 def profdata_tool() -> Path | None:
     """rustup's llvm-profdata for the active toolchain (its LLVM must match rustc's), installing it if need be."""
     sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True).stdout.strip()
-    host = next(line.split()[1] for line in subprocess.run(["rustc", "-vV"], capture_output=True, text=True,
-                                                              check=True).stdout.splitlines() if line.startswith("host:"))
+    host = next(line.split()[1] for line in rustc_version().splitlines() if line.startswith("host:"))
     tool = Path(sysroot) / "lib" / "rustlib" / host / "bin" / "llvm-profdata"
     if not tool.is_file() and shutil.which("rustup"):
         subprocess.run(["rustup", "component", "add", "llvm-tools"], capture_output=True, check=False)
     return tool if tool.is_file() else None
 
 
+@functools.cache
+def rustc_version() -> str:
+    """``rustc -vV``: the toolchain's version, LLVM and host triple."""
+    return subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
+
+
 def fingerprint() -> str:
     """Hash of what the profile depends on: Rust sources, manifests, the workload, this script, rustc."""
-    h = hashlib.sha256(subprocess.run(["rustc", "-vV"], capture_output=True, check=True).stdout)
+    h = hashlib.sha256(rustc_version().encode())
     files = [ROOT / "Cargo.toml", ROOT / "Cargo.lock", Path(__file__).resolve()]
     files += [f for c in CRATES for f in sorted((ROOT / c).rglob("*")) if f.is_file()]
     files += [f for f, _ in training_runs()]
