@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -227,10 +228,33 @@ def test_report_command_renders_again_from_stored_results(swept: Path, run_cli) 
     assert missing.exit_code == 2 and "no suite.json" in missing.stderr
 
 
+def test_plots_drawn_in_worker_processes_are_the_same(swept: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(swept, copy)
+    for png in (copy / "plots").glob("*.png"):
+        png.unlink()
+    steps: list[str] = []
+
+    class Steps:
+        def start(self, total: int) -> None:
+            pass
+
+        def step(self, what: str) -> None:
+            steps.append(what)
+
+    assert render(copy, jobs=2, progress=Steps()) == copy / "report.html"
+    names = [*plot_suite.PLOTS, "seed_box"]
+    assert sorted(s for s in steps if s.startswith("plot ")) == sorted(f"plot {n}" for n in names)
+    for page in ("report.md", "report.html"):
+        assert (copy / page).read_text() == (swept / page).read_text()
+    for name in names:  # pixel for pixel: the same figure, whichever process drew it
+        assert (copy / "plots" / f"{name}.png").read_bytes() == (swept / "plots" / f"{name}.png").read_bytes(), name
+
+
 def test_cross_run_plots_label_axes_with_units(swept: Path) -> None:
     runs = [(key, StoredRun(swept / "runs" / key)) for key, _ in _runs(swept).values()]
     labels = {}
-    for name, (fn, _) in plot_suite.PLOTS.items():
+    for name, fn in plot_suite.PLOTS.items():
         fig = fn(runs)
         assert isinstance(fig, Figure)
         labels[name] = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]

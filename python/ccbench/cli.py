@@ -579,13 +579,16 @@ def _dry_run(loaded: Any, out: Path, resume: bool) -> None:
 
 @cli.command()
 @click.argument("suite_dir", type=click.Path(file_okay=False, path_type=Path))
-def report(suite_dir: Path) -> None:
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Plots drawn at a time.  [default: CPU cores]")
+def report(suite_dir: Path, jobs: int | None) -> None:
     """Render SUITE_DIR's report (report.md, report.html) again from its stored results."""
     from ccbench.report import ConsoleProgress, render
+    from ccbench.sweep import _cores
 
     try:
         with ConsoleProgress() as progress:
-            path = render(suite_dir, progress=progress)
+            path = render(suite_dir, progress=progress, jobs=jobs or _cores())
     except KeyboardInterrupt:
         _fail("interrupted: the report was not changed", INTERRUPTED)
     click.echo(f"report: {path}")
@@ -618,7 +621,7 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
             progress.start(len(todo))
             draw(todo, jobs or _cores(), on_done=lambda run: progress.step(run.name))
         for suite_dir in suites:
-            click.echo(f"report: {render(suite_dir)}")
+            click.echo(f"report: {render(suite_dir, jobs=jobs or _cores())}")
     except KeyboardInterrupt:
         _fail("interrupted: the plots drawn so far are kept", INTERRUPTED)
     click.echo(f"drew {', '.join(kinds)} for {len(todo)} run{'s' if len(todo) != 1 else ''}")

@@ -45,10 +45,10 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ccbench.suite import SEED_BOX
+
 __all__ = ["PLOTS", "SEED_BOX", "delay_cdf", "goodput_box", "goodput_cdf", "kind_color", "rtt_box", "seed_box",
            "totals"]
-
-SEED_BOX = "seed_box"
 
 
 class RunData(Protocol):
@@ -442,11 +442,11 @@ def _run_axis(ax: Axes, runs: Runs) -> None:
     ax.set_xlabel("run")
 
 
-#: name -> (function, title) of every cross-run plot, in report order.
-PLOTS: dict[str, tuple[Callable[[Runs], Figure], str]] = {
-    "goodput_box": (goodput_box, "Goodput per flow (box plot)"),
-    "rtt_box": (rtt_box, "RTT per flow and ping (box plot)"),
-    "delay_cdf": (delay_cdf, "Queue delay and ping RTT (CDF)"),
-    "goodput_cdf": (goodput_cdf, "Goodput per flow (CDF over flows)"),
-    "totals": (totals, "Totals per run"),
+#: name -> function of every cross-run plot, in report order (their titles: ccbench.report.PLOT_TITLES).
+PLOTS: dict[str, Callable[[Runs], Figure]] = {
+    "goodput_box": goodput_box,
+    "rtt_box": rtt_box,
+    "delay_cdf": delay_cdf,
+    "goodput_cdf": goodput_cdf,
+    "totals": totals,
 }

@@ -31,7 +31,7 @@ import html
 import itertools
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -42,7 +42,7 @@ import polars as pl
 from ccbench.expr import ExprError, evaluate
 from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
 from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
-from ccbench.suite import RUN_PLOTS, SEED_AXIS, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
+from ccbench.suite import RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
 from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, write_atomic
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
@@ -176,8 +176,9 @@ class ConsoleProgress:
         self.bar.update(self.task, advance=1, description=what)
 
 
-def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None) -> Report:
-    """Compute a report from a sweep's directory; with ``plots`` also draw plots/*.png.
+def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None,
+          jobs: int = 1) -> Report:
+    """Compute a report from a sweep's directory; with ``plots`` also draw plots/*.png, ``jobs`` at a time.
 
     ``progress`` hears of each run read and each plot drawn. Ctrl-C
     (KeyboardInterrupt) stops between steps, which are small: a run's
@@ -200,14 +201,17 @@ def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Pr
     progress.start(len(manifest.runs) + (n_plots if plots and stored else 0))
     tables = [g for spec in suite.report.tables for g in _grids(suite, spec, manifest.runs, stored)]
     runs_grid, links = _runs_grid(suite, manifest.runs, stored, root, progress)
-    figures = _plots(suite, manifest.runs, stored, root, progress) if plots else []
+    figures = _plots(suite, manifest.runs, stored, root, progress, jobs) if plots else []
     errors = [(r.key, r.error or "") for r in manifest.runs if r.status == "failed"]
     return Report(_meta(data, manifest, stored), tables, runs_grid, links, errors, figures,
                   data.get("suite", suite.name), data.get("description", suite.description))
 
 
-def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None) -> Path:
+def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None,
+           jobs: int = 1) -> Path:
     """Write report.md, report.html and (with ``plots``) plots/ into a sweep's directory; return report.html's path.
+
+    ``jobs`` > 1 draws that many plots at a time in worker processes.
 
     Without ``plots`` the plots already in plots/ are kept but not shown. A
     suite of suites' directory gets each part's report in the part's
@@ -216,8 +220,8 @@ def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: P
     root = Path(suite_dir)
     parts = part_dirs(root)
     if parts is not None:
-        return _render_set(root, read_manifest(root).data, parts, plots=plots, progress=progress)
-    report = build(root, plots=plots, progress=progress)
+        return _render_set(root, read_manifest(root).data, parts, plots=plots, progress=progress, jobs=jobs)
+    report = build(root, plots=plots, progress=progress, jobs=jobs)
     write_atomic(root / "report.md", markdown(report))
     write_atomic(root / "report.html", to_html(report, root))
     return root / "report.html"
@@ -233,11 +237,11 @@ def part_dirs(suite_dir: str | os.PathLike[str]) -> list[Path] | None:
 
 
 def _render_set(root: Path, data: Mapping[str, Any], parts: Sequence[Path], *, plots: bool,
-                progress: Progress | None) -> Path:
+                progress: Progress | None, jobs: int) -> Path:
     title, description = data.get("suite", root.name), data.get("description", "")
     reports = []
     for part in parts:
-        rep = build(part, plots=plots, progress=progress)
+        rep = build(part, plots=plots, progress=progress, jobs=jobs)
         write_atomic(part / "report.md", markdown(rep))
         write_atomic(part / "report.html", to_html(rep, part))
         reports.append((part.name, rep))
@@ -487,31 +491,75 @@ def _run_value(column: RunColumn, run: StoredRun | None) -> float | None:
         return None  # a damaged run directory shows "—" rather than breaking the report
 
 
+#: Title of each cross-run plot in the report (the plots themselves: ccbench.plot_suite).
+PLOT_TITLES = {
+    "goodput_box": "Goodput per flow (box plot)",
+    "rtt_box": "RTT per flow and ping (box plot)",
+    "delay_cdf": "Queue delay and ping RTT (CDF)",
+    "goodput_cdf": "Goodput per flow (CDF over flows)",
+    "totals": "Totals per run",
+    SEED_BOX: "Across seeds (box plot per configuration)",
+}
+
+#: One cross-run figure to draw: its name, its file, and what it shows, as plain data (a worker
+#: process draws it): (label, run directory) pairs, or for the seed box (label, run directories).
+FigureJob = tuple[str, Path, list[tuple[str, Any]]]
+
+
 def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
-           root: Path, progress: Progress) -> list[tuple[str, str, Path]]:
-    from ccbench.plot_suite import PLOTS
-
-    from ccbench.plot_suite import SEED_BOX, seed_box
-
-    runs = [(run_label(suite, r.values), stored[r.key]) for r in records if r.key in stored]
-    out_dir = root / PLOTS_DIR
-    out: list[tuple[str, str, Path]] = []
+           root: Path, progress: Progress, jobs: int) -> list[tuple[str, str, Path]]:
+    runs = [(run_label(suite, r.values), stored[r.key].dir) for r in records if r.key in stored]
     if not runs:
-        return out
+        return []
+    out_dir = root / PLOTS_DIR
     out_dir.mkdir(exist_ok=True)
+    todo: list[FigureJob] = [(name, out_dir / f"{name}.png", runs) for name in suite.report.suite_plots]
     groups = _seed_groups(suite, records, stored)
-    todo: list[tuple[str, str, Any]] = [(name, PLOTS[name][1], lambda fn=PLOTS[name][0]: fn(runs))
-                                        for name in suite.report.suite_plots]
     if groups:
-        todo.append((SEED_BOX, "Across seeds (box plot per configuration)", lambda: seed_box(groups)))
-    for name, title, draw in todo:
-        for run in stored.values():
-            run.forget()
-        path = out_dir / f"{name}.png"
-        save_figure(draw(), path, dpi=100)
+        todo.append((SEED_BOX, out_dir / f"{SEED_BOX}.png", [(label, [r.dir for r in g]) for label, g in groups]))
+    for name, _, path in draw_figures(todo, jobs):
         progress.step(f"plot {name}")
-        out.append((name, title, path))
-    return out
+    return [(name, PLOT_TITLES[name], path) for name, path, _ in todo]
+
+
+def draw_figures(todo: Sequence[FigureJob], jobs: int) -> Iterator[FigureJob]:
+    """Draw each figure, ``jobs`` at a time, yielding each job as its file is written.
+
+    More than one at a time runs in worker processes, forked from the sweep's
+    forkserver (which has matplotlib and Polars imported already), so this
+    process never imports matplotlib; each worker holds one figure's data.
+    """
+    if jobs <= 1 or len(todo) <= 1:
+        for job in todo:
+            draw_figure(job)
+            yield job
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from ccbench.sweep import _mp_context, _worker_init
+
+    pool = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=_mp_context(), initializer=_worker_init,
+                               initargs=(os.getpid(),))
+    try:
+        futures = {pool.submit(draw_figure, job): job for job in todo}
+        for fut in as_completed(futures):
+            fut.result()  # a figure that failed fails the report, as when drawn here
+            yield futures[fut]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def draw_figure(job: FigureJob) -> Path:
+    """Draw one cross-run figure into its file (replaced whole), reading the runs from their directories."""
+    from ccbench.plot_suite import PLOTS, seed_box
+
+    name, path, shows = job
+    if name == SEED_BOX:
+        fig = seed_box([(label, [StoredRun(Path(d)) for d in dirs]) for label, dirs in shows])
+    else:
+        fig = PLOTS[name]([(label, StoredRun(Path(d))) for label, d in shows])
+    save_figure(fig, path, dpi=100)
+    return path
 
 
 def _seed_groups(suite: Suite, records: Sequence[RunRecord],

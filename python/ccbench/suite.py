@@ -124,6 +124,7 @@ else:  # pragma: no cover
 
 __all__ = [
     "RUN_PLOTS",
+    "SEED_BOX",
     "SUITE_PLOTS",
     "Axis",
     "ColumnSpec",
@@ -148,6 +149,8 @@ DEFAULT_RUN_PLOTS: tuple[str, ...] = ()  # drawing one takes as long as many run
 #: The axis whose runs a report's tables aggregate (mean and 95 % interval) instead of splitting by it.
 SEED_AXIS = "seed"
 SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals")
+#: The cross-run plot a report adds for a suite with a seed axis of 2+ values.
+SEED_BOX = "seed_box"
 
 _SUITE_KEYS = ("name", "description", "base", "set", "axes", "seeds", "exclude", "when", "report")
 _SET_KEYS = ("name", "description", "parts")

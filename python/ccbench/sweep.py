@@ -266,9 +266,9 @@ def run_suite(
                 # After Ctrl-C only the tables (fast); `ccbench report DIR` draws the plots later.
                 if progress:
                     with ConsoleProgress(console) as bar:
-                        result.report = render(root, plots=not interrupted, progress=bar)
+                        result.report = render(root, plots=not interrupted, progress=bar, jobs=jobs)
                 else:
-                    result.report = render(root, plots=not interrupted)
+                    result.report = render(root, plots=not interrupted, jobs=jobs)
             except KeyboardInterrupt:  # the runs are safe; `ccbench report` renders it later
                 raise SweepInterrupted(result) from None
     if interrupted:
@@ -661,7 +661,7 @@ def _alive(pid: int) -> bool:
 def _mp_context() -> Any:
     if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["ccbench.sweep", "ccbench.plot"])
+        ctx.set_forkserver_preload(["ccbench.sweep", "ccbench.plot", "ccbench.plot_suite", "ccbench.report"])
         return ctx
     return mp.get_context("spawn")
 
