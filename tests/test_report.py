@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 
 import ccbench
@@ -266,7 +267,17 @@ def test_cross_run_plots_label_axes_with_units(swept: Path) -> None:
     assert [y for _, y in labels["totals"]] == ["total goodput (Mbit/s)", "ping RTT (ms)"]
     # one box per flow and probe per run, colored by kind
     fig = plot_suite.rtt_box(runs)
-    assert len(fig.axes[0].patches) == 3 * len(runs)
+    boxes = [c for c in fig.axes[0].collections if isinstance(c, PolyCollection)]
+    assert len(boxes) == 1 and len(boxes[0].get_paths()) == 3 * len(runs)
+    # each box spans its flow's quartiles; its median line and whisker ends are at its other statistics
+    stats = [st for _, run in runs for _, _, st in plot_suite._groups(run, "rtt", "flow", "rtt_ms", "flows")
+             + plot_suite._groups(run, "probes", "probe", "rtt_ms", "probes")]
+    spans = [y for p in boxes[0].get_paths() for y in (p.vertices[:, 1].min(), p.vertices[:, 1].max())]
+    assert spans == pytest.approx([y for st in stats for y in (st["q1"], st["q3"])])
+    lines = [c for c in fig.axes[0].collections if isinstance(c, LineCollection)]
+    ys = sorted(y for c in lines for seg in c.get_segments() for y in seg[:, 1])
+    ends = [st[k] for st in stats for k in ("med", "med", "q1", "whislo", "q3", "whishi") + ("whislo", "whishi") * 2]
+    assert ys == pytest.approx(sorted(ends))
     assert plot_suite.kind_color("cubic") == "tab:blue" and plot_suite.kind_color("ping") == "tab:gray"
     assert plot_suite.kind_color("newcc") == plot_suite.kind_color("newcc")
 
