@@ -45,3 +45,24 @@ def test_a_transparent_figure_keeps_its_alpha_and_other_suffixes_use_their_forma
     assert fig.dpi == 100  # the figure's own dpi is left as it was
     write_figure(_figure(), tmp_path / "f.svg", dpi=50)
     assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_figures_drawn_one_after_another_have_the_pixels_each_has_alone(tmp_path: Path) -> None:
+    """One renderer serves every figure of a size: nothing of one figure (pixels, text sizes) shows in the next."""
+    def other() -> Figure:
+        fig = Figure(figsize=(4, 3), layout="constrained")
+        ax = fig.subplots()
+        ax.bar([0, 1], [5e6, 2e6], label="bars, and a longer legend label")
+        ax.set_title("another title", fontsize="large")
+        ax.legend()
+        return fig
+
+    alone = []
+    for make in (_figure, other):
+        buf = io.BytesIO()
+        make().savefig(buf, format="png", dpi=73)
+        alone.append(np.asarray(Image.open(buf))[..., :3])
+    for i, make in enumerate((_figure, other, _figure, other)):
+        write_figure(make(), tmp_path / f"{i}.png", dpi=73)
+        with Image.open(tmp_path / f"{i}.png") as img:
+            assert (np.asarray(img) == alone[i % 2]).all(), i
