@@ -12,6 +12,8 @@
 //! are bit-identical on every platform. Memory: 8 bytes per bucket between
 //! the smallest and largest value seen, about 4 KiB per octave spanned.
 
+use std::borrow::Cow;
+
 /// Sub-bucket bits: 2^9 buckets per octave.
 const SUB_BITS: u32 = 9;
 /// Values below this have a bucket each.
@@ -77,9 +79,13 @@ impl LogHist {
             self.min = v;
             self.max = v;
         } else if i < self.base {
-            // Grow downwards with some slack: a run's first samples are often its largest.
-            let add = (self.base - i).max(self.counts.len() / 2).min(self.base);
-            self.counts.splice(0..0, std::iter::repeat_n(0, add));
+            // Grow downwards at least doubling (a run's first samples are often its
+            // largest), into a new vector: `splice` moved the counts one by one.
+            let add = (self.base - i).max(self.counts.len()).min(self.base);
+            let mut counts = Vec::with_capacity(add + self.counts.len());
+            counts.resize(add, 0);
+            counts.extend_from_slice(&self.counts);
+            self.counts = counts;
             self.base -= add;
         } else {
             self.counts.resize(i - self.base + 1, 0);
@@ -123,40 +129,56 @@ impl LogHist {
         (self.n > 0).then_some(self.max)
     }
 
-    /// The order statistic of 0-based `rank`, ns: exact at the ends,
-    /// else its bucket's midpoint, kept within [min, max].
-    fn at_rank(&self, rank: u64) -> f64 {
-        if rank == 0 {
-            return self.min as f64;
-        }
-        if rank + 1 >= self.n {
-            return self.max as f64;
-        }
-        let mut seen = 0;
-        for (k, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen > rank {
-                let (lo, hi) = bounds(self.base + k);
-                let mid = (lo as f64 + hi as f64) / 2.0;
-                return mid.clamp(self.min as f64, self.max as f64);
-            }
-        }
-        self.max as f64
+    /// The order statistics of 0-based `ranks` (ascending), ns, in one pass
+    /// over the buckets: exact at the ends, else the rank's bucket's
+    /// midpoint, kept within [min, max].
+    fn at_ranks(&self, ranks: &[u64]) -> Vec<f64> {
+        let (mut k, mut seen) = (0, 0); // seen: the samples in buckets before k
+        ranks
+            .iter()
+            .map(|&rank| {
+                if rank == 0 {
+                    return self.min as f64;
+                }
+                if rank + 1 >= self.n {
+                    return self.max as f64;
+                }
+                while seen <= rank {
+                    let Some(&c) = self.counts.get(k) else { return self.max as f64 };
+                    seen += c;
+                    k += 1;
+                }
+                let (lo, hi) = bounds(self.base + k - 1);
+                ((lo as f64 + hi as f64) / 2.0).clamp(self.min as f64, self.max as f64)
+            })
+            .collect()
     }
 
-    /// Percentile `q` in [0, 100], ns, interpolating linearly between order
-    /// statistics as numpy's default does (within [`REL_ERROR`] of it).
-    pub fn percentile(&self, q: f64) -> Option<f64> {
+    /// Percentiles `qs` (each in [0, 100]), ns, interpolating linearly
+    /// between order statistics as numpy's default does (within
+    /// [`REL_ERROR`] of it); one pass over the buckets for all of them.
+    pub fn percentiles<const K: usize>(&self, qs: [f64; K]) -> [Option<f64>; K] {
         if self.n == 0 {
-            return None;
+            return [None; K];
         }
-        let pos = q / 100.0 * (self.n - 1) as f64;
-        let (lo, hi) = (pos.floor() as u64, pos.ceil() as u64);
-        let a = self.at_rank(lo);
-        if hi == lo {
-            return Some(a);
-        }
-        Some(a + (self.at_rank(hi) - a) * (pos - lo as f64))
+        let pos = qs.map(|q| q / 100.0 * (self.n - 1) as f64);
+        // The pass needs the ranks ascending; neighbouring percentiles can share
+        // ranks (positions 4.2 and 4.7 both need 4 and 5): each distinct one once.
+        let mut ranks: Vec<u64> = pos.iter().flat_map(|p| [p.floor() as u64, p.ceil() as u64]).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let at = self.at_ranks(&ranks);
+        let value = |rank: u64| at[ranks.partition_point(|&r| r < rank)];
+        std::array::from_fn(|j| {
+            let (lo, hi) = (pos[j].floor() as u64, pos[j].ceil() as u64);
+            let a = value(lo);
+            Some(if hi == lo { a } else { a + (value(hi) - a) * (pos[j] - lo as f64) })
+        })
+    }
+
+    /// Percentile `q` in [0, 100], ns (see [`Self::percentiles`]).
+    pub fn percentile(&self, q: f64) -> Option<f64> {
+        self.percentiles([q])[0]
     }
 
     /// Heap bytes held.
@@ -190,17 +212,17 @@ impl IdStats {
         classes[class].record(v);
     }
 
-    /// The samples of `id`, of one class or of all.
-    pub fn get(&self, id: u32, class: Option<u8>) -> LogHist {
-        let Some(classes) = self.by_id.get(id as usize) else {
-            return LogHist::default();
-        };
-        match class {
-            Some(c) => classes.get(c as usize).cloned().unwrap_or_default(),
-            None => classes.iter().fold(LogHist::default(), |mut acc, h| {
+    /// The samples of `id`, of one class or of all (merged only when there
+    /// are several: a summary of 1000 flows would otherwise copy 1000 histograms).
+    pub fn get(&self, id: u32, class: Option<u8>) -> Cow<'_, LogHist> {
+        let classes = self.by_id.get(id as usize).map_or(&[][..], Vec::as_slice);
+        match (class, classes) {
+            (Some(c), _) => classes.get(c as usize).map_or_else(|| Cow::Owned(LogHist::default()), Cow::Borrowed),
+            (None, [one]) => Cow::Borrowed(one),
+            (None, _) => Cow::Owned(classes.iter().fold(LogHist::default(), |mut acc, h| {
                 acc.merge(h);
                 acc
-            }),
+            })),
         }
     }
 
@@ -289,6 +311,52 @@ mod tests {
                 assert_eq!((h.min(), h.max()), (v.first().copied(), v.last().copied()));
             }
         }
+    }
+
+    /// The order statistic of `rank` by a scan from the first bucket, as
+    /// the one-pass [`LogHist::percentiles`] must find it.
+    fn at_rank_by_scan(h: &LogHist, rank: u64) -> f64 {
+        if rank == 0 {
+            return h.min as f64;
+        }
+        if rank + 1 >= h.n {
+            return h.max as f64;
+        }
+        let mut seen = 0;
+        for (k, &c) in h.counts.iter().enumerate() {
+            seen += c;
+            if seen > rank {
+                let (lo, hi) = bounds(h.base + k);
+                return ((lo as f64 + hi as f64) / 2.0).clamp(h.min as f64, h.max as f64);
+            }
+        }
+        unreachable!("rank {rank} beyond {} samples", h.n)
+    }
+
+    #[test]
+    fn one_pass_percentiles_equal_a_scan_per_rank() {
+        for seed in 1..=5 {
+            let mut rng = SimRng::for_component(seed, "hist-ranks");
+            for n in [1usize, 2, 3, 10, 257, 4000] {
+                let mut h = LogHist::default();
+                for _ in 0..n {
+                    // Clusters far apart, so ranks fall in the same, in adjacent and in distant buckets.
+                    let base = [0.0, 2e4, 3e7, 9e8][(rng.uniform() * 4.0) as usize];
+                    h.record((base + rng.uniform() * 1e3) as u64);
+                }
+                let qs = [50.0, 0.0, 99.9, 0.1, 1.0, 25.0, 50.0, 90.0, 99.0, 95.0, 100.0, 49.0];
+                let got = h.percentiles(qs);
+                for (q, got) in qs.iter().zip(got) {
+                    let pos = q / 100.0 * (n - 1) as f64;
+                    let (lo, hi) = (pos.floor() as u64, pos.ceil() as u64);
+                    let a = at_rank_by_scan(&h, lo);
+                    let want = if hi == lo { a } else { a + (at_rank_by_scan(&h, hi) - a) * (pos - lo as f64) };
+                    assert_eq!(got, Some(want), "seed {seed} n {n} q {q}");
+                    assert_eq!(h.percentile(*q), Some(want));
+                }
+            }
+        }
+        assert_eq!(LogHist::default().percentiles([50.0, 99.0]), [None, None]);
     }
 
     #[test]

@@ -174,7 +174,8 @@ impl RttStats {
         RttStats { mean: mean(v), p50: percentile(v, 50.0), p95: percentile(v, 95.0), p99: percentile(v, 99.0) }
     }
     pub fn from_hist(h: &LogHist) -> RttStats {
-        RttStats { mean: ms(h.mean()), p50: ms(h.percentile(50.0)), p95: ms(h.percentile(95.0)), p99: ms(h.percentile(99.0)) }
+        let [p50, p95, p99] = h.percentiles([50.0, 95.0, 99.0]);
+        RttStats { mean: ms(h.mean()), p50: ms(p50), p95: ms(p95), p99: ms(p99) }
     }
 }
 
@@ -183,7 +184,8 @@ impl SojournStats {
         SojournStats { mean: mean(v), p50: percentile(v, 50.0), p99: percentile(v, 99.0), max: v.last().copied() }
     }
     pub fn from_hist(h: &LogHist) -> SojournStats {
-        SojournStats { mean: ms(h.mean()), p50: ms(h.percentile(50.0)), p99: ms(h.percentile(99.0)), max: h.max().map(ns_to_ms) }
+        let [p50, p99] = h.percentiles([50.0, 99.0]);
+        SojournStats { mean: ms(h.mean()), p50: ms(p50), p99: ms(p99), max: h.max().map(ns_to_ms) }
     }
 }
 
