@@ -43,7 +43,7 @@ from ccbench.expr import ExprError, evaluate
 from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
 from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
 from ccbench.suite import RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
-from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, write_atomic
+from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, start_workers_early, write_atomic
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
@@ -219,6 +219,8 @@ def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: P
     """
     root = Path(suite_dir)
     parts = part_dirs(root)
+    if plots and jobs > 1:
+        start_workers_early()
     if parts is not None:
         return _render_set(root, read_manifest(root).data, parts, plots=plots, progress=progress, jobs=jobs)
     report = build(root, plots=plots, progress=progress, jobs=jobs)

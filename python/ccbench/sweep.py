@@ -666,6 +666,15 @@ def _mp_context() -> Any:
     return mp.get_context("spawn")
 
 
+def start_workers_early() -> None:
+    """Start the forkserver now, so that its imports (about a second) run while this
+    process prepares the work it will hand out (a no-op after a sweep)."""
+    if _mp_context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 def _run_processes(tasks: Sequence[Task], jobs: int, on_done: OnDone, on_stopping: OnStopping) -> bool:
     """At most ``jobs`` runs in worker processes at a time; a pool a worker died in is replaced."""
     queue = deque(tasks)
