@@ -19,6 +19,7 @@ import ccbench
 from ccbench import plot_suite, sweep
 from ccbench.report import StoredRun, build, render
 from ccbench.run_metrics import window_goodput_mbps
+from ccbench.suite import PLOT_TITLES, SEED_BOX, SUITE_PLOTS
 from ccbench.sweep import SweepInterrupted, run_suite
 from conftest import TWO_FLOWS
 
@@ -250,6 +251,11 @@ def test_plots_drawn_in_worker_processes_are_the_same(swept: Path, tmp_path: Pat
         assert (copy / page).read_text() == (swept / page).read_text()
     for name in names:  # pixel for pixel: the same figure, whichever process drew it
         assert (copy / "plots" / f"{name}.png").read_bytes() == (swept / "plots" / f"{name}.png").read_bytes(), name
+
+
+def test_every_cross_run_plot_has_a_title_and_a_suite_may_ask_for_each() -> None:
+    assert list(plot_suite.PLOTS) == list(SUITE_PLOTS)  # in the titles' (the report's) order
+    assert set(PLOT_TITLES) == {*SUITE_PLOTS, SEED_BOX} and all(PLOT_TITLES.values())
 
 
 def test_cross_run_plots_label_axes_with_units(swept: Path) -> None:

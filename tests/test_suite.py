@@ -10,7 +10,8 @@ import pytest
 
 import ccbench
 from ccbench.expr import ExprError, evaluate, parse
-from ccbench.suite import SuiteError, builtin_suites, format_value, load_suite, parse_suite
+from ccbench.report import render
+from ccbench.suite import SUITE_PLOTS, SuiteError, builtin_suites, format_value, load_suite, parse_suite
 from conftest import TINY, line_of
 
 SUITE = """\
@@ -526,6 +527,24 @@ def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp
     assert set(frame["part"]) == {"grid", "fifo"} and set(frame.filter(frame["part"] == "fifo")["seed"]) == {7}
     only = run_cli("suite", "run", tmp_path / "both.toml", "--only", "rate=5Mbit", "--dry-run")
     assert only.exit_code == 0 and "grid: 2 runs" in only.stderr and "fifo: 1 runs" in only.stderr
+    # Rendered again, both parts' figures drawn by one pool of workers: each once, the same pages and pixels.
+    pages = {p: p.read_bytes() for p in sorted(root.rglob("report.*")) + sorted(root.rglob("plots/*.png"))}
+    assert len(pages) == 3 * 2 + 2 * len(SUITE_PLOTS)
+    for png in root.rglob("plots/*.png"):
+        png.unlink()
+    steps: list[str] = []
+
+    class Steps:
+        def start(self, total: int) -> None:
+            steps.append(f"start {total}")
+
+        def step(self, what: str) -> None:
+            steps.append(what)
+
+    render(root, jobs=2, progress=Steps())
+    assert steps[-1 - 2 * len(SUITE_PLOTS)] == f"start {2 * len(SUITE_PLOTS)}"
+    assert sorted(steps[-2 * len(SUITE_PLOTS):]) == sorted(f"plot {n}" for n in SUITE_PLOTS * 2)
+    assert {p: p.read_bytes() for p in pages} == pages
 
 
 def test_delivery_with_rtt_takes_the_reports_axis_bounds(tiny_result: ccbench.Result) -> None:

@@ -456,7 +456,7 @@ def _run_axis(ax: Axes, runs: Runs) -> None:
     ax.set_xlabel("run")
 
 
-#: name -> function of every cross-run plot, in report order (their titles: ccbench.report.PLOT_TITLES).
+#: name -> function of every cross-run plot, in report order (their titles: ccbench.suite.PLOT_TITLES).
 PLOTS: dict[str, Callable[[Runs], Figure]] = {
     "goodput_box": goodput_box,
     "rtt_box": rtt_box,

@@ -42,8 +42,9 @@ import polars as pl
 from ccbench.expr import ExprError, evaluate
 from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
 from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
-from ccbench.suite import RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
-from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, start_workers_early, write_atomic
+from ccbench.suite import PLOT_TITLES, RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
+from ccbench.sweep import (MANIFEST, Manifest, RunRecord, in_workers, read_manifest, save_figure, start_workers_early,
+                           write_atomic)
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
@@ -185,7 +186,13 @@ def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Pr
     columns (only those needed) or one plot.
     """
     progress = progress or _Quiet()
-    root = Path(suite_dir)
+    report, todo = _build(Path(suite_dir), plots, progress, count_plots=True)
+    _draw_all(todo, jobs, progress)
+    return report
+
+
+def _build(root: Path, plots: bool, progress: Progress, *, count_plots: bool) -> tuple[Report, list[FigureJob]]:
+    """The report's tables and the figures it shows (not drawn yet: the returned jobs draw them)."""
     manifest = read_manifest(root)
     data = manifest.data
     suite = parse_suite(data.get("suite_text", ""), data.get("suite_file", "<suite>"), read_base=False)
@@ -197,14 +204,14 @@ def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Pr
             stored[r.key] = StoredRun(root / r.dir)
         elif r.status == "ok":
             r.status = "pending"
-    n_plots = len(suite.report.suite_plots) + (1 if _seed_groups(suite, manifest.runs, stored) else 0)
-    progress.start(len(manifest.runs) + (n_plots if plots and stored else 0))
+    todo = _plots(suite, manifest.runs, stored, root) if plots else []
+    progress.start(len(manifest.runs) + (len(todo) if count_plots else 0))
     tables = [g for spec in suite.report.tables for g in _grids(suite, spec, manifest.runs, stored)]
     runs_grid, links = _runs_grid(suite, manifest.runs, stored, root, progress)
-    figures = _plots(suite, manifest.runs, stored, root, progress, jobs) if plots else []
+    figures = [(name, PLOT_TITLES[name], path) for name, path, _ in todo]
     errors = [(r.key, r.error or "") for r in manifest.runs if r.status == "failed"]
     return Report(_meta(data, manifest, stored), tables, runs_grid, links, errors, figures,
-                  data.get("suite", suite.name), data.get("description", suite.description))
+                  data.get("suite", suite.name), data.get("description", suite.description)), todo
 
 
 def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None,
@@ -241,12 +248,17 @@ def part_dirs(suite_dir: str | os.PathLike[str]) -> list[Path] | None:
 def _render_set(root: Path, data: Mapping[str, Any], parts: Sequence[Path], *, plots: bool,
                 progress: Progress | None, jobs: int) -> Path:
     title, description = data.get("suite", root.name), data.get("description", "")
-    reports = []
+    progress = progress or _Quiet()
+    reports, todo = [], []
     for part in parts:
-        rep = build(part, plots=plots, progress=progress, jobs=jobs)
-        write_atomic(part / "report.md", markdown(rep))
-        write_atomic(part / "report.html", to_html(rep, part))
+        rep, figures = _build(part, plots, progress, count_plots=False)
         reports.append((part.name, rep))
+        todo += figures
+    progress.start(len(todo))
+    _draw_all(todo, jobs, progress)  # all parts' figures in one pool: no part waits for another's last one
+    for name, rep in reports:
+        write_atomic(root / name / "report.md", markdown(rep))
+        write_atomic(root / name / "report.html", to_html(rep, root / name))
     md = [f"# {title}", ""] + ([description, ""] if description else [])
     md += [f"Parts: {', '.join(f'[{n}]({n}/report.md)' for n, _ in reports)}.", ""]
     for name, rep in reports:
@@ -493,23 +505,13 @@ def _run_value(column: RunColumn, run: StoredRun | None) -> float | None:
         return None  # a damaged run directory shows "—" rather than breaking the report
 
 
-#: Title of each cross-run plot in the report (the plots themselves: ccbench.plot_suite).
-PLOT_TITLES = {
-    "goodput_box": "Goodput per flow (box plot)",
-    "rtt_box": "RTT per flow and ping (box plot)",
-    "delay_cdf": "Queue delay and ping RTT (CDF)",
-    "goodput_cdf": "Goodput per flow (CDF over flows)",
-    "totals": "Totals per run",
-    SEED_BOX: "Across seeds (box plot per configuration)",
-}
-
 #: One cross-run figure to draw: its name, its file, and what it shows, as plain data (a worker
 #: process draws it): (label, run directory) pairs, or for the seed box (label, run directories).
 FigureJob = tuple[str, Path, list[tuple[str, Any]]]
 
 
-def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
-           root: Path, progress: Progress, jobs: int) -> list[tuple[str, str, Path]]:
+def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun], root: Path) -> list[FigureJob]:
+    """The cross-run figures of a report (plots/ is made for them)."""
     runs = [(run_label(suite, r.values), stored[r.key].dir) for r in records if r.key in stored]
     if not runs:
         return []
@@ -519,36 +521,23 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
     groups = _seed_groups(suite, records, stored)
     if groups:
         todo.append((SEED_BOX, out_dir / f"{SEED_BOX}.png", [(label, [r.dir for r in g]) for label, g in groups]))
-    for name, _, path in draw_figures(todo, jobs):
+    return todo
+
+
+def _draw_all(todo: Sequence[FigureJob], jobs: int, progress: Progress) -> None:
+    for name, _, _ in draw_figures(todo, jobs):
         progress.step(f"plot {name}")
-    return [(name, PLOT_TITLES[name], path) for name, path, _ in todo]
 
 
 def draw_figures(todo: Sequence[FigureJob], jobs: int) -> Iterator[FigureJob]:
     """Draw each figure, ``jobs`` at a time, yielding each job as its file is written.
 
-    More than one at a time runs in worker processes, forked from the sweep's
-    forkserver (which has matplotlib and Polars imported already), so this
-    process never imports matplotlib; each worker holds one figure's data.
+    More than one at a time runs in worker processes (:func:`ccbench.sweep.in_workers`),
+    which have matplotlib and Polars imported already, so this process never
+    imports matplotlib; each worker holds one figure's data.
     """
-    if jobs <= 1 or len(todo) <= 1:
-        for job in todo:
-            draw_figure(job)
-            yield job
-        return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from ccbench.sweep import _mp_context, _worker_init
-
-    pool = ProcessPoolExecutor(min(jobs, len(todo)), mp_context=_mp_context(), initializer=_worker_init,
-                               initargs=(os.getpid(),))
-    try:
-        futures = {pool.submit(draw_figure, job): job for job in todo}
-        for fut in as_completed(futures):
-            fut.result()  # a figure that failed fails the report, as when drawn here
-            yield futures[fut]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    for job, _ in in_workers(draw_figure, todo, jobs):
+        yield job
 
 
 def draw_figure(job: FigureJob) -> Path:

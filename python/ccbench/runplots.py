@@ -12,13 +12,12 @@ worker processes, and its report is rendered again to link them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ccbench.results import SUMMARY_FILE
 from ccbench.suite import parse_suite
-from ccbench.sweep import MANIFEST, _mp_context, read_manifest, save_figure
+from ccbench.sweep import MANIFEST, in_workers, read_manifest, save_figure
 
 __all__ = ["draw", "draw_one", "kinds_of", "plan"]
 
@@ -65,14 +64,8 @@ def _suite_jobs(root: Path, kinds: Sequence[str]) -> list[Job]:
 
 def draw(jobs: Sequence[Job], jobs_at_once: int = 1, on_done: Callable[[Path], None] = lambda _: None) -> None:
     """Draw every job's plots, ``jobs_at_once`` runs at a time (worker processes when more than one)."""
-    if jobs_at_once <= 1 or len(jobs) <= 1:
-        for job in jobs:
-            draw_one(job)
-            on_done(job[0])
-        return
-    with ProcessPoolExecutor(max_workers=jobs_at_once, mp_context=_mp_context()) as pool:
-        for run in pool.map(draw_one, jobs):
-            on_done(run)
+    for _, run in in_workers(draw_one, jobs, jobs_at_once):
+        on_done(run)
 
 
 def draw_one(job: Job) -> Path:

@@ -124,6 +124,7 @@ else:  # pragma: no cover
 
 __all__ = [
     "RUN_PLOTS",
+    "PLOT_TITLES",
     "SEED_BOX",
     "SUITE_PLOTS",
     "Axis",
@@ -148,9 +149,19 @@ Key = tuple[str | int, ...]
 DEFAULT_RUN_PLOTS: tuple[str, ...] = ()  # drawing one takes as long as many runs: only when asked (or `ccbench plot`)
 #: The axis whose runs a report's tables aggregate (mean and 95 % interval) instead of splitting by it.
 SEED_AXIS = "seed"
-SUITE_PLOTS = ("goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals")
 #: The cross-run plot a report adds for a suite with a seed axis of 2+ values.
 SEED_BOX = "seed_box"
+#: Title of each cross-run plot in a report, in report order (the plots themselves: ccbench.plot_suite.PLOTS).
+PLOT_TITLES = {
+    "goodput_box": "Goodput per flow (box plot)",
+    "rtt_box": "RTT per flow and ping (box plot)",
+    "delay_cdf": "Queue delay and ping RTT (CDF)",
+    "goodput_cdf": "Goodput per flow (CDF over flows)",
+    "totals": "Totals per run",
+    SEED_BOX: "Across seeds (box plot per configuration)",
+}
+#: The cross-run plots a suite may ask for in ``[report] suite_plots`` (all by default).
+SUITE_PLOTS = tuple(name for name in PLOT_TITLES if name != SEED_BOX)
 
 _SUITE_KEYS = ("name", "description", "base", "set", "axes", "seeds", "exclude", "when", "report")
 _SET_KEYS = ("name", "description", "parts")

@@ -69,7 +69,7 @@ import types
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -673,6 +673,28 @@ def start_workers_early() -> None:
         from multiprocessing import forkserver
 
         forkserver.ensure_running()
+
+
+def in_workers(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> Iterator[tuple[Any, Any]]:
+    """``(item, fn(item))`` for each item as it finishes, ``jobs`` at a time.
+
+    More than one at a time runs in worker processes forked from the forkserver
+    (plotting modules preloaded); they ignore Ctrl-C, which reaches this process
+    alone, and leaving the iterator early cancels what has not started. ``fn``
+    must be a module-level function and items plain data.
+    """
+    if jobs <= 1 or len(items) <= 1:
+        for item in items:
+            yield item, fn(item)
+        return
+    pool = ProcessPoolExecutor(min(jobs, len(items)), mp_context=_mp_context(), initializer=_worker_init,
+                               initargs=(os.getpid(),))
+    try:
+        futures = {pool.submit(fn, item): item for item in items}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()  # an item that failed fails the whole, as it would here
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_processes(tasks: Sequence[Task], jobs: int, on_done: OnDone, on_stopping: OnStopping) -> bool:

@@ -360,6 +360,20 @@ mod tests {
     }
 
     #[test]
+    fn buckets_end_at_the_largest_samples_bucket() {
+        // Growing upwards adds buckets up to the new maximum's and no further;
+        // growing downwards reaches at least the new minimum's.
+        let mut h = LogHist::default();
+        for v in [5_000u64, 40_000, 3_000_000, 2_000, 7, 9_000_000_000, 1] {
+            h.record(v);
+            assert_eq!(h.base + h.counts.len() - 1, index(h.max));
+            assert!(h.base <= index(h.min));
+            assert_ne!(h.counts[index(h.min) - h.base], 0);
+            assert_ne!(*h.counts.last().unwrap(), 0);
+        }
+    }
+
+    #[test]
     fn growing_downwards_and_merging_keep_every_count() {
         let (mut a, mut b, mut all) = (LogHist::default(), LogHist::default(), LogHist::default());
         let vals: Vec<u64> = (0..400).map(|k| (k * 7919 % 400) * 1_000_003 + 1).collect();
