@@ -442,6 +442,23 @@ mod tests {
     }
 
     #[test]
+    fn drop_early_thresholds_are_strict_as_in_linux() {
+        let p = params();
+        for seed in 1..=5u64 {
+            let mut rng = SimRng::for_component(seed, "pie");
+            // qdelay exactly target/2 is not "low": with accu at 8.5 it drops.
+            let mut v = PieVars { prob: MAX_PROB / 10, qdelay: p.target / 2, burst_time: 0, accu_prob: (MAX_PROB / 2) * 17, ..PieVars::new() };
+            assert!(v.drop_early(&p, 100_000, 1514, &mut rng));
+            // accu_prob exactly 0.85 is not below it: the random draw decides (p = 0.85).
+            let prob = (MAX_PROB / 100) * 85;
+            let drops = (0..1000)
+                .filter(|_| PieVars { prob, qdelay: ms(20), burst_time: 0, ..PieVars::new() }.drop_early(&p, 100_000, 1514, &mut rng))
+                .count();
+            assert!((800..=900).contains(&drops), "seed {seed}: {drops}");
+        }
+    }
+
+    #[test]
     fn drop_early_spacing_follows_the_accumulator_and_bytemode_scales_p() {
         // After a drop, accu_prob restarts at 0: the first k − 1 arrivals
         // (accu < 0.85) pass, then each drops with local p, so the mean gap
@@ -515,6 +532,62 @@ mod tests {
             w.on_dequeue(&p, SimTime(i * gap), SimTime(0), 1514, 10 * 1514);
         }
         assert_eq!((w.avg_dq_rate, w.dq_count), (0, None));
+    }
+
+    #[test]
+    fn boundaries_of_the_control_law_are_linuxs() {
+        let p = params();
+        // The table's rows are "p < 10 %", "p < 1 %", ...: exactly 10 % keeps the
+        // full gains, exactly 1 % is still in the 1–10 % row (÷2), just below it ÷8.
+        let full = PieVars { prob: MAX_PROB, ..PieVars::new() }.scaled_gains(&p);
+        assert_eq!(PieVars { prob: MAX_PROB / 10, ..PieVars::new() }.scaled_gains(&p), full);
+        let half = (full.0 >> 1, full.1 >> 1);
+        assert_eq!(PieVars { prob: MAX_PROB / 100, ..PieVars::new() }.scaled_gains(&p), half);
+        assert_eq!(PieVars { prob: MAX_PROB / 100 - 1, ..PieVars::new() }.scaled_gains(&p), (half.0 >> 2, half.1 >> 2));
+        // A delay of exactly 250 ms adds no extra 2 %; one tick more does.
+        for (qdelay, extra) in [(ms(250), 0), (ms(250) + 1, MAX_PROB / 50)] {
+            let mut v = PieVars { prob: MAX_PROB / 2, qdelay, qdelay_old: qdelay, ..PieVars::new() };
+            let (a, _) = v.scaled_gains(&p);
+            v.calculate_probability(&p, 100_000);
+            let law = (a * (qdelay - p.target)).min((MAX_PROB / 100) * 2);
+            assert_eq!(v.prob, MAX_PROB / 2 + law + extra, "qdelay {qdelay}");
+        }
+        // An increase that wraps the u64 saturates at MAX_PROB (and skips the decay).
+        let mut v = PieVars { prob: u64::MAX - 10, qdelay: ms(300), qdelay_old: ms(300), ..PieVars::new() };
+        v.calculate_probability(&p, 100_000);
+        assert_eq!(v.prob, MAX_PROB);
+    }
+
+    #[test]
+    fn restart_needs_both_delays_below_half_the_target_and_p_zero() {
+        let p = params();
+        // Both 5 ms (< 7.5 ms), p driven to 0: the burst allowance is back.
+        let mut v = PieVars { prob: 1000, qdelay: ms(5), qdelay_old: ms(5), burst_time: 0, ..PieVars::new() };
+        v.calculate_probability(&p, 100_000);
+        assert_eq!((v.prob, v.burst_time), (0, ms(150)));
+        // The previous delay exactly target/2 is not below it: no restart.
+        let mut v = PieVars { prob: 1000, qdelay: ms(5), qdelay_old: p.target / 2, burst_time: 0, ..PieVars::new() };
+        v.calculate_probability(&p, 100_000);
+        assert_eq!((v.prob, v.burst_time), (0, 0));
+        // Rate mode restarts only once it has a rate estimate.
+        let pr = PieParams { dq_rate_estimator: true, ..p };
+        let mut v = PieVars { prob: 0, burst_time: 0, ..PieVars::new() };
+        v.calculate_probability(&pr, 0);
+        assert_eq!((v.prob, v.burst_time, v.avg_dq_rate), (0, 0, 0));
+        v.avg_dq_rate = 22;
+        v.calculate_probability(&pr, 0);
+        assert_eq!(v.burst_time, ms(150));
+    }
+
+    #[test]
+    fn a_rate_cycle_ending_at_exactly_16_kib_starts_the_next_one() {
+        let p = PieParams { dq_rate_estimator: true, ..params() };
+        for (backlog, next) in [(QUEUE_THRESHOLD, Some(0)), (QUEUE_THRESHOLD - 1, None)] {
+            let mut v = PieVars { dq_count: Some(16_000), dq_tstamp: Some(1000), ..PieVars::new() };
+            v.on_dequeue(&p, SimTime(2000 << 6), SimTime(0), 1514, backlog);
+            assert_eq!(v.dq_count, next, "backlog {backlog}");
+            assert!(v.avg_dq_rate > 0);
+        }
     }
 
     #[test]

@@ -430,6 +430,28 @@ mod tests {
     }
 
     #[test]
+    fn a_sojourn_of_exactly_the_target_is_not_over_it() {
+        let p = CobaltParams::new(Dur::from_millis(5), Dur::from_millis(100), Dur::ZERO, MtuScaling::Mainline, false);
+        let mut h = Harness::new();
+        for (sojourn, over) in [(5_000_000u64, false), (5_000_001, true)] {
+            let mut v = CobaltVars::default();
+            let mut pk = pkt(1, Ecn::NotEct);
+            pk.enq_at = ms(10);
+            let mut cx = Cx { now: SimTime(ms(10).0 + sojourn), rng: &mut h.rng, stats: &mut h.stats };
+            v.should_drop(&p, &mut pk, 1, &mut cx);
+            assert_eq!((v.dropping, v.count), (over, u32::from(over)), "sojourn {sojourn} ns");
+        }
+    }
+
+    #[test]
+    fn at_rest_needs_no_blue_no_count_and_an_expired_timer() {
+        let rest = CobaltVars { drop_next: ms(5), ..Default::default() };
+        assert!(rest.at_rest(ms(5)) && !rest.at_rest(ms(4)));
+        assert!(!CobaltVars { p_drop: 1, ..rest.clone() }.at_rest(ms(5)));
+        assert!(!CobaltVars { count: 1, ..rest }.at_rest(ms(5)));
+    }
+
+    #[test]
     fn count_decays_below_target_instead_of_resetting() {
         let p = CobaltParams::new(
             Dur::from_millis(5),
@@ -484,8 +506,9 @@ mod tests {
         assert!(v.queue_full(&p, ms(10)));
         assert_eq!(v.p_drop, 1 << 24);
         assert!(v.dropping && v.count == 1 && v.drop_next == ms(10));
-        // Within target of the last increment: no further increase.
+        // Within target of the last increment (exactly target included): no further increase.
         assert!(!v.queue_full(&p, ms(14)));
+        assert!(!v.queue_full(&p, ms(15)));
         assert_eq!(v.p_drop, 1 << 24);
         assert!(!v.queue_full(&p, ms(16)));
         assert_eq!(

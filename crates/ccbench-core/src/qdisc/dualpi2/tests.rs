@@ -75,6 +75,43 @@ fn max_rtt_derives_target_tupdate_and_gains_like_tc() {
 }
 
 #[test]
+fn coupling_factor_outside_1_to_255_is_an_error_at_either_end() {
+    for (k, ok) in [(0.5, false), (1.0, true), (255.0, true), (300.0, false), (f64::NAN, false)] {
+        let r = DualPi2Config { coupling_factor: k, ..Default::default() }.validate();
+        assert_eq!(r.is_ok(), ok, "{k}: {r:?}");
+        if !ok {
+            assert!(r.unwrap_err().contains("coupling_factor"));
+        }
+    }
+}
+
+#[test]
+fn change_to_a_lower_limit_drops_from_the_heads_classic_first() {
+    // (L packets, classic packets, new limit) -> (L, classic) kept.
+    for (l, c, limit, kept) in [(1u32, 3u32, 2u64, (1usize, 1usize)), (3, 0, 1, (1, 0)), (2, 2, 4, (2, 2))] {
+        let (mut h, mut q) = (Harness::new(), DualPi2Config::default().build());
+        for i in 0..l {
+            h.enq(&mut q, SimTime::ZERO, pkt(10 + i, Ecn::Ect1));
+        }
+        for i in 0..c {
+            h.enq(&mut q, SimTime::ZERO, pkt(20 + i, Ecn::NotEct));
+        }
+        let mut cx = Cx { now: SimTime::ZERO, rng: &mut h.rng, stats: &mut h.stats };
+        q.change(&QdiscConfig::Dualpi2(DualPi2Config { limit, ..Default::default() }), &mut cx).unwrap();
+        assert_eq!((q.l.len(), q.c.len()), kept, "{l} L + {c} C to limit {limit}");
+        let dropped = u64::from(l + c) - limit.min(u64::from(l + c));
+        assert_eq!(h.stats.drops_overlimit, dropped);
+        // The heads went: what is left is the newest of each queue.
+                let (kl, kc) = (kept.0 as u32, kept.1 as u32);
+        let mut want: Vec<u32> = (10 + l - kl..10 + l).chain(20 + c - kc..20 + c).collect();
+        want.sort_unstable();
+        let mut got: Vec<u32> = drain(&mut h, &mut q, SimTime::ZERO).iter().map(|p| p.flow.0).collect();
+        got.sort_unstable();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
 fn classifies_ect1_and_ce_into_l_and_the_rest_into_c() {
     for (mask, want) in [(EcnMask::L4sEct, [0, 1, 0, 1]), (EcnMask::AnyEct, [0, 1, 1, 1])] {
         let mut h = Harness::new();
@@ -84,6 +121,7 @@ fn classifies_ect1_and_ce_into_l_and_the_rest_into_c() {
         }
         let n_l = want.iter().sum::<u8>() as usize;
         assert_eq!((q.l_len(), q.c_len()), (n_l, 4 - n_l));
+        assert_eq!((q.counts().packets_in_l, q.counts().packets_in_c), (n_l as u64, 4 - n_l as u64));
         for p in drain(&mut h, &mut q, SimTime::ZERO) {
             assert_eq!(p.class, want[p.ecn.bits() as usize], "{mask:?} {:?}", p.ecn);
         }
@@ -278,6 +316,7 @@ fn overload_drops_l_with_p_squared_and_marks_the_rest() {
     assert!((rate - 0.64).abs() < 0.03, "{rate}");
     // Every survivor is marked except the last two of each batch (< 2 MTU left).
     assert_eq!(out.len() - ce(&out), 10);
+    assert_eq!(q.counts().l_marks as usize, ce(&out));
     // Classic ECT(0) under overload: dropped with p′², never marked.
     fill(&mut h, &mut q, SimTime::ZERO, Ecn::Ect0, 2000);
     let out = drain(&mut h, &mut q, SimTime::ZERO);
