@@ -247,6 +247,7 @@ mod tests {
     use crate::packet::Ecn;
     use crate::qdisc::blocks::drr::List;
     use crate::qdisc::codel::CodelConfig;
+    use crate::qdisc::QdiscConfig;
     use crate::qdisc::testing::{pkt, Harness};
     use crate::units::SimTime;
 
@@ -404,6 +405,43 @@ mod tests {
         assert_eq!(q.flows[ia].cvars.count, 5, "CoDel count raised by the drops");
         let ids: Vec<(u32, SimTime)> = (0..6).map(|_| h.deq(&mut q, ms(1)).unwrap()).map(|p| (p.tuple, p.sent_at)).collect();
         assert!(ids.contains(&(ab[1], SimTime(99))));
+    }
+
+    #[test]
+    fn overflow_ties_go_to_the_lowest_flow_index_as_linuxs_scan() {
+        let mut h = Harness::new();
+        let mut q = FqCodelConfig { limit: 4, ..Default::default() }.build();
+        let abc = distinct(&q, 3);
+        for &t in &abc[..2] {
+            h.enq(&mut q, SimTime::ZERO, p(t, 1514, 0));
+            h.enq(&mut q, SimTime::ZERO, p(t, 1514, 1));
+        }
+        h.enq(&mut q, SimTime::ZERO, p(abc[2], 100, 9));
+        // Equal backlogs: the first flow in table order loses half of its 3028 B.
+        let (ia, ib) = (q.hasher.index(abc[0]) as usize, q.hasher.index(abc[1]) as usize);
+        let (lo, hi) = (ia.min(ib), ia.max(ib));
+        assert_eq!((h.stats.drops_overlimit, q.flows[lo].q.len(), q.flows[hi].q.len()), (1, 1, 2));
+    }
+
+    #[test]
+    fn change_keeps_the_flows_and_drops_down_to_a_lowered_limit() {
+        let mut h = Harness::new();
+        let mut q = FqCodelConfig { limit: 10, ..Default::default() }.build();
+        for i in 0..10 {
+            h.enq(&mut q, SimTime::ZERO, p(1, 1514, i));
+        }
+        let mut cx = Cx { now: SimTime::ZERO, rng: &mut h.rng, stats: &mut h.stats };
+        let lower = FqCodelConfig { limit: 6, drop_batch: 1, ..Default::default() };
+        q.change(&QdiscConfig::FqCodel(lower.clone()), &mut cx).unwrap();
+        // Dequeued from the head and dropped until exactly the new limit is left.
+        assert_eq!((q.len(), cx.stats.drops_overlimit), (6, 4));
+        assert_eq!(q.flows[q.hasher.index(1) as usize].q.front().unwrap().sent_at, SimTime(4));
+        // The new limit and drop batch hold for later arrivals.
+        h.enq(&mut q, SimTime::ZERO, p(1, 1514, 10));
+        assert_eq!((q.len(), h.stats.drops_overlimit), (6, 5));
+        let mut cx = Cx { now: SimTime::ZERO, rng: &mut h.rng, stats: &mut h.stats };
+        let other = FqCodelConfig { flows: 64, ..lower };
+        assert!(q.change(&QdiscConfig::FqCodel(other), &mut cx).unwrap_err().contains("flows"));
     }
 
     #[test]

@@ -167,19 +167,30 @@ fn tc_calc_xmittime(rate_bytes: u32, size: u32) -> u32 {
 /// `tc_red_eval_idle_damping`: Scell_log and the table
 /// Stab[i] = min(31, (i << Scell_log)·(−ln(1 − W))/xmit_time).
 pub fn tc_red_eval_idle_damping(wlog: u8, avpkt: u32, rate_bytes: u32) -> Result<(u8, [u8; RED_STAB_SIZE]), String> {
-    let xmit_time = f64::from(tc_calc_xmittime(rate_bytes, avpkt));
-    let lw = -(1.0 - 1.0 / f64::from(1u32 << wlog)).ln() / xmit_time;
+    let lw = idle_weight(wlog, avpkt, rate_bytes);
     let maxtime = 31.0 / lw;
     let clog = (0..32u8).find(|&c| maxtime / f64::from(1u32 << c) < 512.0).ok_or("failed to calculate the idle damping table")?;
+    Ok((clog, damping_table(lw, clog)))
+}
+
+/// tc's −ln(1 − W) per tick of idle time: the log-decay of qavg while one
+/// `avpkt` packet could have been sent.
+fn idle_weight(wlog: u8, avpkt: u32, rate_bytes: u32) -> f64 {
+    let xmit_time = f64::from(tc_calc_xmittime(rate_bytes, avpkt));
+    -(1.0 - 1.0 / f64::from(1u32 << wlog)).ln() / xmit_time
+}
+
+/// The idle table for cells of 2^`cell_log` ticks: how many times to apply
+/// the EWMA's shift (at most 31; the last entry 31).
+fn damping_table(lw: f64, cell_log: u8) -> [u8; RED_STAB_SIZE] {
     let mut stab = [0u8; RED_STAB_SIZE];
     for (i, s) in stab.iter_mut().enumerate().take(255).skip(1) {
         // f64 → u8 saturates (tc's C conversion of a double > 255 is UB;
         // with tc's choice of clog the value stays < 32 anyway).
-        *s = (((i as u64) << clog) as f64 * lw).min(255.0) as u8;
-        *s = (*s).min(31);
+        *s = ((((i as u64) << cell_log) as f64 * lw).min(255.0) as u8).min(31);
     }
     stab[255] = 31;
-    Ok((clog, stab))
+    stab
 }
 
 impl RedConfig {
@@ -227,11 +238,7 @@ impl RedConfig {
         let scell_log = match self.scell_log {
             Some(s) if s != clog && s < 32 => {
                 // An explicit cell size: rebuild the table for it.
-                let xmit = f64::from(tc_calc_xmittime(rate_bytes, avpkt));
-                let lw = -(1.0 - 1.0 / f64::from(1u32 << wlog.min(31))).ln() / xmit;
-                for (i, e) in stab.iter_mut().enumerate().take(255).skip(1) {
-                    *e = ((((i as u64) << s) as f64 * lw).min(255.0) as u8).min(31);
-                }
+                stab = damping_table(idle_weight(wlog.min(31), avpkt, rate_bytes), s);
                 s
             }
             Some(s) => s,
@@ -808,6 +815,103 @@ mod tests {
         assert_eq!(q.max_p_raw(), before);
         // qR follows the new max_p: rand / round(max_p / Δ).
         assert_eq!(q.max_p_delta, ((before + 66667 / 2) / 66667).max(1));
+    }
+
+    #[test]
+    fn burst_zero_is_derived_and_an_explicit_cell_log_rebuilds_the_table() {
+        let base = "limit = 400000\navpkt = 1000\nbandwidth = \"50Mbit\"";
+        let d = cfg(base).derive().unwrap();
+        assert_eq!(cfg(&format!("{base}\nburst = 0")).derive().unwrap(), d, "tc's `burst 0`: derived");
+        assert_eq!(cfg(&format!("{base}\nscell_log = {}", d.scell_log)).derive().unwrap(), d);
+        // One above tc's cell log: cells twice as long, so entry i is tc's entry 2i.
+        let p = cfg(&format!("{base}\nscell_log = {}", d.scell_log + 1)).derive().unwrap();
+        assert_eq!(p.scell_log, d.scell_log + 1);
+        assert_ne!(p.stab, d.stab);
+        for i in 1..128 {
+            assert_eq!(p.stab[i], d.stab[2 * i], "entry {i}");
+        }
+    }
+
+    #[test]
+    fn thresholds_are_checked_as_red_check_params() {
+        let fixed = "limit = 4000000000\navpkt = 1000\nburst = 100\newma_log = 2\nplog = 20";
+        let e = cfg(&format!("{fixed}\nmin = 50000\nmax = 40000")).derive().unwrap_err();
+        assert!(e.contains("must not be below min"), "{e}");
+        // min alone too large for the shift (max fits, though below it): the shift check speaks first.
+        let e = cfg(&format!("{fixed}\nmin = 1073741824\nmax = 1000")).derive().unwrap_err();
+        assert!(e.contains("must fit in 32 bits"), "{e}");
+    }
+
+    #[test]
+    fn without_ecn_probabilistic_marks_are_drops_even_for_ect() {
+        let mut h = Harness::new();
+        let mut q = cfg("limit = 1000000\navpkt = 1000\nmin = 3000\nmax = 9000\nburst = 4\nprobability = 0.5").build();
+        for _ in 0..4 {
+            h.enq(&mut q, ms(0), pkt(1, Ecn::Ect0));
+        }
+        // A standing backlog of 4–5 packets: the average sits inside the band.
+        for _ in 0..2000 {
+            h.enq(&mut q, ms(0), pkt(1, Ecn::Ect0));
+            if q.len() > 4 {
+                h.deq(&mut q, ms(0));
+            }
+        }
+        assert!(q.qavg > q.qth_min && q.qavg < q.qth_max);
+        assert!(q.counts().prob_drop > 100, "{:?}", q.counts());
+        assert_eq!((h.stats.marks, q.counts().prob_mark), (0, 0));
+        // Bytes follow the packets out.
+        let n = q.len() as u64;
+        assert_eq!(q.bytes(), n * 1514);
+        h.deq(&mut q, ms(0));
+        assert_eq!(q.bytes(), (n - 1) * 1514);
+    }
+
+    #[test]
+    fn probe_reports_the_linear_probability_inside_the_band() {
+        let mut q = cfg("limit = 400000\navpkt = 1000").build();
+        q.idle_start = None;
+        for frac in [0.0, 0.25, 0.5, 0.75] {
+            q.qavg = q.qth_min + ((q.qth_max - q.qth_min) as f64 * frac) as u64;
+            let got = q.probe(ms(0)).base;
+            assert!((got - q.max_p() * frac).abs() < 1e-9, "{frac}: {got}");
+        }
+        q.qavg = q.qth_min - 1;
+        assert_eq!(q.probe(ms(0)).base, 0.0);
+        q.qavg = q.qth_max;
+        assert_eq!(q.probe(ms(0)).base, 1.0);
+    }
+
+    #[test]
+    fn leaving_the_band_restarts_the_count() {
+        let mut q = cfg("limit = 400000\navpkt = 1000").build();
+        let mut rng = SimRng::for_component(1, "red");
+        let mid = q.qth_min + (q.qth_max - q.qth_min) / 2;
+        for outside in [0, q.qth_max] {
+            q.action(mid, &mut rng);
+            q.action(outside, &mut rng);
+            assert_eq!(q.qcount, -1);
+            q.action(mid, &mut rng);
+            assert_eq!(q.qcount, 0, "the first packet back in the band draws a new qR");
+        }
+    }
+
+    #[test]
+    fn adaptation_leaves_max_p_alone_at_the_bands_edges() {
+        let mut q = cfg("limit = 400000\navpkt = 1000\nadaptive = true\nbandwidth = \"50Mbit\"\necn = true").build();
+        q.idle_start = None;
+        let before = q.max_p_raw();
+        for (k, edge) in [(1, q.target_min), (2, q.target_max)] {
+            q.qavg = u64::from(edge) << q.wlog;
+            q.catch_up(ms(500 * k));
+            assert_eq!(q.max_p_raw(), before, "qavg at {edge}");
+        }
+        assert_eq!((q.counts().adapt_up, q.counts().adapt_down), (0, 0));
+        // Just inside either edge: the step is taken (so the clock above did run).
+        for (k, qavg) in [(3, q.target_min - 1), (4, q.target_max + 1)] {
+            q.qavg = u64::from(qavg) << q.wlog;
+            q.catch_up(ms(500 * k));
+        }
+        assert_eq!((q.counts().adapt_up, q.counts().adapt_down), (1, 1));
     }
 
     #[test]

@@ -325,3 +325,82 @@ impl VirtualShaper {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testing::{pkt, Harness};
+
+    const MS: u64 = 1_000_000;
+
+    fn params(sce_interval: u64) -> CobaltParams {
+        CobaltParams { ce_interval: 100 * MS, ce_target: 5 * MS, sce_interval, sce_target: MS, blue_thresh: 0, p_inc: 1 << 24, p_dec: 1 << 20 }
+    }
+
+    #[test]
+    fn overflow_forces_the_sce_schedule_on_only_when_sce_is_enabled() {
+        for (sce_interval, on) in [(0, false), (10 * MS, true)] {
+            let mut v = CobaltVars::default();
+            v.queue_full(&params(sce_interval), 20 * MS as i64);
+            assert_eq!((v.ce_dropping, v.ce_count, v.p_drop), (true, 1, 1 << 24));
+            assert_eq!((v.sce_dropping, v.sce_count), (on, u32::from(on)), "sce_interval {sce_interval}");
+        }
+    }
+
+    /// `should_drop` for a packet that waited `sojourn` ns, alone in its queue.
+    fn verdict(v: &mut CobaltVars, p: &CobaltParams, now: i64, sojourn: i64, h: &mut Harness) -> bool {
+        let mut pkt = pkt(1, Ecn::Ect0);
+        pkt.enq_at = SimTime((now - sojourn) as u64);
+        let mut cx = Cx { now: SimTime(now as u64), rng: &mut h.rng, stats: &mut h.stats };
+        v.should_drop(p, now, &mut pkt, 1514, 1, 1514, &isqrt_cache(), &mut cx).drop
+    }
+
+    #[test]
+    fn below_target_each_schedule_decays_only_while_it_is_due() {
+        let (p, mut h) = (params(10 * MS), Harness::new());
+        let now = 1_000 * MS as i64;
+        // Both counts at 10, both just due: one step each moves the schedule past now.
+        let mut v = CobaltVars { ce_count: 10, ce_next: now - MS as i64, sce_count: 10, sce_next: now - MS as i64, ..Default::default() };
+        v.invsqrt(&isqrt_cache());
+        assert!(!verdict(&mut v, &p, now, 0, &mut h));
+        assert_eq!((v.ce_count, v.sce_count), (9, 9));
+        // On an empty queue a schedule still in the future keeps its count.
+        let mut v = CobaltVars { sce_count: 3, sce_next: now + MS as i64, ..Default::default() };
+        v.queue_empty(&p, now, &isqrt_cache());
+        assert_eq!(v.sce_count, 3);
+    }
+
+    #[test]
+    fn blue_drops_whatever_the_delay() {
+        let (p, mut h) = (params(0), Harness::new());
+        let mut v = CobaltVars { p_drop: u32::MAX, ..Default::default() };
+        assert!(verdict(&mut v, &p, 1_000 * MS as i64, 0, &mut h));
+        let mut v = CobaltVars::default();
+        assert!(!verdict(&mut v, &p, 1_000 * MS as i64, 0, &mut h));
+    }
+
+    #[test]
+    fn an_idle_shaper_restarts_from_now_not_from_its_past() {
+        let mut s = VirtualShaper { time_next_packet: 5, ..Default::default() };
+        s.unstale(10);
+        assert_eq!(s.time_next_packet, 10);
+        s.time_next_packet = 20;
+        s.unstale(10);
+        assert_eq!(s.time_next_packet, 20);
+    }
+
+    #[test]
+    fn an_empty_queue_lowers_blue_once_per_target_and_decays_the_counts() {
+        let (p, cache) = (params(10 * MS), isqrt_cache());
+        let mut v = CobaltVars::default();
+        v.queue_full(&p, 20 * MS as i64);
+        // Exactly one target after the rise: not yet; one ns later: −p_dec.
+        v.queue_empty(&p, 25 * MS as i64, &cache);
+        assert_eq!(v.p_drop, 1 << 24);
+        v.queue_empty(&p, 25 * MS as i64 + 1, &cache);
+        assert_eq!(v.p_drop, (1 << 24) - (1 << 20));
+        // The counts forced to 1 at the overflow were due at once: both decay to 0.
+        assert_eq!((v.ce_count, v.sce_count), (0, 0));
+        assert!(!v.ce_dropping && !v.sce_dropping);
+    }
+}
