@@ -439,7 +439,11 @@ mod tests {
         // The new limit and drop batch hold for later arrivals.
         h.enq(&mut q, SimTime::ZERO, p(1, 1514, 10));
         assert_eq!((q.len(), h.stats.drops_overlimit), (6, 5));
+        // A memory limit of exactly the backlog of four packets keeps four.
         let mut cx = Cx { now: SimTime::ZERO, rng: &mut h.rng, stats: &mut h.stats };
+        let tight = FqCodelConfig { memory_limit: Bytes(4 * 1514), ..lower.clone() };
+        q.change(&QdiscConfig::FqCodel(tight), &mut cx).unwrap();
+        assert_eq!(q.len(), 4);
         let other = FqCodelConfig { flows: 64, ..lower };
         assert!(q.change(&QdiscConfig::FqCodel(other), &mut cx).unwrap_err().contains("flows"));
     }

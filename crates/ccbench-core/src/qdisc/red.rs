@@ -867,6 +867,23 @@ mod tests {
     }
 
     #[test]
+    fn with_ecn_a_not_ect_packet_is_dropped_unless_nodrop() {
+        for (nodrop, dropped) in [(false, true), (true, false)] {
+            let mut h = Harness::new();
+            let text = format!("limit = 1000000\navpkt = 1000\nmin = 3000\nmax = 9000\nburst = 4\nprobability = 0.5\necn = true\nnodrop = {nodrop}");
+            let mut q = cfg(&text).build();
+            for _ in 0..2000 {
+                h.enq(&mut q, ms(0), pkt(1, Ecn::NotEct));
+                if q.len() > 4 {
+                    h.deq(&mut q, ms(0));
+                }
+            }
+            assert!(q.qavg > q.qth_min && q.qavg < q.qth_max);
+            assert_eq!(h.stats.drops() > 100, dropped, "nodrop {nodrop}: {}", h.stats.drops());
+        }
+    }
+
+    #[test]
     fn probe_reports_the_linear_probability_inside_the_band() {
         let mut q = cfg("limit = 400000\navpkt = 1000").build();
         q.idle_start = None;

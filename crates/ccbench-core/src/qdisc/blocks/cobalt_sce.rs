@@ -364,10 +364,15 @@ mod tests {
         v.invsqrt(&isqrt_cache());
         assert!(!verdict(&mut v, &p, now, 0, &mut h));
         assert_eq!((v.ce_count, v.sce_count), (9, 9));
+        // Due for a second: several steps each, until the schedule passes now.
+        let mut v = CobaltVars { ce_count: 10, ce_next: now - 1_000 * MS as i64, sce_count: 10, sce_next: now - 1_000 * MS as i64, ..Default::default() };
+        v.invsqrt(&isqrt_cache());
+        assert!(!verdict(&mut v, &p, now, 0, &mut h));
+        assert!(v.ce_count < 9 && v.sce_count < 9, "{} {}", v.ce_count, v.sce_count);
         // On an empty queue a schedule still in the future keeps its count.
-        let mut v = CobaltVars { sce_count: 3, sce_next: now + MS as i64, ..Default::default() };
+        let mut v = CobaltVars { ce_count: 3, ce_next: now + MS as i64, sce_count: 3, sce_next: now + MS as i64, ..Default::default() };
         v.queue_empty(&p, now, &isqrt_cache());
-        assert_eq!(v.sce_count, 3);
+        assert_eq!((v.ce_count, v.sce_count), (3, 3));
     }
 
     #[test]
