@@ -525,19 +525,14 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
 
 
 def _draw_all(todo: Sequence[FigureJob], jobs: int, progress: Progress) -> None:
-    for name, _, _ in draw_figures(todo, jobs):
-        progress.step(f"plot {name}")
-
-
-def draw_figures(todo: Sequence[FigureJob], jobs: int) -> Iterator[FigureJob]:
-    """Draw each figure, ``jobs`` at a time, yielding each job as its file is written.
+    """Draw each figure, ``jobs`` at a time, a progress step as each file is written.
 
     More than one at a time runs in worker processes (:func:`ccbench.sweep.in_workers`),
     which have matplotlib and Polars imported already, so this process never
     imports matplotlib; each worker holds one figure's data.
     """
-    for job, _ in in_workers(draw_figure, todo, jobs):
-        yield job
+    for (name, _, _), _ in in_workers(draw_figure, todo, jobs):
+        progress.step(f"plot {name}")
 
 
 def draw_figure(job: FigureJob) -> Path:
