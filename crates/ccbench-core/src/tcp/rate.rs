@@ -397,6 +397,71 @@ mod tests {
         });
         assert_eq!(m, 2, "only the two un-SACKed segments are newly delivered");
     }
+
+    /// A zero-length interval gives no rate (the sample would be infinite).
+    #[test]
+    fn rate_needs_a_positive_interval() {
+        let rs = RateSample { delivered: Some(5), interval: Some(Dur(2 * MS)), ..Default::default() };
+        assert_eq!(rs.rate_pps(), Some(2500.0));
+        assert_eq!(RateSample { interval: Some(Dur::ZERO), ..rs }.rate_pps(), None);
+        assert_eq!(RateSample { delivered: None, ..rs }.rate_pps(), None);
+    }
+
+    fn sent(delivered: u64, at: u64, flags: u8) -> Seg {
+        let tx = TxRate { delivered, delivered_mstamp: Some(SimTime(0)), first_tx_mstamp: SimTime(0), is_app_limited: false };
+        Seg { sent_at: SimTime(at), len: 1448, flags, tx }
+    }
+
+    /// tcp_rate_skb_delivered: of the segments one ACK delivers, the one
+    /// sent last sets the sample (by send time; among segments sent at the
+    /// same time, the highest sequence), whatever order they are reported in.
+    #[test]
+    fn the_most_recently_sent_segment_sets_the_sample() {
+        let mut r = RateSampler::default();
+        r.begin_ack(3);
+        assert_eq!(r.prior_delivered(), None, "nothing delivered yet");
+        r.on_delivered(0, &sent(100, 10, 0));
+        assert_eq!(r.prior_delivered(), Some(100));
+        r.on_delivered(1, &sent(101, 30, EVER_RETRANS));
+        r.on_delivered(2, &sent(102, 20, 0)); // sent earlier than seq 1
+        assert_eq!(r.prior_delivered(), Some(101));
+        let mut t = state();
+        t.delivered = 110;
+        r.generate(&mut t, 3, 0, None, SimTime(50 * MS));
+        assert_eq!((t.rs.delivered, t.rs.is_retrans, t.rs.last_end_seq, t.rs.prior_in_flight), (Some(9), true, 2, 3));
+
+        // One burst (same send time), reported out of order: the highest sequence wins.
+        let mut r = RateSampler::default();
+        r.begin_ack(3);
+        r.on_delivered(3, &sent(200, 40, 0));
+        r.on_delivered(4, &sent(201, 40, 0));
+        r.on_delivered(2, &sent(199, 40, 0));
+        assert_eq!(r.prior_delivered(), Some(201));
+        t.delivered = 210;
+        r.generate(&mut t, 3, 0, None, SimTime(60 * MS));
+        assert!(!t.rs.is_retrans, "never retransmitted");
+        assert_eq!((t.rs.delivered, t.rs.last_end_seq), (Some(9), 5));
+    }
+
+    /// tcp_rate_gen: an app-limited sample replaces the recorded delivery
+    /// rate only when it is at least as high; a non-app-limited one always.
+    #[test]
+    fn an_app_limited_sample_replaces_the_rate_only_when_higher() {
+        let mut t = state();
+        let mut r = RateSampler { rate_delivered: 10, rate_interval: Dur(100 * MS), ..Default::default() };
+        let sample = |r: &mut RateSampler, t: &mut TcpCcState, d: u64, app_limited: bool| {
+            let tx = TxRate { delivered: t.delivered, delivered_mstamp: Some(SimTime(0)), first_tx_mstamp: SimTime(0), is_app_limited: app_limited };
+            r.begin_ack(1);
+            r.on_delivered(0, &Seg { sent_at: SimTime(0), len: 1448, flags: 0, tx });
+            t.delivered += d;
+            r.generate(t, 1, 0, None, SimTime(100 * MS));
+            (r.rate_delivered, r.rate_app_limited)
+        };
+        assert_eq!(sample(&mut r, &mut t, 5, true), (10, false), "lower: kept");
+        assert_eq!(sample(&mut r, &mut t, 20, true), (20, true), "higher: taken");
+        assert_eq!(sample(&mut r, &mut t, 3, false), (3, false), "not app-limited: always taken");
+        assert_eq!(r.delivery_rate_pps(), Some(30.0));
+    }
 }
 
 /// The sampler inside the real sender: samples from a cwnd-limited bulk

@@ -462,4 +462,138 @@ mod tests {
         let a = rx().on_data(&seg(5), Ecn::NotEct, SimTime::ZERO).expect("out of order: ACK");
         assert_eq!(a.rwnd, Some(65_536));
     }
+
+    const MS: u64 = 1_000_000;
+
+    fn stamped(seq: u64, len: u32, tsecr_ms: u64) -> TcpSeg {
+        TcpSeg { seq, len, tsecr: SimTime(tsecr_ms * MS), ..Default::default() }
+    }
+
+    /// Held ranges grow at either end and merge when a segment closes the
+    /// gap between two; filling the hole below them delivers their bytes.
+    #[test]
+    fn held_ranges_extend_both_ways_merge_and_deliver_their_bytes() {
+        let mut r = rx();
+        let sized = |seq: u64, len: u32| TcpSeg { seq, len, ..Default::default() };
+        r.on_data(&sized(0, 1000), Ecn::NotEct, SimTime(0));
+        r.on_data(&sized(3, 30), Ecn::NotEct, SimTime(1));
+        let a = r.on_data(&sized(2, 20), Ecn::NotEct, SimTime(2)).expect("out of order");
+        assert_eq!(a.sack_list()[..1], [SackBlock { start: 2, end: 4 }], "extended to the left");
+        r.on_data(&sized(6, 60), Ecn::NotEct, SimTime(3));
+        r.on_data(&sized(4, 40), Ecn::NotEct, SimTime(4));
+        let a = r.on_data(&sized(5, 50), Ecn::NotEct, SimTime(5)).expect("out of order");
+        assert_eq!((a.sack.len(), a.sack_block(0)), (1, SackBlock { start: 2, end: 7 }), "one merged range");
+        let a = r.on_data(&sized(1, 10), Ecn::NotEct, SimTime(6)).expect("hole filled");
+        assert_eq!((a.ack, a.sack.len()), (7, 0));
+        assert_eq!(r.delivered_bytes, 1000 + 10 + 20 + 30 + 40 + 50 + 60);
+    }
+
+    /// Linux quick-ACK mode at the start of a connection: the first
+    /// `quickacks` segments are each ACKed at once, then every second one.
+    #[test]
+    fn the_first_segments_are_acked_at_once() {
+        let mut r = TcpReceiver::new(&TcpConfig { quickacks: 3, ..Default::default() }, EcnMode::Off);
+        let acked: Vec<bool> = (0..7).map(|q| r.on_data(&seg(q), Ecn::NotEct, SimTime(q)).is_some()).collect();
+        assert_eq!(acked, [true, true, true, false, true, false, true]);
+    }
+
+    /// The ACK packet carries the ACK, from the flow's reverse template.
+    #[test]
+    fn an_ack_packet_carries_its_ack() {
+        let mut r = rx();
+        r.on_data(&seg(0), Ecn::NotEct, SimTime(0));
+        let a = r.on_data(&TcpSeg { ts: SimTime(77), ..seg(1) }, Ecn::NotEct, SimTime(1)).unwrap();
+        assert_eq!((a.tsecr, a.tsval), (SimTime(77), SimTime(1)), "TSecr echoes the segment's TSval (RFC 7323)");
+        let tmpl = Packet { flow: crate::packet::FlowId(7), hdr: Header::Probe(Default::default()), ..Default::default() };
+        let p = r.ack_packet(a, SimTime(5), &tmpl);
+        assert_eq!((p.flow, p.sent_at, p.size), (crate::packet::FlowId(7), SimTime(5), ack_wire_size(0)));
+        assert_eq!((p.hdr, p.ecn), (Header::TcpAck(a), Ecn::NotEct));
+        // An Accurate ECN receiver's pure ACKs carry the ECT codepoint it was given.
+        let mut acc = TcpReceiver::new(&TcpConfig { quickacks: 0, ..Default::default() }, EcnMode::Accurate(Ecn::Ect1));
+        let a = acc.on_data(&seg(0), Ecn::Ect1, SimTime(0)).unwrap();
+        assert_eq!(acc.ack_packet(a, SimTime(1), &tmpl).ecn, Ecn::Ect1);
+    }
+
+    /// RFC 2883 §4 with RFC 2018's limit: a D-SACK block takes one of the
+    /// three slots, leaving two for the most recently received ranges.
+    #[test]
+    fn a_dsack_leaves_room_for_two_sack_blocks() {
+        let mut r = rx();
+        for q in [2, 4, 6, 8] {
+            r.on_data(&seg(q), Ecn::NotEct, SimTime(q));
+        }
+        let a = r.on_data(&seg(4), Ecn::NotEct, SimTime(9)).expect("duplicate: ACK at once");
+        assert_eq!(a.sack_list(), [SackBlock { start: 4, end: 5 }, SackBlock { start: 4, end: 5 }, SackBlock { start: 8, end: 9 }]);
+        let a = r.on_data(&seg(10), Ecn::NotEct, SimTime(10)).expect("out of order");
+        assert_eq!(a.sack_list(), [SackBlock { start: 10, end: 11 }, SackBlock { start: 4, end: 5 }, SackBlock { start: 8, end: 9 }]);
+    }
+
+    /// tcp_rcv_rtt_measure_ts / tcp_rcv_rtt_update: one sample per new
+    /// TSecr, from full-sized segments only; the first sample and any smaller
+    /// one replace the estimate, a larger one moves it by 1/8.
+    #[test]
+    fn the_receiver_rtt_follows_linux_timestamp_estimate() {
+        let mut r = rx();
+        let ms = |r: &TcpReceiver| r.rcv_rtt().0 as f64 / MS as f64;
+        r.on_data(&stamped(0, 1448, 0), Ecn::NotEct, SimTime(5 * MS));
+        assert_eq!(ms(&r), 0.0, "TSecr 0: no timestamp echoed");
+        r.on_data(&stamped(1, 1448, 1), Ecn::NotEct, SimTime(11 * MS));
+        assert_eq!(ms(&r), 10.0, "first sample");
+        r.on_data(&stamped(2, 1448, 1), Ecn::NotEct, SimTime(31 * MS));
+        assert_eq!(ms(&r), 10.0, "the same TSecr again: no sample");
+        r.on_data(&stamped(3, 100, 2), Ecn::NotEct, SimTime(40 * MS));
+        r.on_data(&stamped(4, 1448, 2), Ecn::NotEct, SimTime(41 * MS));
+        assert_eq!(ms(&r), 10.0, "a short segment uses up its TSecr without a sample");
+        r.on_data(&stamped(5, 1448, 45), Ecn::NotEct, SimTime(45 * MS));
+        assert_eq!(ms(&r), 10.0, "no time elapsed: no sample");
+        r.on_data(&stamped(6, 1448, 50), Ecn::NotEct, SimTime(55 * MS));
+        assert_eq!(ms(&r), 5.0, "smaller: replaces");
+        r.on_data(&stamped(7, 1448, 60), Ecn::NotEct, SimTime(73 * MS));
+        assert_eq!(ms(&r), 6.0, "larger: 5 - 5/8 + 13/8");
+    }
+
+    /// tcp_rcv_space_adjust: once per receiver RTT, when more was read than
+    /// in the last one, the buffer becomes 2 × (2 × copied + 16 MSS + 2 ×
+    /// its growth), the advertised window half of it.
+    #[test]
+    fn the_receive_buffer_grows_once_per_rtt_by_linux_rule() {
+        let mut r = rx();
+        let at = |ms: u64| SimTime(ms * MS);
+        assert_eq!(r.rcvbuf, 131_072);
+        r.on_data(&stamped(0, 1448, 1), Ecn::NotEct, at(11)); // receiver RTT 10 ms; 1 448 B < space
+        for q in 1..=20 {
+            r.on_data(&stamped(q, 1448, 1), Ecn::NotEct, at(15)); // within the RTT
+        }
+        assert_eq!(r.rcvbuf, 131_072);
+        let a = r.on_data(&stamped(21, 1448, 1), Ecn::NotEct, at(21)).expect("second segment");
+        // copied 21 × 1448 = 30 408 > space 14 480: window 2 × 30 408 + 16 × 1448
+        // = 83 984, grown by 83 984 × 15 928 / 14 480 = 92 382 twice → 268 748.
+        assert_eq!(r.rcvbuf, 537_496);
+        assert_eq!(a.rwnd, Some(268_748), "the ACK of that segment advertises the new window");
+        for q in 22..=30 {
+            r.on_data(&stamped(q, 1448, 1), Ecn::NotEct, at(25));
+        }
+        r.on_data(&stamped(31, 1448, 1), Ecn::NotEct, at(31));
+        assert_eq!(r.rcvbuf, 537_496, "10 segments read in this RTT, fewer than the last: no change");
+        let capped = TcpConfig { quickacks: 0, rmem_max: crate::units::Bytes(200_000), ..Default::default() };
+        let mut c = TcpReceiver::new(&capped, EcnMode::Classic);
+        for q in 0..=21 {
+            c.on_data(&stamped(q, 1448, 1), Ecn::NotEct, at(if q == 0 { 11 } else if q < 21 { 15 } else { 21 }));
+        }
+        assert_eq!(c.rcvbuf, 200_000, "capped at tcp_rmem[2]");
+    }
+
+    /// RFC 9768 §3.2.2.5.1: an Accurate ECN receiver ACKs at once when the
+    /// data's codepoint changes, and otherwise delays as usual.
+    #[test]
+    fn accurate_ecn_acks_at_once_on_a_codepoint_change() {
+        let mut r = TcpReceiver::new(&TcpConfig { quickacks: 0, ..Default::default() }, EcnMode::Accurate(Ecn::Ect0));
+        assert!(r.on_data(&seg(0), Ecn::Ect0, SimTime(0)).is_some(), "Not-ECT → ECT(0)");
+        assert!(r.on_data(&seg(1), Ecn::Ect0, SimTime(1)).is_none());
+        let a = r.on_data(&seg(2), Ecn::Ce, SimTime(2)).expect("ECT(0) → CE");
+        assert_eq!((a.cep, a.ceb, a.ece), (1, 1448, false), "AccECN counts CE packets and bytes instead of echoing ECE");
+        assert!(r.on_data(&seg(3), Ecn::Ce, SimTime(3)).is_none());
+        let mut classic = rx();
+        assert!(classic.on_data(&seg(0), Ecn::Ect0, SimTime(0)).is_none(), "classic ECN: no change-triggered ACK");
+    }
 }

@@ -352,6 +352,56 @@ mod tests {
         assert!(b.una > 100 && most_ranges >= 3, "una {} ranges {most_ranges}", b.una);
     }
 
+    /// A SACK of a segment whose retransmission is in flight ends both its
+    /// LOST and its RETRANS accounting.
+    #[test]
+    fn sacking_a_retransmitted_segment_clears_its_counts() {
+        let mut b = board(6);
+        b.mark_lost(2);
+        b.on_retransmit(2, SimTime(50));
+        assert_eq!((b.lost_out, b.retrans_out, b.in_flight()), (1, 1, 6));
+        b.sack(2, 3, |_, _| {});
+        assert_eq!((b.sacked_out, b.lost_out, b.retrans_out, b.in_flight()), (1, 0, 0, 5));
+        b.check();
+    }
+
+    /// mark_lost: a SACKed or already-lost segment is left alone; a lost one
+    /// whose retransmission is in flight becomes due again.
+    #[test]
+    fn mark_lost_changes_only_what_it_should() {
+        let mut b = board(6);
+        b.sack(1, 2, |_, _| {});
+        assert!(!b.mark_lost(1), "SACKed");
+        assert_eq!(b.lost_out, 0);
+        assert!(b.mark_lost(3));
+        assert!(!b.mark_lost(3), "already lost");
+        assert_eq!(b.lost_out, 1);
+        b.on_retransmit(3, SimTime(9));
+        assert!(b.mark_lost(3), "its retransmission was lost");
+        assert_eq!((b.lost_out, b.retrans_out), (1, 0));
+        assert_eq!(b.next_lost(), Some(3));
+        b.check();
+    }
+
+    /// HighSACK is forgotten once the cumulative ACK passes it.
+    #[test]
+    fn high_sacked_resets_when_the_ack_passes_it() {
+        let mut b = board(10);
+        b.sack(4, 6, |_, _| {});
+        b.advance(3, |_, _| {});
+        assert_eq!(b.high_sacked, 6);
+        b.advance(7, |_, _| {});
+        assert_eq!(b.high_sacked, 0);
+    }
+
+    #[test]
+    #[should_panic]
+    fn check_catches_a_counter_out_of_step() {
+        let mut b = board(4);
+        b.sacked_out = 1;
+        b.check();
+    }
+
     #[test]
     fn next_unsacked_steps_over_known_ranges() {
         let mut b = board(30);
