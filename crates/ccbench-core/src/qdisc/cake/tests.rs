@@ -298,22 +298,23 @@ fn a_flow_cannot_take_more_than_its_fair_share() {
     }
 }
 
-/// Host A with one flow and host B with four, each flow to its own server.
-fn host_shares(mode: FlowMode) -> f64 {
+/// Host A with one flow and host B with four, each flow to its own server
+/// (`toward_hosts`: the reverse, A and B are the servers, each flow from
+/// its own client); host A's share of the bytes.
+fn host_shares(mode: FlowMode, toward_hosts: bool) -> f64 {
     let mut h = Harness::new();
     let mut q = cake(|c| {
         c.flow_mode = mode;
         c.diffserv = Diffserv::Besteffort
     });
     let every = Dur::from_micros(400); // 30 Mbit/s offered per flow
+    let ends = |host: u16, peer: u16| if toward_hosts { (peer, host) } else { (host, peer) };
     let mut a = src(1, 1514, every);
-    a.src = 10;
-    a.dst = 20;
+    (a.src, a.dst) = ends(10, 20);
     let mut srcs = vec![a];
     for k in 0..4 {
         let mut b = src(2 + k, 1514, every);
-        b.src = 11;
-        b.dst = 21 + k as u16;
+        (b.src, b.dst) = ends(11, 21 + k as u16);
         srcs.push(b);
     }
     let out = run(&mut q, &mut h, &mut srcs, Dur::from_secs(5));
@@ -325,17 +326,26 @@ fn host_shares(mode: FlowMode) -> f64 {
 
 #[test]
 fn triple_isolate_shares_between_hosts_with_different_flow_counts() {
-    // Host fairness: A's single flow gets what B's four get together.
-    for mode in [FlowMode::TripleIsolate, FlowMode::DualSrchost] {
-        let a = host_shares(mode);
-        assert!((a - 0.5).abs() < 0.03, "{mode:?}: host A share {a:.3}");
+    // Host fairness: A's single flow gets what B's four get together, for
+    // source hosts (triple-isolate, dual-srchost) and destination hosts
+    // (triple-isolate, dual-dsthost).
+    for (mode, toward_hosts) in [
+        (FlowMode::TripleIsolate, false),
+        (FlowMode::DualSrchost, false),
+        (FlowMode::TripleIsolate, true),
+        (FlowMode::DualDsthost, true),
+    ] {
+        let a = host_shares(mode, toward_hosts);
+        assert!((a - 0.5).abs() < 0.03, "{mode:?} (toward hosts: {toward_hosts}): host A share {a:.3}");
     }
     // Per-flow fairness: A gets one flow's fifth.
-    let a = host_shares(FlowMode::Flows);
+    let a = host_shares(FlowMode::Flows, false);
     assert!((a - 0.2).abs() < 0.02, "flows: host A share {a:.3}");
-    // dual-dsthost sees five destinations with one flow each: per flow too.
-    let a = host_shares(FlowMode::DualDsthost);
-    assert!((a - 0.2).abs() < 0.02, "dual-dsthost: host A share {a:.3}");
+    // A dual mode on the other side sees five hosts with one flow each: per flow too.
+    for (mode, toward_hosts) in [(FlowMode::DualDsthost, false), (FlowMode::DualSrchost, true)] {
+        let a = host_shares(mode, toward_hosts);
+        assert!((a - 0.2).abs() < 0.02, "{mode:?} (toward hosts: {toward_hosts}): host A share {a:.3}");
+    }
 }
 
 #[test]
@@ -829,6 +839,172 @@ fn sce_marks_ect0_on_the_sojourn_ramp() {
             } else {
                 assert_eq!(q.tins[0].sce_marks, 0);
             }
+        }
+    }
+}
+
+/// cake_reconfigure: the memory limit is four intervals' worth of the rate
+/// (at least 4 MiB), and never more than `limit` MTUs (15.5 MB with tc's
+/// default limit, reached between 100 Mbit/s and 1 Gbit/s).
+#[test]
+fn the_memory_limit_follows_the_rate_up_to_limit_mtus() {
+    let at = |bps: u64| cake(|c| c.bandwidth = Rate(bps)).buffer_limit();
+    assert_eq!(at(10_000_000), 4 << 20);
+    assert_eq!(at(100_000_000), 5_000_000);
+    assert_eq!(at(1_000_000_000), 10240 * 1514);
+}
+
+/// cake_advance_shaper at 10 Mbit/s (1000 B take 800 µs): a tin clock
+/// behind `now` moves on by the packet's time (no jump to now), one less
+/// than a packet ahead is pushed to now + that time, one further ahead is
+/// left; the global clock moves by the packet's time and the failsafe by
+/// 1.5 times it, except for a dropped packet.
+#[test]
+fn the_shaper_clocks_advance_as_cake_advance_shaper() {
+    let mut q = cake(|_| {});
+    let at = |us: u64| SimTime::ZERO + Dur::from_micros(us);
+    let now = at(10_000);
+    for (tin_before, tin_after) in [(5_000, 5_800), (10_500, 10_800), (12_000, 12_000)] {
+        q.tins[0].time_next_packet = at(tin_before);
+        q.time_next_packet = at(5_000);
+        q.failsafe_next_packet = at(5_000);
+        q.advance_shaper(0, 1000, now, false);
+        assert_eq!(q.tins[0].time_next_packet, at(tin_after), "tin clock at {tin_before} µs");
+        assert_eq!((q.time_next_packet, q.failsafe_next_packet), (at(5_800), at(6_200)));
+    }
+    q.advance_shaper(0, 1000, now, true);
+    assert_eq!((q.time_next_packet, q.failsafe_next_packet), (at(6_600), at(6_200)), "a drop leaves the failsafe");
+}
+
+/// cake_enqueue: a packet into an empty tin restarts that tin's clock at
+/// `now` (no credit banked while idle); the global clocks restart only when
+/// the whole qdisc was empty.
+#[test]
+fn an_idle_shaper_restarts_without_banked_credit() {
+    let mut q = cake(|_| {});
+    let mut h = Harness::new();
+    let with_dscp = |dscp| Packet { dscp, ..crate::qdisc::testing::pkt(1, Ecn::NotEct) };
+    let at = |x| SimTime::ZERO + ms(x);
+    h.enq(&mut q, at(1), with_dscp(0));
+    assert_eq!((q.tins[0].time_next_packet, q.time_next_packet, q.failsafe_next_packet), (at(1), at(1), at(1)));
+    h.enq(&mut q, at(5), with_dscp(8)); // CS1: the bulk tin, empty until now
+    assert_eq!(q.tins[1].time_next_packet, at(5));
+    assert_eq!((q.time_next_packet, q.failsafe_next_packet), (at(1), at(1)), "the qdisc was not empty");
+}
+
+/// Overflow with equally long queues drops from the first found (tins in
+/// order; in each the new, old and decaying lists). sch_cake's overflow
+/// heap also picks a longest queue, but among equals by its heap's history;
+/// the model's choice is a deterministic stand-in for it.
+#[test]
+fn an_overflow_between_equal_queues_drops_from_the_first_found() {
+    let mut q = cake(|c| {
+        c.bandwidth = Rate(0);
+        c.memlimit = Some(crate::units::Bytes(4000));
+    });
+    let mut h = Harness::new();
+    for flow in 1..=3 {
+        h.enq(&mut q, SimTime::ZERO, crate::qdisc::testing::pkt(flow, Ecn::NotEct));
+    }
+    let left: Vec<u32> = std::iter::from_fn(|| h.deq(&mut q, SimTime::ZERO)).map(|p| p.tuple).collect();
+    assert_eq!(left, [2, 3]);
+    assert!(format!("{q:?}").starts_with("Cake { cfg: CakeConfig"), "{q:?}");
+}
+
+/// cake_dequeue: a flow found empty while its COBALT state is at rest
+/// leaves every list; one found empty within an interval of its last packet
+/// (COBALT's activity timer) waits on the decaying list.
+#[test]
+fn an_emptied_flow_is_forgotten_once_cobalt_is_at_rest() {
+    for (found_at, decaying) in [(0, 1), (200, 0)] {
+        let mut h = Harness::new();
+        let mut q = cake(|c| {
+            c.bandwidth = Rate(0);
+            c.diffserv = Diffserv::Besteffort;
+        });
+        h.enq(&mut q, SimTime::ZERO, crate::qdisc::testing::pkt(1, Ecn::NotEct));
+        for _ in 0..3 {
+            h.enq(&mut q, SimTime::ZERO, crate::qdisc::testing::pkt(2, Ecn::NotEct));
+        }
+        // Flow 1 sends, runs out of credit and is topped up on the old list;
+        // the third dequeue finds it empty there and serves flow 2.
+        for now in [0, 0, found_at] {
+            assert!(h.deq(&mut q, SimTime::ZERO + ms(now)).is_some());
+        }
+        let b = &q.tins[0];
+        assert_eq!((b.sparse_flow_count, b.bulk_flow_count, b.decaying_flow_count), (0, 1, decaying), "found at {found_at} ms");
+        assert_eq!((b.decaying_flows.len(), b.old_flows.len()), (decaying as usize, 1));
+    }
+}
+
+/// Ingress mode: a packet COBALT drops is charged to its tin's DRR credit
+/// as if it had been sent (the bytes did cross the link).
+#[test]
+fn ingress_drops_are_charged_to_the_tin_credit() {
+    let mut h = Harness::new();
+    let at = |x| SimTime::ZERO + ms(x);
+    let mut q = cake(|c| {
+        c.bandwidth = Rate(0);
+        c.ingress = true;
+        c.diffserv = Diffserv::Besteffort;
+    });
+    for _ in 0..10 {
+        h.enq(&mut q, at(0), crate::qdisc::testing::pkt(1, Ecn::NotEct));
+    }
+    assert!(h.deq(&mut q, at(200)).is_some());
+    q.tins[0].tin_deficit = 10_000;
+    let drops = h.stats.drops_aqm;
+    assert!(h.deq(&mut q, at(400)).is_some());
+    let dropped = (h.stats.drops_aqm - drops) as i32;
+    assert!(dropped > 0, "COBALT dropped");
+    let len = q.overhead.charge(PSCHED_MTU) as i32;
+    assert_eq!(q.tins[0].tin_deficit, 10_000 - (dropped + 1) * len);
+}
+
+/// The per-host bulk counts (cake_inc/dec_srchost/dsthost_bulk_flow_count)
+/// follow the flows into and out of the bulk set: with every flow from and
+/// to hosts of their own, each host's count is its one flow while bulk.
+#[test]
+fn host_bulk_counts_follow_flows_in_and_out_of_bulk() {
+    let mut h = Harness::new();
+    let mut q = cake(|c| {
+        c.bandwidth = Rate(0);
+        c.diffserv = Diffserv::Besteffort;
+    });
+    let counts = |q: &Cake| {
+        let b = &q.tins[0];
+        let bulk = b.flows.iter().filter(|f| f.set == FlowSet::Bulk).count() as u32;
+        let src: u32 = b.hosts.iter().map(|h| u32::from(h.src_bulk)).sum();
+        let dst: u32 = b.hosts.iter().map(|h| u32::from(h.dst_bulk)).sum();
+        (bulk, src, dst)
+    };
+    for (flow, n) in [(1u32, 4), (2, 12), (3, 3)] {
+        for _ in 0..n {
+            let p = Packet { src_host: 10 + flow as u16, dst_host: 20 + flow as u16, ..crate::qdisc::testing::pkt(flow, Ecn::NotEct) };
+            h.enq(&mut q, SimTime::ZERO, p);
+        }
+    }
+    let mut most = 0;
+    while q.len() > 0 {
+        h.deq(&mut q, SimTime::ZERO).expect("a packet");
+        let (bulk, src, dst) = counts(&q);
+        assert_eq!((src, dst), (bulk, bulk), "{} left", q.len());
+        most = most.max(bulk);
+    }
+    assert_eq!((most, counts(&q).0), (3, 1), "all three were bulk; two left the set");
+}
+
+/// srchost / dsthost / hosts: one queue per host (or host pair), so each
+/// host gets an equal share however many flows it has.
+#[test]
+fn host_modes_share_per_host() {
+    for (mode, toward_hosts) in [(FlowMode::Srchost, false), (FlowMode::Dsthost, true), (FlowMode::Hosts, false), (FlowMode::Hosts, true)] {
+        let a = host_shares(mode, toward_hosts);
+        if mode == FlowMode::Hosts {
+            // Five distinct host pairs: five queues.
+            assert!((a - 0.2).abs() < 0.02, "{mode:?} (toward hosts: {toward_hosts}): host A share {a:.3}");
+        } else {
+            assert!((a - 0.5).abs() < 0.03, "{mode:?} (toward hosts: {toward_hosts}): host A share {a:.3}");
         }
     }
 }

@@ -672,3 +672,120 @@ fn validate_names_keys_and_ranges() {
     };
     assert!(c.validate().unwrap_err().contains("jitter"));
 }
+
+/// Every rule of `validate`, each alone: the message names the key, and
+/// the nearest valid setting passes (tc's own refusals where tc has one).
+#[test]
+fn validate_refuses_each_bad_setting_and_accepts_its_valid_neighbour() {
+    let ms = Dur::from_millis;
+    let slot = |s: SlotConfig| NetemConfig { slot: Some(s), ..Default::default() };
+    let cases: Vec<(NetemConfig, NetemConfig, &str)> = vec![
+        (
+            NetemConfig { distribution: Distribution::Normal, ..Default::default() },
+            NetemConfig { distribution: Distribution::Normal, jitter: ms(5), ..Default::default() },
+            "distribution: needs a `jitter`",
+        ),
+        (NetemConfig { limit: 0, ..Default::default() }, NetemConfig { limit: 1, ..Default::default() }, "limit: must be at least 1"),
+        (
+            NetemConfig { delay: ms(10), reorder: Some(ReorderConfig { p: 5.0, corr: 0.0, gap: 0 }), ..Default::default() },
+            NetemConfig { delay: ms(10), reorder: Some(ReorderConfig { p: 5.0, corr: 0.0, gap: 1 }), ..Default::default() },
+            "reorder.gap: must be at least 1",
+        ),
+        (NetemConfig { rate: Some(Rate(0)), ..Default::default() }, NetemConfig { rate: None, ..Default::default() }, "rate: must be greater than 0"),
+        (NetemConfig { rate: Some(Rate(7)), ..Default::default() }, NetemConfig { rate: Some(Rate(8)), ..Default::default() }, "rate: must be at least 1 byte/s"),
+        (
+            NetemConfig { jitter: Dur(i32::MAX as u64 + 1), ..Default::default() },
+            NetemConfig { jitter: Dur(i32::MAX as u64), ..Default::default() },
+            "jitter: must be at most 2147483647 ns",
+        ),
+        (
+            slot(SlotConfig { min: Some(ms(5)), max: Some(ms(4)), ..Default::default() }),
+            slot(SlotConfig { min: Some(ms(5)), max: Some(ms(5)), ..Default::default() }),
+            "slot.max: must be at least `slot.min`",
+        ),
+        (slot(SlotConfig::default()), slot(SlotConfig { min: Some(ms(1)), ..Default::default() }), "slot: give either"),
+        (
+            slot(SlotConfig { min: Some(ms(1)), delay: Some(ms(1)), ..Default::default() }),
+            slot(SlotConfig { delay: Some(ms(1)), jitter: Some(ms(1)), distribution: Some(Distribution::Pareto), ..Default::default() }),
+            "slot: give either",
+        ),
+        (
+            slot(SlotConfig { delay: Some(ms(1)), jitter: Some(ms(1)), ..Default::default() }),
+            slot(SlotConfig { delay: Some(ms(1)), jitter: Some(ms(1)), distribution: Some(Distribution::Normal), ..Default::default() }),
+            "slot: the distribution form needs",
+        ),
+        (
+            slot(SlotConfig { delay: Some(ms(1)), jitter: Some(Dur(i32::MAX as u64 + 1)), distribution: Some(Distribution::Normal), ..Default::default() }),
+            slot(SlotConfig { delay: Some(ms(1)), jitter: Some(Dur(i32::MAX as u64)), distribution: Some(Distribution::Normal), ..Default::default() }),
+            "slot.jitter: must be at most",
+        ),
+        (
+            NetemConfig { loss: Some(LossModel::Random { p: 100.5, corr: 0.0 }), ..Default::default() },
+            NetemConfig { loss: Some(LossModel::Random { p: 100.0, corr: 0.0 }), ..Default::default() },
+            "loss.p: must be a percentage 0..100, got 100.5",
+        ),
+    ];
+    for (bad, good, msg) in cases {
+        let e = bad.validate().expect_err(msg);
+        assert!(e.contains(msg), "{msg}: {e}");
+        assert_eq!(good.validate(), Ok(()), "{msg}: the valid neighbour");
+    }
+}
+
+/// tabledist rounds the table's scaled value half away from zero, on
+/// both sides (sch_netem.c), and splits sigma at NETEM_DIST_SCALE.
+#[test]
+fn tabledist_rounds_half_away_from_zero() {
+    let mut rng = SimRng::for_component(1, "t");
+    let mut at = |sigma: i32, t: i16| tabledist(0, sigma, None, &mut rng, Some(&[t]));
+    // 5 × 1000 / 8192 = 0.61; 3 × 1000 / 8192 = 0.37; 5 × 10000 / 8192 = 6.1.
+    assert_eq!((at(1000, 5), at(1000, -5)), (1, -1));
+    assert_eq!((at(1000, 3), at(1000, -3)), (0, 0));
+    assert_eq!((at(10_000, 5), at(10_000, -5)), (6, -6));
+}
+
+/// Gilbert-Elliott (loss_gilb_ell): 1-h is the loss probability in the
+/// bad state, 1-k in the good one.
+#[test]
+fn gilbert_elliott_loses_1_minus_h_in_bad_and_1_minus_k_in_good() {
+    for seed in 1..=5 {
+        for (p, r, one_minus_h, one_minus_k, want) in [(100.0, 0.0, 50.0, 0.0, 0.5), (0.0, 100.0, 100.0, 10.0, 0.1)] {
+            let mut h = harness(seed);
+            let loss = LossModel::Gemodel { p, r: Some(r), one_minus_h: Some(one_minus_h), one_minus_k: Some(one_minus_k) };
+            let mut q = NetemConfig { loss: Some(loss), ..Default::default() }.build(&mut h.rng);
+            let n = 40_000;
+            run(&mut h, &mut q, &spaced(n, Dur::from_micros(10)));
+            let rate = h.stats.drops_loss as f64 / n as f64;
+            assert!((rate - want).abs() < 0.01, "seed {seed}, 1-h {one_minus_h}, 1-k {one_minus_k}: {rate}");
+        }
+    }
+}
+
+/// The 4-state model's burst states (loss_4state): with p13 = p32 = p23 =
+/// 100 % a loss in the gap enters LOST_IN_BURST, which always moves to
+/// TX_IN_BURST, which always loses again: every other packet is lost.
+#[test]
+fn four_state_burst_states_alternate_as_configured() {
+    for seed in 1..=3 {
+        let mut h = harness(seed);
+        let loss = LossModel::State { p13: 100.0, p31: Some(0.0), p32: Some(100.0), p23: Some(100.0), p14: Some(0.0) };
+        let mut q = NetemConfig { loss: Some(loss), ..Default::default() }.build(&mut h.rng);
+        let out = run(&mut h, &mut q, &spaced(1000, Dur::from_micros(10)));
+        assert_eq!(h.stats.drops_loss, 500, "seed {seed}");
+        assert_eq!(out.len(), 500);
+    }
+}
+
+/// sch_netem.c with `rate`: a packet arriving while others are queued
+/// leaves one transmission time after the last of them (the time the last
+/// still has to wait is taken off its delay); once the queue has emptied,
+/// the delay counts from the arrival again.
+#[test]
+fn rate_spaces_packets_from_the_last_queued_one() {
+    let mut h = harness(1);
+    // 1514 B at 1.2112 Mbit/s: 10 ms each.
+    let mut q = NetemConfig { delay: ms(10), rate: Some(Rate(1_211_200)), ..Default::default() }.build(&mut h.rng);
+    let out = run(&mut h, &mut q, &[SimTime::ZERO + ms(1), SimTime::ZERO + ms(2), SimTime::ZERO + ms(100)]);
+    let left: Vec<SimTime> = out.iter().map(|(t, _)| *t).collect();
+    assert_eq!(left, [ms(21), ms(31), ms(120)].map(|d| SimTime::ZERO + d));
+}
