@@ -937,8 +937,8 @@ fn an_emptied_flow_is_forgotten_once_cobalt_is_at_rest() {
     }
 }
 
-/// Ingress mode: a packet COBALT drops is charged to its tin's DRR credit
-/// as if it had been sent (the bytes did cross the link).
+/// Ingress mode: a packet COBALT drops is charged to its tin's and its
+/// flow's DRR credit as if it had been sent (the bytes did cross the link).
 #[test]
 fn ingress_drops_are_charged_to_the_tin_credit() {
     let mut h = Harness::new();
@@ -953,12 +953,15 @@ fn ingress_drops_are_charged_to_the_tin_credit() {
     }
     assert!(h.deq(&mut q, at(200)).is_some());
     q.tins[0].tin_deficit = 10_000;
+    let idx = q.tins[0].flows.iter().position(|f| !f.q.is_empty()).expect("the backlogged flow");
+    q.tins[0].flows[idx].deficit = 10_000;
     let drops = h.stats.drops_aqm;
     assert!(h.deq(&mut q, at(400)).is_some());
     let dropped = (h.stats.drops_aqm - drops) as i32;
     assert!(dropped > 0, "COBALT dropped");
     let len = q.overhead.charge(PSCHED_MTU) as i32;
     assert_eq!(q.tins[0].tin_deficit, 10_000 - (dropped + 1) * len);
+    assert_eq!(q.tins[0].flows[idx].deficit, 10_000 - (dropped + 1) * len, "and to its flow's");
 }
 
 /// The per-host bulk counts (cake_inc/dec_srchost/dsthost_bulk_flow_count)
@@ -1007,4 +1010,45 @@ fn host_modes_share_per_host() {
             assert!((a - 0.5).abs() < 0.03, "{mode:?} (toward hosts: {toward_hosts}): host A share {a:.3}");
         }
     }
+}
+
+/// A ninth flow into a set whose eight ways hold bulk flows takes over the
+/// queue its search ended on (sch_cake's set-associative collision): the
+/// old owner's hosts lose that bulk flow, the newcomer's hosts gain it.
+#[test]
+fn a_way_collision_moves_the_bulk_count_to_the_new_hosts() {
+    let mut h = Harness::new();
+    let mut q = cake(|c| {
+        c.bandwidth = Rate(0);
+        c.diffserv = Diffserv::Besteffort;
+    });
+    let set_of = |tuple: u32| crate::qdisc::blocks::flow_hash::jhash_1word(tuple, q.perturbation) as usize % hash::QUEUES / hash::WAYS;
+    let mut by_set = std::collections::HashMap::<usize, Vec<u32>>::new();
+    let tuples = (1u32..)
+        .find_map(|t| {
+            let v = by_set.entry(set_of(t)).or_default();
+            v.push(t);
+            (v.len() == hash::WAYS + 1).then(|| v.clone())
+        })
+        .unwrap();
+    let pkt = |i: usize| Packet { src_host: 100 + i as u16, dst_host: 200 + i as u16, ..crate::qdisc::testing::pkt(tuples[i], Ecn::NotEct) };
+    for i in 0..hash::WAYS {
+        for _ in 0..3 {
+            h.enq(&mut q, SimTime::ZERO, pkt(i));
+        }
+    }
+    for _ in 0..=hash::WAYS {
+        h.deq(&mut q, SimTime::ZERO).expect("a packet");
+    }
+    let counts = |q: &Cake| {
+        let b = &q.tins[0];
+        let bulk = b.flows.iter().filter(|f| f.set == FlowSet::Bulk).count() as u32;
+        let src: u32 = b.hosts.iter().map(|h| u32::from(h.src_bulk)).sum();
+        let dst: u32 = b.hosts.iter().map(|h| u32::from(h.dst_bulk)).sum();
+        (bulk, src, dst)
+    };
+    assert_eq!(counts(&q), (8, 8, 8), "all eight ways bulk");
+    h.enq(&mut q, SimTime::ZERO, pkt(hash::WAYS));
+    assert_eq!(q.tins[0].way_collisions, 1);
+    assert_eq!(counts(&q), (8, 8, 8), "the taken-over queue's count moved hosts");
 }
