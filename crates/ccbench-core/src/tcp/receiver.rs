@@ -534,22 +534,21 @@ mod tests {
     #[test]
     fn the_receiver_rtt_follows_linux_timestamp_estimate() {
         let mut r = rx();
-        let ms = |r: &TcpReceiver| r.rcv_rtt().0 as f64 / MS as f64;
-        r.on_data(&stamped(0, 1448, 0), Ecn::NotEct, SimTime(5 * MS));
-        assert_eq!(ms(&r), 0.0, "TSecr 0: no timestamp echoed");
-        r.on_data(&stamped(1, 1448, 1), Ecn::NotEct, SimTime(11 * MS));
-        assert_eq!(ms(&r), 10.0, "first sample");
-        r.on_data(&stamped(2, 1448, 1), Ecn::NotEct, SimTime(31 * MS));
-        assert_eq!(ms(&r), 10.0, "the same TSecr again: no sample");
-        r.on_data(&stamped(3, 100, 2), Ecn::NotEct, SimTime(40 * MS));
-        r.on_data(&stamped(4, 1448, 2), Ecn::NotEct, SimTime(41 * MS));
-        assert_eq!(ms(&r), 10.0, "a short segment uses up its TSecr without a sample");
-        r.on_data(&stamped(5, 1448, 45), Ecn::NotEct, SimTime(45 * MS));
-        assert_eq!(ms(&r), 10.0, "no time elapsed: no sample");
-        r.on_data(&stamped(6, 1448, 50), Ecn::NotEct, SimTime(55 * MS));
-        assert_eq!(ms(&r), 5.0, "smaller: replaces");
-        r.on_data(&stamped(7, 1448, 60), Ecn::NotEct, SimTime(73 * MS));
-        assert_eq!(ms(&r), 6.0, "larger: 5 - 5/8 + 13/8");
+        // (segment length, TSecr ms, arrival ms, estimate ms afterwards, why)
+        let steps = [
+            (1448, 0, 5, 0.0, "TSecr 0: no timestamp echoed"),
+            (1448, 1, 11, 10.0, "first sample"),
+            (1448, 1, 31, 10.0, "the same TSecr again: no sample"),
+            (100, 2, 40, 10.0, "a short segment: no sample"),
+            (1448, 2, 41, 10.0, "the short segment used up its TSecr"),
+            (1448, 45, 45, 10.0, "no time elapsed: no sample"),
+            (1448, 50, 55, 5.0, "smaller: replaces"),
+            (1448, 60, 73, 6.0, "larger: 5 - 5/8 + 13/8"),
+        ];
+        for (seq, (len, tsecr, now, want, why)) in steps.into_iter().enumerate() {
+            r.on_data(&stamped(seq as u64, len, tsecr), Ecn::NotEct, SimTime(now * MS));
+            assert_eq!(r.rcv_rtt().0 as f64 / MS as f64, want, "{why}");
+        }
     }
 
     /// tcp_rcv_space_adjust: once per receiver RTT, when more was read than

@@ -911,6 +911,14 @@ fn an_overflow_between_equal_queues_drops_from_the_first_found() {
     assert!(format!("{q:?}").starts_with("Cake { cfg: CakeConfig"), "{q:?}");
 }
 
+/// One tin, no shaper: the DRR++ and COBALT behaviour alone.
+fn unshaped_besteffort() -> Cake {
+    cake(|c| {
+        c.bandwidth = Rate(0);
+        c.diffserv = Diffserv::Besteffort;
+    })
+}
+
 /// cake_dequeue: a flow found empty while its COBALT state is at rest
 /// leaves every list; one found empty within an interval of its last packet
 /// (COBALT's activity timer) waits on the decaying list.
@@ -918,10 +926,7 @@ fn an_overflow_between_equal_queues_drops_from_the_first_found() {
 fn an_emptied_flow_is_forgotten_once_cobalt_is_at_rest() {
     for (found_at, decaying) in [(0, 1), (200, 0)] {
         let mut h = Harness::new();
-        let mut q = cake(|c| {
-            c.bandwidth = Rate(0);
-            c.diffserv = Diffserv::Besteffort;
-        });
+        let mut q = unshaped_besteffort();
         h.enq(&mut q, SimTime::ZERO, crate::qdisc::testing::pkt(1, Ecn::NotEct));
         for _ in 0..3 {
             h.enq(&mut q, SimTime::ZERO, crate::qdisc::testing::pkt(2, Ecn::NotEct));
@@ -964,23 +969,23 @@ fn ingress_drops_are_charged_to_the_tin_credit() {
     assert_eq!(q.tins[0].flows[idx].deficit, 10_000 - (dropped + 1) * len, "and to its flow's");
 }
 
+/// Tin 0's bulk flows and the sums of its hosts' source and destination
+/// bulk counts.
+fn bulk_counts(q: &Cake) -> (u32, u32, u32) {
+    let b = &q.tins[0];
+    let bulk = b.flows.iter().filter(|f| f.set == FlowSet::Bulk).count() as u32;
+    let src: u32 = b.hosts.iter().map(|h| u32::from(h.src_bulk)).sum();
+    let dst: u32 = b.hosts.iter().map(|h| u32::from(h.dst_bulk)).sum();
+    (bulk, src, dst)
+}
+
 /// The per-host bulk counts (cake_inc/dec_srchost/dsthost_bulk_flow_count)
 /// follow the flows into and out of the bulk set: with every flow from and
 /// to hosts of their own, each host's count is its one flow while bulk.
 #[test]
 fn host_bulk_counts_follow_flows_in_and_out_of_bulk() {
     let mut h = Harness::new();
-    let mut q = cake(|c| {
-        c.bandwidth = Rate(0);
-        c.diffserv = Diffserv::Besteffort;
-    });
-    let counts = |q: &Cake| {
-        let b = &q.tins[0];
-        let bulk = b.flows.iter().filter(|f| f.set == FlowSet::Bulk).count() as u32;
-        let src: u32 = b.hosts.iter().map(|h| u32::from(h.src_bulk)).sum();
-        let dst: u32 = b.hosts.iter().map(|h| u32::from(h.dst_bulk)).sum();
-        (bulk, src, dst)
-    };
+    let mut q = unshaped_besteffort();
     for (flow, n) in [(1u32, 4), (2, 12), (3, 3)] {
         for _ in 0..n {
             let p = Packet { src_host: 10 + flow as u16, dst_host: 20 + flow as u16, ..crate::qdisc::testing::pkt(flow, Ecn::NotEct) };
@@ -990,11 +995,11 @@ fn host_bulk_counts_follow_flows_in_and_out_of_bulk() {
     let mut most = 0;
     while q.len() > 0 {
         h.deq(&mut q, SimTime::ZERO).expect("a packet");
-        let (bulk, src, dst) = counts(&q);
+        let (bulk, src, dst) = bulk_counts(&q);
         assert_eq!((src, dst), (bulk, bulk), "{} left", q.len());
         most = most.max(bulk);
     }
-    assert_eq!((most, counts(&q).0), (3, 1), "all three were bulk; two left the set");
+    assert_eq!((most, bulk_counts(&q).0), (3, 1), "all three were bulk; two left the set");
 }
 
 /// srchost / dsthost / hosts: one queue per host (or host pair), so each
@@ -1018,10 +1023,7 @@ fn host_modes_share_per_host() {
 #[test]
 fn a_way_collision_moves_the_bulk_count_to_the_new_hosts() {
     let mut h = Harness::new();
-    let mut q = cake(|c| {
-        c.bandwidth = Rate(0);
-        c.diffserv = Diffserv::Besteffort;
-    });
+    let mut q = unshaped_besteffort();
     let set_of = |tuple: u32| crate::qdisc::blocks::flow_hash::jhash_1word(tuple, q.perturbation) as usize % hash::QUEUES / hash::WAYS;
     let mut by_set = std::collections::HashMap::<usize, Vec<u32>>::new();
     let tuples = (1u32..)
@@ -1040,15 +1042,8 @@ fn a_way_collision_moves_the_bulk_count_to_the_new_hosts() {
     for _ in 0..=hash::WAYS {
         h.deq(&mut q, SimTime::ZERO).expect("a packet");
     }
-    let counts = |q: &Cake| {
-        let b = &q.tins[0];
-        let bulk = b.flows.iter().filter(|f| f.set == FlowSet::Bulk).count() as u32;
-        let src: u32 = b.hosts.iter().map(|h| u32::from(h.src_bulk)).sum();
-        let dst: u32 = b.hosts.iter().map(|h| u32::from(h.dst_bulk)).sum();
-        (bulk, src, dst)
-    };
-    assert_eq!(counts(&q), (8, 8, 8), "all eight ways bulk");
+    assert_eq!(bulk_counts(&q), (8, 8, 8), "all eight ways bulk");
     h.enq(&mut q, SimTime::ZERO, pkt(hash::WAYS));
     assert_eq!(q.tins[0].way_collisions, 1);
-    assert_eq!(counts(&q), (8, 8, 8), "the taken-over queue's count moved hosts");
+    assert_eq!(bulk_counts(&q), (8, 8, 8), "the taken-over queue's count moved hosts");
 }
