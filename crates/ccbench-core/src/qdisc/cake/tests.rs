@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::packet::{Ecn, FlowId, Header};
-use crate::qdisc::testing::Harness;
+use crate::qdisc::testing::{pkt, Harness};
 use crate::qdisc::blocks::sce::SceRamp;
 
 fn ms(x: u64) -> Dur {
@@ -883,7 +883,7 @@ fn the_shaper_clocks_advance_as_cake_advance_shaper() {
 fn an_idle_shaper_restarts_without_banked_credit() {
     let mut q = cake(|_| {});
     let mut h = Harness::new();
-    let with_dscp = |dscp| Packet { dscp, ..crate::qdisc::testing::pkt(1, Ecn::NotEct) };
+    let with_dscp = |dscp| Packet { dscp, ..pkt(1, Ecn::NotEct) };
     let at = |x| SimTime::ZERO + ms(x);
     h.enq(&mut q, at(1), with_dscp(0));
     assert_eq!((q.tins[0].time_next_packet, q.time_next_packet, q.failsafe_next_packet), (at(1), at(1), at(1)));
@@ -904,11 +904,17 @@ fn an_overflow_between_equal_queues_drops_from_the_first_found() {
     });
     let mut h = Harness::new();
     for flow in 1..=3 {
-        h.enq(&mut q, SimTime::ZERO, crate::qdisc::testing::pkt(flow, Ecn::NotEct));
+        h.enq(&mut q, SimTime::ZERO, pkt(flow, Ecn::NotEct));
     }
     let left: Vec<u32> = std::iter::from_fn(|| h.deq(&mut q, SimTime::ZERO)).map(|p| p.tuple).collect();
     assert_eq!(left, [2, 3]);
-    assert!(format!("{q:?}").starts_with("Cake { cfg: CakeConfig"), "{q:?}");
+}
+
+#[test]
+fn debug_output_names_the_config_and_the_queue_length() {
+    let q = cake(|_| {});
+    let s = format!("{q:?}");
+    assert!(s.starts_with("Cake { cfg: CakeConfig") && s.ends_with("qlen: 0 }"), "{s}");
 }
 
 /// One tin, no shaper: the DRR++ and COBALT behaviour alone.
@@ -927,9 +933,9 @@ fn an_emptied_flow_is_forgotten_once_cobalt_is_at_rest() {
     for (found_at, decaying) in [(0, 1), (200, 0)] {
         let mut h = Harness::new();
         let mut q = unshaped_besteffort();
-        h.enq(&mut q, SimTime::ZERO, crate::qdisc::testing::pkt(1, Ecn::NotEct));
+        h.enq(&mut q, SimTime::ZERO, pkt(1, Ecn::NotEct));
         for _ in 0..3 {
-            h.enq(&mut q, SimTime::ZERO, crate::qdisc::testing::pkt(2, Ecn::NotEct));
+            h.enq(&mut q, SimTime::ZERO, pkt(2, Ecn::NotEct));
         }
         // Flow 1 sends, runs out of credit and is topped up on the old list;
         // the third dequeue finds it empty there and serves flow 2.
@@ -954,7 +960,7 @@ fn ingress_drops_are_charged_to_the_tin_credit() {
         c.diffserv = Diffserv::Besteffort;
     });
     for _ in 0..10 {
-        h.enq(&mut q, at(0), crate::qdisc::testing::pkt(1, Ecn::NotEct));
+        h.enq(&mut q, at(0), pkt(1, Ecn::NotEct));
     }
     assert!(h.deq(&mut q, at(200)).is_some());
     q.tins[0].tin_deficit = 10_000;
@@ -988,7 +994,7 @@ fn host_bulk_counts_follow_flows_in_and_out_of_bulk() {
     let mut q = unshaped_besteffort();
     for (flow, n) in [(1u32, 4), (2, 12), (3, 3)] {
         for _ in 0..n {
-            let p = Packet { src_host: 10 + flow as u16, dst_host: 20 + flow as u16, ..crate::qdisc::testing::pkt(flow, Ecn::NotEct) };
+            let p = Packet { src_host: 10 + flow as u16, dst_host: 20 + flow as u16, ..pkt(flow, Ecn::NotEct) };
             h.enq(&mut q, SimTime::ZERO, p);
         }
     }
@@ -1033,17 +1039,17 @@ fn a_way_collision_moves_the_bulk_count_to_the_new_hosts() {
             (v.len() == hash::WAYS + 1).then(|| v.clone())
         })
         .unwrap();
-    let pkt = |i: usize| Packet { src_host: 100 + i as u16, dst_host: 200 + i as u16, ..crate::qdisc::testing::pkt(tuples[i], Ecn::NotEct) };
+    let nth = |i: usize| Packet { src_host: 100 + i as u16, dst_host: 200 + i as u16, ..pkt(tuples[i], Ecn::NotEct) };
     for i in 0..hash::WAYS {
         for _ in 0..3 {
-            h.enq(&mut q, SimTime::ZERO, pkt(i));
+            h.enq(&mut q, SimTime::ZERO, nth(i));
         }
     }
     for _ in 0..=hash::WAYS {
         h.deq(&mut q, SimTime::ZERO).expect("a packet");
     }
     assert_eq!(bulk_counts(&q), (8, 8, 8), "all eight ways bulk");
-    h.enq(&mut q, SimTime::ZERO, pkt(hash::WAYS));
+    h.enq(&mut q, SimTime::ZERO, nth(hash::WAYS));
     assert_eq!(q.tins[0].way_collisions, 1);
     assert_eq!(bulk_counts(&q), (8, 8, 8), "the taken-over queue's count moved hosts");
 }
