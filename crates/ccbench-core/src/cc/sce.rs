@@ -247,6 +247,105 @@ mod tests {
         assert_eq!(r.ssthresh(&t), 40);
     }
 
+    /// A base that answers every hook distinctively and logs what reaches it.
+    #[derive(Default)]
+    struct Recorder {
+        log: Vec<String>,
+    }
+
+    impl CongestionControl for Recorder {
+        fn ssthresh(&mut self, _tcp: &TcpCcState) -> u32 {
+            33
+        }
+        fn cong_avoid(&mut self, _tcp: &mut TcpCcState, acked: u32) {
+            self.log.push(format!("cong_avoid {acked}"));
+        }
+        fn on_rtt(&mut self, _tcp: &mut TcpCcState, rtt: Dur) {
+            self.log.push(format!("rtt {}", rtt.nanos()));
+        }
+        fn on_tx_start(&mut self, _tcp: &TcpCcState, idle: Dur) {
+            self.log.push(format!("tx_start {}", idle.nanos()));
+        }
+        fn undo_cwnd(&mut self, _tcp: &TcpCcState, prior_cwnd: u32) -> u32 {
+            prior_cwnd + 7
+        }
+        fn ecn_mode(&self) -> EcnMode {
+            EcnMode::Off
+        }
+        fn cong_control(&mut self, _tcp: &mut TcpCcState, ev: &AckEvent) -> bool {
+            self.log.push(format!("cong_control {}", ev.acked));
+            true
+        }
+        fn pacing_rate(&self, _tcp: &TcpCcState) -> Option<Rate> {
+            Some(Rate(12_345))
+        }
+        fn alpha(&self) -> Option<f64> {
+            Some(0.25)
+        }
+        fn set_rng(&mut self, _rng: SimRng) {
+            self.log.push("rng".into());
+        }
+    }
+
+    #[test]
+    fn hooks_without_an_sce_response_are_the_bases() {
+        let mut s = Sce::new(Recorder::default(), SceLaw::Reno);
+        let mut t = ca(40);
+        s.on_rtt(&mut t, Dur(5_000));
+        s.on_tx_start(&t, Dur(9_000));
+        assert!(s.cong_control(&mut t, &AckEvent { acked: 3, acked_ce: 0, ece: false }));
+        s.set_rng(SimRng::for_component(1, "x"));
+        assert_eq!(s.base.log, ["rtt 5000", "tx_start 9000", "cong_control 3", "rng"]);
+        assert_eq!(s.undo_cwnd(&t, 50), 57);
+        assert_eq!(s.ecn_mode(), EcnMode::Off);
+        assert_eq!(s.pacing_rate(&t), Some(Rate(12_345)));
+        assert_eq!(s.alpha(), Some(0.25));
+        assert!(s.sce() && !Recorder::default().sce());
+    }
+
+    #[test]
+    fn sce_marked_segments_are_counted_and_split_from_unmarked_ones() {
+        let mut s = Sce::new(Recorder::default(), SceLaw::Dctcp);
+        let mut t = ca(40);
+        for (marked, acked) in [(2, 2), (0, 3), (3, 5)] {
+            t.acked_sce = marked;
+            s.on_ack_event(&t, &AckEvent { acked, acked_ce: 0, ece: false });
+            s.cong_avoid(&mut t, acked);
+        }
+        assert_eq!(s.sce_acked, 5);
+        // Only the unmarked segments reach the base's growth.
+        assert_eq!(s.base.log, ["cong_avoid 3", "cong_avoid 2"]);
+    }
+
+    /// cubic-sce in congestion avoidance: an SCE mark moves the cubic
+    /// curve's origin to the present window, so growth right after it is
+    /// the plateau's (K = 0), not the steep part of an old epoch.
+    #[test]
+    fn cubic_sce_mark_restarts_the_curve_at_the_present_window() {
+        let grow = |mark: bool| {
+            let mut c = Sce::new(CubicConfig::default().build(), SceLaw::Cubic);
+            let mut t = ca(100);
+            let ack = AckEvent { acked: 1, acked_ce: 0, ece: false };
+            c.on_ack_event(&t, &ack);
+            c.cong_avoid(&mut t, 1); // the epoch starts at 0
+            t.now = SimTime(5_000_000_000); // 5 s on: 0.4·5³ = 50 segments above the origin
+            if mark {
+                t.acked_sce = 1;
+                c.on_ack_event(&t, &ack);
+                c.cong_avoid(&mut t, 1);
+                t.acked_sce = 0;
+            }
+            let before = t.cwnd;
+            for _ in 0..100 {
+                c.on_ack_event(&t, &ack);
+                c.cong_avoid(&mut t, 1);
+            }
+            t.cwnd - before
+        };
+        assert!(grow(false) >= 5, "old epoch: steep growth, {}", grow(false));
+        assert!(grow(true) <= 1, "after SCE: on the plateau, {}", grow(true));
+    }
+
     /// Without SCE marks every hook is the base's: same cwnd trajectory.
     #[test]
     fn without_sce_marks_it_is_the_base_algorithm() {

@@ -399,14 +399,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn flow_with_standing_queue_raises_only_its_own_p() {
-        let mut h = Harness::new();
+    /// A keeps 30 packets (≈ 30 ms at one departure per ms) queued for
+    /// 1.2 s; B sends one packet per 2 ms and is served at once. Returns the
+    /// qdisc and A's and B's buckets.
+    fn standing_queue(h: &mut Harness) -> (FqPie, usize, usize) {
         let mut q = FqPieConfig::default().build();
         let ab = distinct(&q, 2);
-        let (ia, ib) = (q.bucket(ab[0]), q.bucket(ab[1]));
-        // A keeps 30 packets (≈ 30 ms at one departure per ms) queued; B
-        // sends one packet per 2 ms and is served at once.
         for _ in 0..30 {
             h.enq(&mut q, ms(0), p(ab[0], 1514, Ecn::NotEct));
         }
@@ -420,9 +418,56 @@ mod tests {
                 h.deq(&mut q, ms(t));
             }
         }
+        let (ia, ib) = (q.bucket(ab[0]), q.bucket(ab[1]));
+        (q, ia, ib)
+    }
+
+    #[test]
+    fn flow_with_standing_queue_raises_only_its_own_p() {
+        let mut h = Harness::new();
+        let (q, ia, ib) = standing_queue(&mut h);
         assert!(q.flow_vars(ia).prob > 0, "A's p");
         assert_eq!(q.flow_vars(ib).prob, 0, "B's p");
         assert!(q.flow_vars(ia).qdelay > ticks(Dur::from_millis(15)));
+    }
+
+    /// An idle qdisc still decays every flow's p once per `tupdate`
+    /// (RFC 8033 §4.2: at zero delay p falls by alpha·target and 2 % a
+    /// step): catching up over 60 ms in one call gives what a tick at a time gives, and only ticks that
+    /// change nothing are skipped.
+    #[test]
+    fn idle_catch_up_decays_p_as_ticking_does() {
+        let (mut h1, mut h2) = (Harness::new(), Harness::new());
+        let (mut q1, ia, _) = standing_queue(&mut h1);
+        let (mut q2, ..) = standing_queue(&mut h2);
+        while h1.deq(&mut q1, ms(1200)).is_some() {}
+        while h2.deq(&mut q2, ms(1200)).is_some() {}
+        let p0 = q1.flow_vars(ia).prob;
+        q1.catch_up(ms(1260));
+        for t in 1200..=1260 {
+            q2.catch_up(ms(t));
+        }
+        assert_eq!(q1.flow_vars(ia), q2.flow_vars(ia));
+        assert_eq!(q1.counts().updates, q2.counts().updates);
+        let p = q1.flow_vars(ia).prob;
+        assert!(p > 0 && p < p0, "{p0} -> {p}");
+        // Seconds on p is 0 and every tick a no-op: those are skipped in one
+        // step, counted, and the tick after them falls where it would have.
+        let mut t = 1260;
+        for end in [5000, 5007, 5016, 5031, 9000] {
+            q1.catch_up(ms(end));
+            while t < end {
+                t += 1;
+                q2.catch_up(ms(t));
+            }
+            assert_eq!(q1.counts().updates, q2.counts().updates, "at {end} ms");
+            assert_eq!(q1.flow_vars(ia), q2.flow_vars(ia));
+        }
+        assert_eq!(q1.flow_vars(ia).prob, 0);
+        // One update each tupdate from the first, at 500 ms.
+        let c = FqPieConfig::default();
+        let (first, period) = (first_update(c.hz).nanos(), tupdate_period(c.tupdate, c.hz).nanos());
+        assert_eq!(q1.counts().updates, (ms(9000).0 - first) / period + 1);
     }
 
     #[test]
@@ -452,15 +497,30 @@ mod tests {
 
     #[test]
     fn memory_limit_is_only_counted() {
+        // Over once memory exceeds limit + size (Linux's test, before
+        // adding): backlogs 0, 1514, 3028, 4542, ... B at the arrivals.
+        for (limit, over) in [(3000, 7), (1514, 7), (1513, 8)] {
+            let mut h = Harness::new();
+            let mut q = FqPieConfig { memory_limit: Bytes(limit), ..Default::default() }.build();
+            for _ in 0..10 {
+                h.enq(&mut q, ms(0), p(1, 1514, Ecn::NotEct));
+            }
+            assert_eq!(q.len(), 10);
+            assert_eq!(h.stats.drops(), 0);
+            assert_eq!(q.counts().overmemory, over, "memory_limit {limit}");
+        }
+    }
+
+    #[test]
+    fn packets_over_the_limit_are_dropped_and_counted() {
         let mut h = Harness::new();
-        let mut q = FqPieConfig { memory_limit: Bytes(3000), ..Default::default() }.build();
-        for _ in 0..10 {
+        let mut q = FqPieConfig { limit: 5, ..Default::default() }.build();
+        for _ in 0..8 {
             h.enq(&mut q, ms(0), p(1, 1514, Ecn::NotEct));
         }
-        assert_eq!(q.len(), 10);
-        assert_eq!(h.stats.drops(), 0);
-        // Over once memory exceeds limit + size (Linux's test, before adding).
-        assert_eq!(q.counts().overmemory, 7);
+        let c = q.counts();
+        assert_eq!((q.len(), h.stats.drops()), (5, 3));
+        assert_eq!((c.packets_in, c.overlimit, c.dropped), (5, 3, 3));
     }
 
     #[derive(Clone, Debug)]

@@ -300,6 +300,39 @@ mod tests {
         assert_eq!(htb(40_000).quantum_bytes(), 1000);
     }
 
+    #[test]
+    fn defaults_from_an_empty_class_and_at_high_rates() {
+        let c: HtbConfig = toml::from_str(r#"rate = "1Mbit""#).unwrap();
+        assert_eq!((c.r2q, c.quantum_bytes()), (10, 12_500));
+        // tc: rate in B/s over psched HZ, plus the mtu.
+        assert_eq!(HtbConfig::default_burst(Rate(10_000_000_000)), 1601);
+        assert_eq!(HtbConfig::default_burst(Rate(100_000_000_000)), 1612);
+    }
+
+    /// Each rule beside its valid neighbour.
+    #[test]
+    fn validate_names_the_offending_key() {
+        let max = u64::from(u32::MAX);
+        let cases: [(HtbConfig, Option<&str>); 9] = [
+            (htb(1_000_000), None),
+            (HtbConfig { ceil: Some(Rate(0)), ..htb(1_000_000) }, Some("ceil")),
+            (HtbConfig { ceil: Some(Rate(1)), ..htb(1_000_000) }, None),
+            (HtbConfig { burst: Some(Bytes(max)), ..htb(1_000_000) }, None),
+            (HtbConfig { burst: Some(Bytes(max + 1)), ..htb(1_000_000) }, Some("burst")),
+            (HtbConfig { cburst: Some(Bytes(0)), ..htb(1_000_000) }, Some("cburst")),
+            (HtbConfig { quantum: Some(Bytes(1)), ..htb(1_000_000) }, None),
+            (HtbConfig { r2q: 0, ..htb(1_000_000) }, Some("r2q")),
+            (HtbConfig { r2q: 1, ..htb(1_000_000) }, None),
+        ];
+        for (c, bad) in cases {
+            match (c.validate(), bad) {
+                (Ok(()), None) => {}
+                (Err(e), Some(k)) => assert!(e.starts_with(k) || e.contains(&format!("{k}:")), "{e}"),
+                (got, want) => panic!("{c:?}: {got:?}, wanted an error on {want:?}"),
+            }
+        }
+    }
+
     /// HTB sends while the level is ≥ 0 and charges afterwards, so by time T
     /// exactly floor((burst + rate·T/8) / charged) + 1 packets have left.
     fn check_exact(cfg: HtbConfig, charged: u64) {
