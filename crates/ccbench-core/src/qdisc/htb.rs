@@ -386,6 +386,37 @@ mod tests {
         check_exact(c, 1514);
     }
 
+    /// A ceil above the rate with a shallow ceil bucket: after the burst
+    /// the ceil bucket runs dry first, and once it is back at zero the rate
+    /// bucket, still in debt, sets the wait. Packets leave at the rate,
+    /// each as soon as both buckets allow it, never at a wake-up that
+    /// finds nothing to send.
+    #[test]
+    fn with_ceil_above_rate_the_rate_bucket_sets_the_wait() {
+        let cfg = HtbConfig {
+            ceil: Some(Rate(2_000_000_000)),
+            burst: Some(Bytes(15_140)),
+            cburst: Some(Bytes(1600)),
+            ..htb(1_000_000_000)
+        };
+        let mut h = Harness::new();
+        let mut q = cfg.build(&mut h.rng);
+        for i in 0..1000 {
+            h.enq(&mut q, SimTime::ZERO, pkt(i, Ecn::NotEct));
+        }
+        assert_eq!((q.len(), q.bytes()), (1000, 1000 * 1514));
+        let end = SimTime(5_000_000);
+        let out = drain(&mut h, &mut q, end);
+        let avail = |b: u64, r: u64, t: u64| i128::from(b) * 8_000_000_000 + i128::from(r) * i128::from(t);
+        for (k, &t) in out.iter().enumerate() {
+            let need = cost(1514) * k as i128;
+            let ok = |t: u64| avail(15_140, 1_000_000_000, t) >= need && avail(1600, 2_000_000_000, t) >= need;
+            assert!(ok(t.0), "packet {k} left in debt");
+            assert!(t.0 == 0 || !ok(t.0 - 1), "packet {k} waited too long");
+        }
+        assert_eq!(out.len() as i128, avail(15_140, 1_000_000_000, end.0) / cost(1514) + 1);
+    }
+
     #[test]
     fn long_run_rate_is_exact_with_stab_atm() {
         let stab = StabConfig {

@@ -399,6 +399,10 @@ mod tests {
             ..c
         };
         assert_eq!(c.limit_bytes(), 67_500);
+        // A deep bucket and a peak rate near the rate: the peak's limit wins,
+        // 1.5e6·0.05 + 1514 = 76514 < 1.25e6·0.05 + 50000 = 112500.
+        let c = TbfConfig { burst: Bytes(50_000), peakrate: Some(Rate(12_000_000)), ..c };
+        assert_eq!(c.limit_bytes(), 76_514);
     }
 
     #[test]
