@@ -390,6 +390,23 @@ mod tests {
     }
 
     #[test]
+    fn validate_names_the_offending_key() {
+        let max = Dur(u64::from(u32::MAX));
+        for (c, bad) in [
+            (LfqCobaltConfig { rtt: Some(max), ..Default::default() }, None),
+            (LfqCobaltConfig { rtt: Some(max + Dur(1)), ..Default::default() }, Some("rtt")),
+            (LfqCobaltConfig { limit: 1, ..Default::default() }, None),
+            (LfqCobaltConfig { limit: 0, ..Default::default() }, Some("limit")),
+        ] {
+            match (c.validate(), bad) {
+                (Ok(()), None) => {}
+                (Err(e), Some(k)) => assert!(e.starts_with(k), "{e}"),
+                (got, want) => panic!("{c:?}: {got:?}, wanted an error on {want:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn defaults_follow_lfq_init_and_change_touches_only_the_normal_class() {
         let [p, ll] = LfqCobaltConfig::default().params();
         assert_eq!(

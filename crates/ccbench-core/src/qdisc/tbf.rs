@@ -237,6 +237,7 @@ impl Qdisc for Tbf {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
+    use crate::qdisc::fifo::PfifoConfig;
     use crate::qdisc::blocks::overhead::LinkLayer;
     use crate::qdisc::testing::{pkt, Harness};
 
@@ -442,5 +443,52 @@ mod tests {
             ..tbf(10, 10)
         };
         assert!(c.validate().unwrap_err().contains("mtu"));
+        // Each rule beside its valid neighbour.
+        let max = u64::from(u32::MAX);
+        let peak = |mtu| TbfConfig { peakrate: Some(Rate(20)), mtu: Some(Bytes(mtu)), ..tbf(10, 10) };
+        for (c, bad) in [
+            (tbf(10, max), None),
+            (tbf(10, max + 1), Some("burst")),
+            (peak(1), None),
+            (peak(0), Some("mtu")),
+            (TbfConfig { peakrate: Some(Rate(10)), ..peak(1) }, Some("peakrate")),
+            (TbfConfig { mtu: Some(Bytes(1)), ..tbf(10, 10) }, Some("mtu")),
+            (TbfConfig { latency: Some(Dur::from_millis(1)), ..tbf(10, 10) }, Some("either")),
+        ] {
+            match (c.validate(), bad) {
+                (Ok(()), None) => {}
+                (Err(e), Some(k)) => assert!(e.contains(k), "{e}"),
+                (got, want) => panic!("{c:?}: {got:?}, wanted an error on {want:?}"),
+            }
+        }
+    }
+
+    /// `tbf_change`: new rate and depth, both buckets full again, the queue
+    /// kept; the kind and the presence of a child cannot change.
+    #[test]
+    fn change_refills_the_bucket_keeps_the_queue_and_takes_the_new_rate() {
+        let mut h = Harness::new();
+        let mut q = tbf(50_000_000, 3028).build(&mut h.rng);
+        for i in 0..100 {
+            h.enq(&mut q, SimTime::ZERO, pkt(i, Ecn::NotEct));
+        }
+        assert_eq!(q.bytes(), 100 * 1514);
+        // The bucket holds two packets.
+        assert!(h.deq(&mut q, SimTime::ZERO).is_some() && h.deq(&mut q, SimTime::ZERO).is_some());
+        assert!(h.deq(&mut q, SimTime::ZERO).is_none());
+        let mut cx = Cx { now: SimTime::ZERO, rng: &mut h.rng, stats: &mut h.stats };
+        q.change(&QdiscConfig::Tbf(tbf(5_000_000, 3028)), &mut cx).unwrap();
+        assert_eq!(q.len(), 98, "tc change keeps the queue");
+        let out = drain(&mut h, &mut q, SimTime(10_000_000));
+        let gap = Rate(5_000_000).tx_time(1514).0;
+        assert_eq!((out[0].0, out[1].0), (SimTime::ZERO, SimTime::ZERO), "refilled");
+        for (k, w) in out.windows(2).enumerate().skip(1) {
+            assert!(w[1].0 .0 - w[0].0 .0 == gap || w[1].0 .0 - w[0].0 .0 == gap + 1, "gap {k}: {w:?}");
+        }
+        let mut cx = Cx { now: SimTime::ZERO, rng: &mut h.rng, stats: &mut h.stats };
+        let e = q.change(&QdiscConfig::Pfifo(PfifoConfig::default()), &mut cx).unwrap_err();
+        assert!(e.contains("kind"), "{e}");
+        let child = TbfConfig { child: Some(Box::new(QdiscConfig::Pfifo(PfifoConfig::default()))), ..tbf(5_000_000, 3028) };
+        assert!(q.change(&QdiscConfig::Tbf(child), &mut cx).unwrap_err().contains("child"));
     }
 }
