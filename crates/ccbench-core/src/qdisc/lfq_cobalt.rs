@@ -489,6 +489,9 @@ mod tests {
             }
         }
         assert_eq!(h.stats.marks, ce_n);
+        // Every ECT(1) departure was counted; a counted one may have gone
+        // on to take CE.
+        assert!((sce_n..=sce_n + ce_n).contains(&q.sce_marks), "{} SCE marks, {sce_n} seen", q.sce_marks);
         assert_eq!(
             h.stats.drops(),
             0,
@@ -574,28 +577,34 @@ mod tests {
 
     #[test]
     fn the_last_packet_of_a_flow_is_never_dropped_and_blue_drops_not_ect() {
-        // One Not-ECT flow held far above the BLUE threshold: COBALT drops,
-        // but never the flow's last packet.
+        // Two Not-ECT flows held far above the BLUE threshold, the second
+        // with twice the packets: COBALT drops, but never a flow's last
+        // packet, neither the first flow's (others still queued) nor the
+        // qdisc's last.
         let mut h = Harness::new();
         let mut q = LfqCobaltConfig::default().build(0);
-        for _ in 0..600 {
-            h.enq(&mut q, SimTime::ZERO, pkt(1, Ecn::NotEct));
+        for i in 0..600 {
+            for f in [1, 2] {
+                if f == 2 || i < 300 {
+                    h.enq(&mut q, SimTime::ZERO, Packet { sent_at: SimTime(i), ..pkt(f, Ecn::NotEct) });
+                }
+            }
         }
-        let mut out = 0;
+        let (mut out, mut last) = (0, [None; 3]);
         let mut t = 500;
         while q.len() > 0 {
-            if h.deq(&mut q, ms(t)).is_some() {
+            if let Some(p) = h.deq(&mut q, ms(t)) {
                 out += 1;
+                last[p.tuple as usize] = Some(p.sent_at);
             }
             t += 1;
         }
+        assert_eq!(last[1..], [Some(SimTime(299)), Some(SimTime(599))], "each flow's last packet left");
         assert!(h.stats.drops() > 0);
-        assert!(out >= 1);
-        assert_eq!(out + h.stats.drops() as usize, 600);
-        assert!(
-            q.flow_vars(1).p_drop > 0,
-            "BLUE raised above 400 ms of sojourn"
-        );
+        assert_eq!(out + h.stats.drops() as usize, 900);
+        for f in [1, 2] {
+            assert!(q.flow_vars(f).p_drop > 0, "BLUE raised above 400 ms of sojourn");
+        }
     }
 
     #[test]
@@ -634,9 +643,56 @@ mod tests {
         for _ in 0..15 {
             h.enq(&mut q, SimTime::ZERO, pkt(1, Ecn::NotEct));
         }
-        assert_eq!(q.len(), 10);
+        assert_eq!((q.len(), q.bytes()), (10, 10 * 1514));
         assert_eq!(h.stats.drops(), 5);
         // The sparse head (the first packet) survived.
         assert_eq!(q.queue_lens(), (1, 9));
+    }
+
+    /// Packets dropped for memory leave their flow's count: a flow cut by
+    /// memlimit and then drained far above BLUE's threshold, while another
+    /// flow stays queued, still keeps its last packet.
+    #[test]
+    fn memlimit_drops_leave_the_flow_count() {
+        let mut h = Harness::new();
+        let mut q = LfqCobaltConfig { memlimit: Bytes(100 * 1514), ..Default::default() }.build(0);
+        for (f, n) in [(1, 15), (2, 90)] {
+            for i in 0..n {
+                h.enq(&mut q, SimTime::ZERO, Packet { sent_at: SimTime(i), ..pkt(f, Ecn::NotEct) });
+            }
+        }
+        assert_eq!(h.stats.drops(), 5, "flow 1's oldest bulk packets");
+        let mut last = None;
+        let mut t = 500;
+        while q.len() > 0 {
+            if let Some(p) = h.deq(&mut q, ms(t)).filter(|p| p.tuple == 1) {
+                last = Some(p.sent_at);
+            }
+            t += 1;
+        }
+        assert!(h.stats.drops() > 5, "COBALT dropped too");
+        assert_eq!(last, Some(SimTime(14)), "flow 1's last packet left");
+    }
+
+    /// The deficit is in bytes with an MTU of credit a round: a flow of
+    /// 500-byte packets gets about three packets for each of a 1514-byte
+    /// flow's, the same bytes.
+    #[test]
+    fn backlogged_flows_share_bytes_not_packets() {
+        let mut h = Harness::new();
+        let mut q = LfqCobaltConfig::default().build(0);
+        for _ in 0..200 {
+            h.enq(&mut q, SimTime::ZERO, pkt(1, Ecn::NotEct));
+            let mut small = pkt(2, Ecn::NotEct);
+            small.size = 500;
+            h.enq(&mut q, SimTime::ZERO, small);
+        }
+        let mut bytes = [0u64; 3];
+        for _ in 0..120 {
+            let p = h.deq(&mut q, SimTime::ZERO).unwrap();
+            bytes[p.tuple as usize] += u64::from(p.size);
+        }
+        let ratio = bytes[2] as f64 / bytes[1] as f64;
+        assert!((0.85..1.15).contains(&ratio), "{bytes:?}");
     }
 }
