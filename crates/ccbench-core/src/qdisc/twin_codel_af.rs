@@ -654,6 +654,50 @@ mod tests {
         assert_eq!(q.sce_marks, 0, "Not-ECT is never SCE-marked");
     }
 
+    /// Each rule beside its valid neighbour.
+    #[test]
+    fn validate_names_the_offending_key() {
+        let ok = TwinCodelAfConfig::default();
+        let cases = [
+            (TwinCodelAfConfig { dscp: 63, ..ok.clone() }, None),
+            (TwinCodelAfConfig { dscp: 64, ..ok.clone() }, Some("dscp")),
+            (TwinCodelAfConfig { divisor: 0, ..ok.clone() }, Some("divisor")),
+            (TwinCodelAfConfig { target: Dur::ZERO, ..ok.clone() }, Some("target")),
+            (TwinCodelAfConfig { interval: Dur::ZERO, ..ok.clone() }, Some("target, interval")),
+            (TwinCodelAfConfig { interval: Dur(u64::from(u32::MAX)), ..ok.clone() }, None),
+            (TwinCodelAfConfig { interval: Dur(u64::from(u32::MAX) + 1), ..ok.clone() }, Some("interval")),
+            (TwinCodelAfConfig { limit: 0, ..ok.clone() }, Some("limit")),
+            (TwinCodelAfConfig { limit: 1, ..ok.clone() }, None),
+        ];
+        for (c, bad) in cases {
+            match (c.validate(), bad) {
+                (Ok(()), None) => {}
+                (Err(e), Some(k)) => assert!(e.starts_with(k), "{e}"),
+                (got, want) => panic!("{c:?}: {got:?}, wanted an error on {want:?}"),
+            }
+        }
+    }
+
+    /// Bytes queued over both classes, as packets come and go.
+    #[test]
+    fn bytes_count_both_classes() {
+        let mut h = Harness::new();
+        let mut q = TwinCodelAfConfig::default().build(0);
+        for _ in 0..3 {
+            h.enq(&mut q, SimTime::ZERO, pkt(1, Ecn::NotEct));
+        }
+        let mut ll = pkt(2, Ecn::NotEct);
+        (ll.dscp, ll.size) = (4, 500);
+        h.enq(&mut q, SimTime::ZERO, ll);
+        let mut left = 3 * 1514 + 500;
+        assert_eq!((q.len(), q.bytes()), (4, left));
+        while let Some(p) = h.deq(&mut q, SimTime::ZERO) {
+            left -= u64::from(p.size);
+            assert_eq!(q.bytes(), left);
+        }
+        assert_eq!((q.len(), left), (0, 0));
+    }
+
     #[test]
     fn sparse_flow_bypasses_the_bulk_queue() {
         let mut h = Harness::new();
