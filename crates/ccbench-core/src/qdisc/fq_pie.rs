@@ -425,16 +425,19 @@ mod tests {
     #[test]
     fn flow_with_standing_queue_raises_only_its_own_p() {
         let mut h = Harness::new();
-        let (q, ia, ib) = standing_queue(&mut h);
+        let (mut q, ia, ib) = standing_queue(&mut h);
         assert!(q.flow_vars(ia).prob > 0, "A's p");
         assert_eq!(q.flow_vars(ib).prob, 0, "B's p");
         assert!(q.flow_vars(ia).qdelay > ticks(Dur::from_millis(15)));
+        // The probe reports the largest flow's p.
+        let pa = q.flow_vars(ia).prob_f64();
+        assert_eq!(q.probe(ms(1199)).base, pa);
     }
 
     /// An idle qdisc still decays every flow's p once per `tupdate`
     /// (RFC 8033 §4.2: at zero delay p falls by alpha·target and 2 % a
-    /// step): catching up over 60 ms in one call gives what a tick at a time gives, and only ticks that
-    /// change nothing are skipped.
+    /// step): catching up over 60 ms in one call gives what a tick at a
+    /// time gives, and only ticks that change nothing are skipped.
     #[test]
     fn idle_catch_up_decays_p_as_ticking_does() {
         let (mut h1, mut h2) = (Harness::new(), Harness::new());

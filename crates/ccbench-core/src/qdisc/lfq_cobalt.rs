@@ -607,6 +607,33 @@ mod tests {
         }
     }
 
+    /// Idle flows' AQMs decay one bucket per dequeue: with another flow
+    /// still sending, an idle flow's BLUE probability falls once the
+    /// sweep reaches its bucket (65 536 departures).
+    #[test]
+    fn an_idle_flows_blue_probability_decays_while_others_send() {
+        let mut h = Harness::new();
+        let mut q = LfqCobaltConfig::default().build(0);
+        for _ in 0..300 {
+            for f in [1, 2] {
+                h.enq(&mut q, SimTime::ZERO, pkt(f, Ecn::NotEct));
+            }
+        }
+        let mut t = 500;
+        while q.len() > 0 {
+            h.deq(&mut q, ms(t));
+            t += 1;
+        }
+        let p1 = q.flow_vars(1).p_drop;
+        assert!(p1 > 0 && q.flow_vars(2).p_drop > 0, "both overloaded far above the BLUE threshold");
+        for _ in 0..70_000 {
+            t += 1;
+            h.enq(&mut q, ms(t), pkt(2, Ecn::NotEct));
+            assert!(h.deq(&mut q, ms(t)).is_some());
+        }
+        assert!(q.flow_vars(1).p_drop < p1, "idle flow 1: {p1} -> {}", q.flow_vars(1).p_drop);
+    }
+
     #[test]
     fn shaper_releases_at_the_configured_rate() {
         let mut h = Harness::new();
