@@ -453,6 +453,20 @@ pub(crate) mod testing {
             q.dequeue(&mut Cx { now, rng: &mut self.rng, stats: &mut self.stats })
         }
     }
+    /// Check a config's `validate` on each case: `None` must pass, `Some(key)`
+    /// must fail with an error naming `key`.
+    pub fn check_rules<C: std::fmt::Debug>(
+        cases: impl IntoIterator<Item = (C, Option<&'static str>)>,
+        validate: impl Fn(&C) -> Result<(), String>,
+    ) {
+        for (c, bad) in cases {
+            match (validate(&c), bad) {
+                (Ok(()), None) => {}
+                (Err(e), Some(k)) => assert!(e.contains(k), "{c:?}: {e}"),
+                (got, want) => panic!("{c:?}: {got:?}, wanted an error on {want:?}"),
+            }
+        }
+    }
     /// A full-size packet of flow `flow` with the given ECN codepoint.
     pub fn pkt(flow: u32, ecn: Ecn) -> Packet {
         Packet { flow: FlowId(flow), tuple: flow, size: PSCHED_MTU, ecn, hdr: Header::None, ..Default::default() }

@@ -415,7 +415,8 @@ impl Qdisc for TwinCodelAf {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::testing::{pkt, Harness};
+    use crate::qdisc::blocks::cobalt_sce::idle_blue_decay;
+    use crate::qdisc::testing::{check_rules, pkt, Harness};
 
     fn ms(x: u64) -> SimTime {
         SimTime(x * 1_000_000)
@@ -669,13 +670,7 @@ mod tests {
             (TwinCodelAfConfig { limit: 0, ..ok.clone() }, Some("limit")),
             (TwinCodelAfConfig { limit: 1, ..ok.clone() }, None),
         ];
-        for (c, bad) in cases {
-            match (c.validate(), bad) {
-                (Ok(()), None) => {}
-                (Err(e), Some(k)) => assert!(e.starts_with(k), "{e}"),
-                (got, want) => panic!("{c:?}: {got:?}, wanted an error on {want:?}"),
-            }
-        }
+        check_rules(cases, |c| c.validate());
     }
 
     /// Bytes queued over both classes, as packets come and go.
@@ -703,26 +698,9 @@ mod tests {
     /// sweep reaches its bucket (65 536 departures).
     #[test]
     fn an_idle_flows_blue_probability_decays_while_others_send() {
-        let mut h = Harness::new();
-        let mut q = TwinCodelAfConfig::default().build(0);
-        for _ in 0..300 {
-            for f in [1, 2] {
-                h.enq(&mut q, SimTime::ZERO, pkt(f, Ecn::NotEct));
-            }
-        }
-        let mut t = 500;
-        while q.len() > 0 {
-            h.deq(&mut q, ms(t));
-            t += 1;
-        }
-        let p1 = q.flow_vars(1).p_drop;
-        assert!(p1 > 0 && q.flow_vars(2).p_drop > 0, "both overloaded far above the BLUE threshold");
-        for _ in 0..70_000 {
-            t += 1;
-            h.enq(&mut q, ms(t), pkt(2, Ecn::NotEct));
-            assert!(h.deq(&mut q, ms(t)).is_some());
-        }
-        assert!(q.flow_vars(1).p_drop < p1, "idle flow 1: {p1} -> {}", q.flow_vars(1).p_drop);
+        let (before, after, busy) = idle_blue_decay(TwinCodelAfConfig::default().build(0), |q, t| q.flow_vars(t));
+        assert!(before > 0 && busy > 0, "both overloaded far above the BLUE threshold");
+        assert!(after < before, "idle flow 1: {before} -> {after}");
     }
 
     #[test]
