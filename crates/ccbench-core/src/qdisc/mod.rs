@@ -454,7 +454,8 @@ pub(crate) mod testing {
         }
     }
     /// Check a config's `validate` on each case: `None` must pass, `Some(key)`
-    /// must fail with an error naming `key`.
+    /// must fail with a problem (of those `problems` joins with "; ") that
+    /// begins with `key`.
     pub fn check_rules<C: std::fmt::Debug>(
         cases: impl IntoIterator<Item = (C, Option<&'static str>)>,
         validate: impl Fn(&C) -> Result<(), String>,
@@ -462,7 +463,7 @@ pub(crate) mod testing {
         for (c, bad) in cases {
             match (validate(&c), bad) {
                 (Ok(()), None) => {}
-                (Err(e), Some(k)) => assert!(e.contains(k), "{c:?}: {e}"),
+                (Err(e), Some(k)) => assert!(e.split("; ").any(|p| p.starts_with(k)), "{c:?}: {e}"),
                 (got, want) => panic!("{c:?}: {got:?}, wanted an error on {want:?}"),
             }
         }

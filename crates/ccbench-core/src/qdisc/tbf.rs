@@ -454,7 +454,7 @@ mod tests {
                 (peak(0), Some("mtu")),
                 (TbfConfig { peakrate: Some(Rate(10)), ..peak(1) }, Some("peakrate")),
                 (TbfConfig { mtu: Some(Bytes(1)), ..tbf(10, 10) }, Some("mtu")),
-                (TbfConfig { latency: Some(Dur::from_millis(1)), ..tbf(10, 10) }, Some("either")),
+                (TbfConfig { latency: Some(Dur::from_millis(1)), ..tbf(10, 10) }, Some("give either")),
             ],
             |c| c.validate(),
         );

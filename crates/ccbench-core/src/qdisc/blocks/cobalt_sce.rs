@@ -328,13 +328,12 @@ impl VirtualShaper {
 
 /// For the tests of the qdiscs built on this block (LFQ-COBALT,
 /// twin_codel_af), which decay idle flows' AQMs one bucket per dequeue:
-/// two Not-ECT flows (tuples 1 and 2) held far above the BLUE threshold,
-/// then flow 2 alone for 70 000 departures, one a millisecond, so the
-/// sweep passes every one of the 65 536 buckets. Returns flow 1's BLUE
-/// probability after the overload and at the end, and flow 2's after the
-/// overload.
+/// two Not-ECT flows (tuples 1 and 2) held far above the BLUE threshold
+/// both raise BLUE; then flow 2 alone sends for 70 000 departures, one a
+/// millisecond, so the sweep passes every one of the 65 536 buckets, and
+/// idle flow 1's BLUE probability must have fallen.
 #[cfg(test)]
-pub(crate) fn idle_blue_decay<Q: crate::qdisc::Qdisc>(mut q: Q, vars: impl Fn(&Q, u32) -> &CobaltVars) -> (u32, u32, u32) {
+pub(crate) fn assert_idle_blue_decays<Q: crate::qdisc::Qdisc>(mut q: Q, vars: impl Fn(&Q, u32) -> &CobaltVars) {
     use crate::packet::Ecn;
     use crate::qdisc::testing::{pkt, Harness};
     let ms = |t: u64| crate::units::SimTime(t * 1_000_000);
@@ -349,13 +348,15 @@ pub(crate) fn idle_blue_decay<Q: crate::qdisc::Qdisc>(mut q: Q, vars: impl Fn(&Q
         h.deq(&mut q, ms(t));
         t += 1;
     }
-    let (p1, p2) = (vars(&q, 1).p_drop, vars(&q, 2).p_drop);
+    let before = vars(&q, 1).p_drop;
+    assert!(before > 0 && vars(&q, 2).p_drop > 0, "both overloaded far above the BLUE threshold");
     for _ in 0..70_000 {
         t += 1;
         h.enq(&mut q, ms(t), pkt(2, Ecn::NotEct));
         assert!(h.deq(&mut q, ms(t)).is_some());
     }
-    (p1, vars(&q, 1).p_drop, p2)
+    let after = vars(&q, 1).p_drop;
+    assert!(after < before, "idle flow 1: {before} -> {after}");
 }
 
 #[cfg(test)]
