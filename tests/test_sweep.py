@@ -361,3 +361,20 @@ def test_dry_run_of_a_huge_suite_prints_its_size_before_resolving_anything(write
         assert line.startswith("rate=5Mbit,seed=1,a=0,b=0-"), line  # streams: no list of 4 million first
         assert time.monotonic() - t0 < 20
         proc.kill()
+
+
+def test_the_forkserver_starts_before_the_heavy_imports_and_only_for_more_than_one_job() -> None:
+    # A fresh interpreter: this one has Polars and a forkserver already.
+    code = """
+import sys
+import ccbench.workers as w
+from multiprocessing import forkserver
+heavy = [m for m in ("polars", "matplotlib", "numpy", "pyarrow") if m in sys.modules]
+w.start_early(1)
+one = forkserver._forkserver._forkserver_pid
+w.start_early(2)
+two = forkserver._forkserver._forkserver_pid
+print(heavy, one is None, two is not None)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split("\n")[0] == "[] True True", out.stdout + out.stderr

@@ -504,6 +504,10 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
     Exits 1 if any run failed, 130 if interrupted (Ctrl-C); finished runs are
     kept either way, and --resume continues from them.
     """
+    from ccbench.workers import start_early
+
+    if not (dry_run or dask):
+        start_early(jobs)  # its imports overlap loading and planning the suite
     from ccbench.errors import CcbenchError
     from ccbench.suite import SuiteSet, load_suite
     from ccbench.sweep import SweepInterrupted, resume_command, run_suite
@@ -583,12 +587,14 @@ def _dry_run(loaded: Any, out: Path, resume: bool) -> None:
               help="Plots drawn at a time.  [default: CPU cores]")
 def report(suite_dir: Path, jobs: int | None) -> None:
     """Render SUITE_DIR's report (report.md, report.html) again from its stored results."""
+    from ccbench.workers import cores, start_early
+
+    start_early(jobs)
     from ccbench.report import ConsoleProgress, render
-    from ccbench.sweep import _cores
 
     try:
         with ConsoleProgress() as progress:
-            path = render(suite_dir, progress=progress, jobs=jobs or _cores())
+            path = render(suite_dir, progress=progress, jobs=jobs or cores())
     except KeyboardInterrupt:
         _fail("interrupted: the report was not changed", INTERRUPTED)
     click.echo(f"report: {path}")
@@ -607,9 +613,11 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
     finished run gets them, delivery_with_rtt with the suite's bounds, and
     the report is rendered again to link them).
     """
+    from ccbench.workers import cores, start_early
+
+    start_early(jobs)
     from ccbench.report import ConsoleProgress, render
     from ccbench.runplots import draw, kinds_of, plan
-    from ccbench.sweep import _cores
 
     kinds = kinds_of(kinds)
     try:
@@ -619,9 +627,9 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
     try:
         with ConsoleProgress(label="plot") as progress:
             progress.start(len(todo))
-            draw(todo, jobs or _cores(), on_done=lambda run: progress.step(run.name))
+            draw(todo, jobs or cores(), on_done=lambda run: progress.step(run.name))
         for suite_dir in suites:
-            click.echo(f"report: {render(suite_dir, jobs=jobs or _cores())}")
+            click.echo(f"report: {render(suite_dir, jobs=jobs or cores())}")
     except KeyboardInterrupt:
         _fail("interrupted: the plots drawn so far are kept", INTERRUPTED)
     click.echo(f"drew {', '.join(kinds)} for {len(todo)} run{'s' if len(todo) != 1 else ''}")

@@ -43,8 +43,8 @@ from ccbench.expr import ExprError, evaluate
 from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
 from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
 from ccbench.suite import PLOT_TITLES, RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
-from ccbench.sweep import (MANIFEST, Manifest, RunRecord, in_workers, read_manifest, save_figure, start_workers_early,
-                           write_atomic)
+from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, write_atomic
+from ccbench.workers import in_workers, start_early
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
@@ -226,8 +226,8 @@ def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: P
     """
     root = Path(suite_dir)
     parts = part_dirs(root)
-    if plots and jobs > 1:
-        start_workers_early()
+    if plots:
+        start_early(jobs)
     if parts is not None:
         return _render_set(root, read_manifest(root).data, parts, plots=plots, progress=progress, jobs=jobs)
     report = build(root, plots=plots, progress=progress, jobs=jobs)
@@ -527,7 +527,7 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
 def _draw_all(todo: Sequence[FigureJob], jobs: int, progress: Progress) -> None:
     """Draw each figure, ``jobs`` at a time, a progress step as each file is written.
 
-    More than one at a time runs in worker processes (:func:`ccbench.sweep.in_workers`),
+    More than one at a time runs in worker processes (:func:`ccbench.workers.in_workers`),
     which have matplotlib and Polars imported already, so this process never
     imports matplotlib; each worker holds one figure's data.
     """

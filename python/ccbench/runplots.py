@@ -17,7 +17,8 @@ from typing import Any
 
 from ccbench.results import SUMMARY_FILE
 from ccbench.suite import parse_suite
-from ccbench.sweep import MANIFEST, in_workers, read_manifest, save_figure
+from ccbench.sweep import MANIFEST, read_manifest, save_figure
+from ccbench.workers import in_workers
 
 __all__ = ["draw", "draw_one", "kinds_of", "plan"]
 

@@ -54,22 +54,19 @@ layout as a local sweep. Workers need only ``pip install ccbench`` (plus
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import platform
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 import types
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -78,6 +75,7 @@ from typing import Any
 
 import ccbench
 from ccbench.errors import CcbenchError, SimulationError
+from ccbench.workers import cores, mp_context, worker_init
 from ccbench.png import write_figure
 from ccbench.results import SUMMARY_FILE, _replace_dir, _replaceable, spill_beside
 from ccbench.suite import PlannedRun, Suite, SuiteSet, load_suite, value_key
@@ -240,7 +238,7 @@ def run_suite(
     set = [set] if isinstance(set, str) else list(set)
     if set:
         suite = suite.with_overrides(set)
-    jobs = max(1, jobs or _cores())
+    jobs = max(1, jobs or cores())
     root = Path(out) / suite.name
     if isinstance(suite, SuiteSet):
         units = [(part, part.plan(), root / part.name) for part in suite.parts]
@@ -398,14 +396,7 @@ def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous:
     return records, tasks
 
 
-def _cores() -> int:
-    count = getattr(os, "process_cpu_count", None)
-    if count is not None:
-        return int(count() or 1)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+
 
 
 def _tidy(runs_dir: Path) -> None:
@@ -625,84 +616,12 @@ def _run_serial(tasks: Sequence[Task], on_done: OnDone, on_stopping: OnStopping)
     return False
 
 
-def _worker_init(parent: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
-    threading.Thread(target=_exit_with, args=(parent,), daemon=True, name="ccbench-exit-with-parent").start()
-
-
-def _exit_with(parent: int) -> None:
-    """End this worker once the sweep's process is gone (killed with SIGKILL, say).
-
-    Pool workers would otherwise wait for work forever, and keep the dead
-    process's stdout and stderr open.
-    """
-    while _alive(parent):
-        time.sleep(1.0)
-    os._exit(1)
-
-
-def _alive(pid: int) -> bool:
-    if os.path.isdir("/proc/self"):  # Linux: a killed process is a zombie until its parent reaps it
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return False
-        return state not in (b"Z", b"X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
-def _mp_context() -> Any:
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["ccbench.sweep", "ccbench.plot", "ccbench.plot_suite", "ccbench.report"])
-        return ctx
-    return mp.get_context("spawn")
-
-
-def start_workers_early() -> None:
-    """Start the forkserver now, so that its imports (about a second) run while this
-    process prepares the work it will hand out (a no-op after a sweep)."""
-    if _mp_context().get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
-
-
-def in_workers(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> Iterator[tuple[Any, Any]]:
-    """``(item, fn(item))`` for each item as it finishes, ``jobs`` at a time.
-
-    More than one at a time runs in worker processes forked from the forkserver
-    (plotting modules preloaded); they ignore Ctrl-C, which reaches this process
-    alone, and leaving the iterator early cancels what has not started. ``fn``
-    must be a module-level function and items plain data.
-    """
-    if jobs <= 1 or len(items) <= 1:
-        for item in items:
-            yield item, fn(item)
-        return
-    pool = ProcessPoolExecutor(min(jobs, len(items)), mp_context=_mp_context(), initializer=_worker_init,
-                               initargs=(os.getpid(),))
-    try:
-        futures = {pool.submit(fn, item): item for item in items}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()  # an item that failed fails the whole, as it would here
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 def _run_processes(tasks: Sequence[Task], jobs: int, on_done: OnDone, on_stopping: OnStopping) -> bool:
     """At most ``jobs`` runs in worker processes at a time; a pool a worker died in is replaced."""
     queue = deque(tasks)
     while queue:
         inflight: dict[Future[Outcome], Task] = {}
-        pool = ProcessPoolExecutor(jobs, mp_context=_mp_context(), initializer=_worker_init, initargs=(os.getpid(),))
+        pool = ProcessPoolExecutor(jobs, mp_context=mp_context(), initializer=worker_init, initargs=(os.getpid(),))
         try:
             try:
                 _pump(pool, queue, inflight, jobs, on_done)

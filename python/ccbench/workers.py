@@ -1,0 +1,110 @@
+"""Worker processes for sweeps, per-run plots and reports.
+
+Workers are forked from one ``forkserver`` (``spawn`` where there is none)
+that has ccbench's sweep, plotting and report modules imported: forking it
+takes milliseconds, importing them (Polars, matplotlib) about half a second
+or more. This module imports nothing heavy, so a command can start the
+forkserver (:func:`start_early`) before it imports the modules that load and
+plan its work, and the forkserver's imports overlap that instead of
+following it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+__all__ = ["cores", "in_workers", "mp_context", "start_early", "worker_init"]
+
+#: What the forkserver imports before it forks any worker.
+PRELOAD = ["ccbench.sweep", "ccbench.plot", "ccbench.plot_suite", "ccbench.report"]
+
+
+def cores() -> int:
+    """CPU cores this process may use (the default number of jobs)."""
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return int(count() or 1)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def mp_context() -> Any:
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        return ctx
+    return mp.get_context("spawn")
+
+
+def start_early(jobs: int | None = None) -> None:
+    """Start the forkserver now if work will go to more than one process (``jobs``,
+    default: the cores), so that its imports run while this process prepares the
+    work it will hand out. A no-op once it runs."""
+    if (jobs or cores()) > 1 and mp_context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
+def in_workers(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> Iterator[tuple[Any, Any]]:
+    """``(item, fn(item))`` for each item as it finishes, ``jobs`` at a time.
+
+    More than one at a time runs in worker processes forked from the forkserver
+    (plotting modules preloaded); they ignore Ctrl-C, which reaches this process
+    alone, and leaving the iterator early cancels what has not started. ``fn``
+    must be a module-level function and items plain data.
+    """
+    if jobs <= 1 or len(items) <= 1:
+        for item in items:
+            yield item, fn(item)
+        return
+    pool = ProcessPoolExecutor(min(jobs, len(items)), mp_context=mp_context(), initializer=worker_init,
+                               initargs=(os.getpid(),))
+    try:
+        futures = {pool.submit(fn, item): item for item in items}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()  # an item that failed fails the whole, as it would here
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def worker_init(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True, name="ccbench-exit-with-parent").start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker once the sweep's process is gone (killed with SIGKILL, say).
+
+    Pool workers would otherwise wait for work forever, and keep the dead
+    process's stdout and stderr open.
+    """
+    while _alive(parent):
+        time.sleep(1.0)
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    if os.path.isdir("/proc/self"):  # Linux: a killed process is a zombie until its parent reaps it
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state not in (b"Z", b"X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
