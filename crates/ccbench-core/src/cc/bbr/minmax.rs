@@ -103,4 +103,15 @@ mod tests {
         m.running_max(10, 6, 60); // > win/2: 3rd choice
         assert_eq!(m.running_max(10, 11, 10), 80);
     }
+
+    /// When the best expires and the 2nd is also out of the window, the
+    /// 3rd takes over in the same update.
+    #[test]
+    fn two_expired_choices_go_at_once() {
+        let mut m = MinMax::default();
+        m.running_max(10, 0, 100);
+        m.running_max(10, 3, 80);
+        m.running_max(10, 6, 60);
+        assert_eq!(m.running_max(10, 14, 10), 60);
+    }
 }

@@ -39,7 +39,8 @@
 //!   segment rate is Linux's. The first 10 segments are paced too (Linux
 //!   skips pacing until `data_segs_out` ≥ 10).
 //! - `tso_segs_goal` sizes the cwnd budget and the in-flight-at-EDT
-//!   estimate as in Linux, but the sender emits single segments (no TSO).
+//!   estimate as in Linux; the sender sizes its GSO packets itself
+//!   (`tcp_tso_autosize`, tcp/sender.rs) with BBR's `min_tso_segs`.
 //! - The random start phase draws from the flow's own stream ("cc:<flow>")
 //!   instead of `prandom_u32`.
 //! - `rs.is_ack_delayed` is not modelled (the min-RTT filter accepts an

@@ -15,6 +15,11 @@ fn tcp() -> TcpCcState {
 /// (the sample), `lost` newly lost, the clock advanced by `step_ms`; the
 /// RTT sample is `t.srtt`.
 fn round(b: &mut Bbr, t: &mut TcpCcState, d: u64, interval_ms: u64, lost: u32, step_ms: u64) {
+    round_with(b, t, d, interval_ms, lost, step_ms, false);
+}
+
+/// `round`, its sample app-limited or not.
+fn round_with(b: &mut Bbr, t: &mut TcpCcState, d: u64, interval_ms: u64, lost: u32, step_ms: u64, app_limited: bool) {
     t.now = SimTime(t.now.0 + step_ms * MS);
     let prior = t.delivered;
     t.delivered += d;
@@ -29,6 +34,7 @@ fn round(b: &mut Bbr, t: &mut TcpCcState, d: u64, interval_ms: u64, lost: u32, s
         losses: lost,
         prior_in_flight: t.in_flight,
         rtt: Some(t.srtt),
+        is_app_limited: app_limited,
         ..RateSample::default()
     };
     b.cong_control(t, &AckEvent::default());
@@ -169,6 +175,8 @@ fn probe_rtt_caps_cwnd_at_4_for_200_ms() {
     }
     assert_eq!(b.mode(), Mode::ProbeRtt);
     assert_eq!(t.cwnd, CWND_MIN_TARGET);
+    // Samples taken at the minimum window are marked app-limited up to what is now sent.
+    assert_eq!(t.app_limited, t.delivered + u64::from(t.in_flight));
     t.in_flight = 4;
     let entered = t.now;
     while b.mode() == Mode::ProbeRtt {
@@ -385,4 +393,275 @@ fn in_flight_at_the_next_departure_time() {
     // More delivered before the EDT than in flight: 0.
     t.edt = t.now + Dur::from_millis(20);
     assert_eq!(b.packets_in_net_at_edt(&t, 100), 0);
+}
+
+/// Linux's PROBE_BW gains (`bbr_cwnd_gain` 2, `bbr_pacing_gain` 5/4, 3/4,
+/// then 1 six times): each phase paces at its gain × bw × 99 %, so at a
+/// steady 11 packets/ms the 1.25 and 0.75 phases pace 1.25 and 0.75 times
+/// the cruising phases; the cwnd target is 2 BDP (220 packets) plus the
+/// quantization budget.
+#[test]
+fn probe_bw_phases_pace_at_their_gains() {
+    assert_eq!(CWND_GAIN, 512);
+    assert_eq!(PACING_GAIN, [320, 192, 256, 256, 256, 256, 256, 256]);
+    let (mut b, mut t) = cruising();
+    // Enough in flight that the 1.25 phase ends after one min_rtt, as the 0.75 phase does.
+    t.in_flight = 200;
+    let mut rate = [0u64; CYCLE_LEN];
+    for _ in 0..2 * CYCLE_LEN {
+        round(&mut b, &mut t, 110, 10, 0, 11);
+        assert_eq!(b.pacing_bytes_per_sec(), rate_bytes_per_sec(1448, b.bw(), PACING_GAIN[b.cycle_idx()]));
+        rate[b.cycle_idx()] = b.pacing_bytes_per_sec();
+    }
+    let cruise = 11.0 * 1448.0 * 1000.0 * 0.99;
+    for (i, want) in [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0].into_iter().enumerate() {
+        assert!((rate[i] as f64 / (want * cruise) - 1.0).abs() < 1e-3, "phase {i}: {} B/s", rate[i]);
+    }
+    let budget = b.quantization_budget(0);
+    assert!((220..=222).contains(&(target_with(&b, 0) - budget)), "{} - {budget}", target_with(&b, 0));
+}
+
+/// `bbr_init` paces at 2.885 × cwnd / srtt from the first hook; STARTUP
+/// raises the rate with a faster sample but never lowers it before the
+/// pipe is full (`bbr_set_pacing_rate`), after which it follows the estimate.
+#[test]
+fn startup_pacing_starts_from_the_rtt_and_only_rises() {
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    let mut t = tcp();
+    t.in_flight = 300;
+    b.on_state(&mut t, CaState::Open); // the first hook starts BBR
+    let init = init_rate(&t).0;
+    assert_eq!(b.pacing_bytes_per_sec(), init);
+    assert!(!b.full_bw_reached());
+    // 1 packet in 10 ms: far below the initial rate, which stays.
+    round(&mut b, &mut t, 1, 10, 0, 10);
+    assert_eq!(b.pacing_bytes_per_sec(), init);
+    // 40 packets/ms × 2.885 is above it: taken.
+    round(&mut b, &mut t, 400, 10, 0, 10);
+    assert_eq!(b.pacing_bytes_per_sec(), rate_bytes_per_sec(1448, b.bw(), HIGH_GAIN));
+    assert!(b.pacing_bytes_per_sec() > init);
+    assert!(!b.full_bw_reached());
+}
+
+/// `bbr_save_cwnd`: outside recovery and PROBE_RTT the saved cwnd is the
+/// current one, even when smaller than the last saved; in recovery it only
+/// grows.
+#[test]
+fn save_cwnd_takes_the_current_cwnd_outside_recovery() {
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    let mut t = tcp();
+    b.on_state(&mut t, CaState::Open);
+    t.cwnd = 100;
+    let _ = b.ssthresh(&t);
+    assert_eq!(b.prior_cwnd, 100);
+    t.cwnd = 40;
+    let _ = b.ssthresh(&t);
+    assert_eq!(b.prior_cwnd, 40);
+    b.prev_ca_state = CaState::Recovery;
+    t.cwnd = 30;
+    let _ = b.ssthresh(&t);
+    assert_eq!(b.prior_cwnd, 40);
+    t.cwnd = 70;
+    let _ = b.ssthresh(&t);
+    assert_eq!(b.prior_cwnd, 70);
+}
+
+/// `bbr_set_cwnd_to_recover_or_restore`: outside the packet-conserving round,
+/// newly lost packets come off cwnd before it grows by what was ACKed.
+#[test]
+fn losses_come_off_cwnd_outside_packet_conservation() {
+    let (mut b, mut t) = cruising();
+    t.in_flight = 200;
+    // On through a whole gain cycle to a cruising phase with cwnd at its target.
+    for _ in 0..CYCLE_LEN {
+        round(&mut b, &mut t, 110, 10, 0, 11);
+    }
+    while b.cycle_idx() < 2 {
+        round(&mut b, &mut t, 110, 10, 0, 11);
+    }
+    let full = t.cwnd;
+    assert_eq!(full, target_with(&b, b.ack_aggregation_cwnd()));
+    // A cwnd saved long ago is restored only when a recovery ends, not here.
+    b.prior_cwnd = 2 * full;
+    round(&mut b, &mut t, 2, 10, 7, 1);
+    assert_eq!(t.cwnd, full - 5);
+}
+
+/// `bbr_lt_bw_interval_done`: a second lossy interval whose rate is within
+/// 1/8 of the first, or within 4 kbit/s of it, means a policer (their mean
+/// is used); 20 % apart and more than 4 kbit/s is a new first interval.
+#[test]
+fn policer_needs_two_intervals_within_an_eighth_or_4_kbit() {
+    let t = tcp();
+    let three_per_ms = BW_UNIT * 3 / 1000;
+    for (first, second, policed) in [
+        (three_per_ms, three_per_ms * 11 / 10, true),
+        (three_per_ms, three_per_ms * 9 / 10, true),
+        (three_per_ms, three_per_ms * 12 / 10, false),
+        (20, 25, true), // 25 % apart, but 5 units ≈ 427 B/s < 500 B/s
+        (20, 27, false),
+    ] {
+        let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+        b.lt_bw = first;
+        b.lt_bw_interval_done(&t, second);
+        assert_eq!(b.lt_use_bw(), policed, "{first} then {second}");
+        assert_eq!(b.lt_bw, if policed { (first + second) / 2 } else { second });
+    }
+}
+
+/// The TSO goal's cap is Linux's GSO_MAX_SIZE − 1 − MAX_TCP_HEADER = 65215
+/// bytes: with 1019-byte segments 63 of them (64 would be 65216 bytes).
+#[test]
+fn tso_goal_is_capped_below_64_kb() {
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    b.mss = 1019;
+    b.pacing_rate = 1_000_000_000;
+    assert_eq!(b.tso_segs_goal(), 63);
+}
+
+/// `bbr_is_next_cycle_phase`: the 1.25 phase lasts one min_rtt and then
+/// until in flight reaches 1.25 BDP or a loss; the 0.75 phase one min_rtt
+/// or until in flight is down to one BDP; the others one min_rtt. ACKs
+/// every 2 ms; a phase ends at the first ACK more than 10 ms after it began.
+#[test]
+fn probe_bw_phase_lengths_follow_in_flight() {
+    let (mut b, mut t) = cruising();
+    t.in_flight = 200; // above 1.25 BDP (and its budget)
+    while b.cycle_idx() != 0 {
+        round(&mut b, &mut t, 110, 10, 0, 11);
+    }
+    // A cruising phase ignores in flight.
+    for (phase, in_flight) in [(0, 200), (1, 200), (2, 10)] {
+        t.in_flight = in_flight;
+        let start = t.now;
+        while b.cycle_idx() == phase {
+            round(&mut b, &mut t, 110, 10, 0, 2);
+        }
+        assert_eq!(t.now.since(start), Dur::from_millis(12), "phase {phase}");
+    }
+    // Round again to 1.25, now with in flight below 1.25 BDP: it holds past a min_rtt until a loss.
+    t.in_flight = 200;
+    while b.cycle_idx() != 0 {
+        round(&mut b, &mut t, 110, 10, 0, 11);
+    }
+    t.in_flight = 100;
+    for i in 0..15 {
+        round(&mut b, &mut t, 110, 10, 0, 2);
+        assert_eq!(b.cycle_idx(), 0, "ACK {i}");
+    }
+    round(&mut b, &mut t, 110, 10, 1, 2);
+    assert_eq!(b.cycle_idx(), 1);
+    // In flight at most one BDP: the 0.75 phase ends at its first ACK.
+    round(&mut b, &mut t, 110, 10, 0, 2);
+    assert_eq!(b.cycle_idx(), 2);
+}
+
+/// STARTUP grows cwnd by what is ACKed only while it is below its target
+/// (2.885 BDP, the aggregation allowance and the budget), once 10 segments
+/// are delivered; at the target it holds.
+#[test]
+fn startup_cwnd_stops_at_its_target() {
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    let mut t = tcp();
+    t.in_flight = 300;
+    let target = |b: &Bbr| b.quantization_budget(b.bdp_at(b.bw(), HIGH_GAIN) + b.ack_aggregation_cwnd());
+    round_with(&mut b, &mut t, 20, 10, 0, 10, true);
+    // App-limited samples of 2 packets/ms: no full-pipe test, the target settles.
+    let mut held = 0;
+    for _ in 0..10 {
+        let before = target(&b);
+        t.cwnd = before;
+        round_with(&mut b, &mut t, 20, 10, 0, 10, true);
+        assert_eq!(b.mode(), Mode::Startup);
+        if target(&b) == before {
+            assert_eq!(t.cwnd, before, "at its target");
+            held += 1;
+        }
+        let below = target(&b) - 1;
+        t.cwnd = below;
+        round_with(&mut b, &mut t, 20, 10, 0, 10, true);
+        if target(&b) == below + 1 {
+            assert_eq!(t.cwnd, below + 20, "one below its target");
+            held += 1;
+        }
+    }
+    assert!(held >= 10, "the target moved in all but {held} of 20 rounds");
+}
+
+/// `bbr_lt_bw_sampling` waits for the first loss (the policer's bucket
+/// running dry) before it counts rounds, and an interval counts only with
+/// at least 50/256 (~20 %) of its packets lost: 10 % loss never makes a policer.
+#[test]
+fn policer_sampling_starts_at_a_loss_and_needs_20_percent() {
+    let mut b = Bbr::new(SimRng::for_component(1, "cc:x"));
+    let mut t = tcp();
+    t.in_flight = 10;
+    for _ in 0..6 {
+        round(&mut b, &mut t, 30, 5, 0, 10);
+    }
+    assert!(!b.lt_is_sampling);
+    assert_eq!(b.lt_rtt_cnt, 0);
+    round(&mut b, &mut t, 30, 5, 3, 10);
+    assert!(b.lt_is_sampling);
+    assert_eq!(b.lt_last_stamp_ms, t.now.0 / 1_000_000);
+    for i in 0..40 {
+        round(&mut b, &mut t, 30, 5, 3, 10);
+        assert!(!b.lt_use_bw(), "policer after round {i} at 10 % loss");
+    }
+}
+
+/// The max filter of bw keeps a sample for 10 rounds (`bbr_bw_rtts`), counted
+/// by `rtt_cnt`: a one-off 20 packets/ms sample is the estimate for the
+/// next rounds at 11 packets/ms, then forgotten.
+#[test]
+fn a_bw_sample_expires_after_ten_rounds() {
+    let (mut b, mut t) = cruising();
+    let rounds = b.rounds();
+    round(&mut b, &mut t, 200, 10, 0, 10);
+    assert_eq!(b.rounds(), rounds + 1);
+    assert!((b.bw_pps() - 20_000.0).abs() < 1.0, "{}", b.bw_pps());
+    let mut k = 0;
+    while b.bw_pps() > 11_001.0 {
+        round(&mut b, &mut t, 110, 10, 0, 10);
+        k += 1;
+        assert!(k <= 12, "20 packets/ms still the estimate after {k} rounds");
+    }
+    assert!(k >= 9, "forgotten after {k} rounds");
+}
+
+/// The sender paces wire bytes: BBR's payload rate (Linux paces `skb->len`)
+/// becomes the rate that sends the same segments per second with their headers.
+#[test]
+fn pacing_rate_is_the_payload_rate_in_wire_bits() {
+    let (b, t) = cruising();
+    let payload = b.pacing_bytes_per_sec();
+    let wire = b.pacing_rate(&t).unwrap();
+    let segs_per_s = payload as f64 / 1448.0;
+    let want = segs_per_s * f64::from(TcpConfig::wire_size(1448)) * 8.0;
+    assert!((wire.0 as f64 / want - 1.0).abs() < 1e-6, "{} bit/s, want {want}", wire.0);
+}
+
+/// `bbr_cwnd_event(CA_EVENT_TX_START)`: an app-limited flow restarting
+/// from idle in PROBE_BW paces at gain 1 (not its phase's), marks the
+/// restart and starts a new ACK-aggregation epoch; a flow that is not
+/// app-limited is left alone.
+#[test]
+fn restart_from_idle_paces_at_the_estimate() {
+    let (mut b, mut t) = cruising();
+    t.in_flight = 200;
+    while b.cycle_idx() != 0 {
+        round(&mut b, &mut t, 110, 10, 0, 11);
+    }
+    let probing = b.pacing_bytes_per_sec();
+    assert_eq!(probing, rate_bytes_per_sec(1448, b.bw(), PACING_GAIN[0]));
+    t.now = SimTime(t.now.0 + 500 * MS);
+    b.on_tx_start(&t, Dur::from_millis(500));
+    assert_eq!(b.pacing_bytes_per_sec(), probing, "not app-limited");
+    assert!(!b.idle_restart);
+    t.app_limited = 1;
+    b.ack_epoch_acked = 77;
+    b.on_tx_start(&t, Dur::from_millis(500));
+    assert_eq!(b.pacing_bytes_per_sec(), rate_bytes_per_sec(1448, b.bw(), BBR_UNIT));
+    assert!(b.idle_restart);
+    assert_eq!((b.ack_epoch_mstamp, b.ack_epoch_acked), (t.now, 0));
 }

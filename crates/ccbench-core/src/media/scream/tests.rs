@@ -781,3 +781,94 @@ fn sent_packets_are_found_by_sequence_number_across_gaps() {
         assert_eq!(tx.find(s), None, "seq {s}");
     }
 }
+
+/// A report of `n` packets from `first`, all received at `at` with `ecn`.
+fn report_of(first: u32, n: u32, at: SimTime, ecn: Ecn) -> Report {
+    let mut r = Report { report_time: at, begin_seq: first, num: n as u16, ..Default::default() };
+    for i in 0..n as usize {
+        r.received |= 1 << i;
+        r.ecn[i] = ecn;
+        r.ato[i] = 0;
+    }
+    r
+}
+
+/// RFC 8888 reports repeat what earlier ones said: a packet counts as
+/// delivered (and CE-marked) once, however often it is reported.
+#[test]
+fn each_packet_is_counted_once_however_often_reported() {
+    // Not L4S: the α update would consume the counts.
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    for s in 0..4 {
+        tx.on_transmit(SimTime(s * 1_000_000), s as u32, SIZE, 0, false);
+    }
+    let r = report_of(0, 4, SimTime(20_000_000), Ecn::Ce);
+    tx.on_feedback(SimTime(30_000_000), &r);
+    assert_eq!((tx.pkts_delivered, tx.pkts_marked, tx.bytes_in_flight), (4, 4, 0));
+    tx.on_feedback(SimTime(40_000_000), &r);
+    assert_eq!((tx.pkts_delivered, tx.pkts_marked, tx.bytes_in_flight), (4, 4, 0));
+}
+
+/// The loss-rate EWMA decays by (1 − α) for each packet acknowledged, α =
+/// min(0.0025, MSS / cwnd / 2) taken when the feedback arrives.
+#[test]
+fn loss_rate_decays_by_alpha_per_acked_packet() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    for s in 0..5 {
+        tx.on_transmit(SimTime(s * 1_000_000), s as u32, SIZE, 0, false);
+    }
+    tx.loss_rate = 0.5;
+    let a = tx.loss_alpha();
+    assert!(a > 0.0 && a <= 0.0025);
+    tx.on_feedback(SimTime(30_000_000), &report_of(0, 5, SimTime(20_000_000), Ecn::Ect0));
+    assert_close(tx.loss_rate, 0.5 * (1.0 - a).powi(5), 1e-12);
+}
+
+/// cwndMin = max(cwndMinLow, 2 · MSS), MSS the largest packet seen; cwnd
+/// never below it.
+#[test]
+fn cwnd_min_is_twice_the_largest_packet() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    let low = 2 * (1200 + 12);
+    assert_eq!(tx.cwnd_min_low, low);
+    tx.on_transmit(SimTime::ZERO, 0, 1000, 0, false);
+    assert_eq!(tx.cwnd_min, low.max(2 * u64::from(tx.mss())));
+    tx.cwnd = 1000;
+    tx.on_transmit(SimTime::ZERO, 1, 1500, 0, false);
+    assert_eq!(tx.mss(), 1500);
+    assert_eq!((tx.cwnd_min, tx.cwnd), (3000, 3000));
+}
+
+/// L4S counts as active for 5 s after a CE congestion event (`isL4sActive`),
+/// and only for an L4S flow.
+#[test]
+fn l4s_is_active_for_5_s_after_a_ce_event() {
+    for l4s in [true, false] {
+        let mut tx = ScreamTx::new(&cfg(), l4s, SimTime::ZERO);
+        let ms = |m: u64| SimTime(m * 1_000_000);
+        tx.on_transmit(ms(0), 0, SIZE, 0, false);
+        tx.on_feedback(ms(100), &report_of(0, 1, ms(90), Ecn::Ce));
+        assert_eq!(tx.l4s_active, l4s, "right after the CE event (l4s {l4s})");
+        tx.on_transmit(ms(4_000), 1, SIZE, 0, false);
+        tx.on_feedback(ms(4_050), &report_of(1, 1, ms(4_040), Ecn::Ect1));
+        assert_eq!(tx.l4s_active, l4s, "4.95 s after it");
+        tx.on_transmit(ms(5_090), 2, SIZE, 0, false);
+        tx.on_feedback(ms(5_150), &report_of(2, 1, ms(5_140), Ecn::Ect1));
+        assert!(!tx.l4s_active, "5.05 s after it");
+    }
+}
+
+/// Relaxed pacing (`enableRelaxedPacing`): above 80 % of the max rate the
+/// pacing rate is divided by 1 − (target/max − 0.8)/0.2, by at most 1/5.
+#[test]
+fn relaxed_pacing_opens_up_near_the_max_rate() {
+    let mut c = cfg();
+    c.relaxed_pacing = true;
+    let mut tx = ScreamTx::new(&c, false, SimTime::ZERO);
+    let max = tx.max_rate;
+    for (frac, factor) in [(0.5, 1.0), (0.8, 1.0), (0.9, 2.0), (0.95, 4.0), (0.99, 5.0), (1.0, 5.0)] {
+        tx.target = frac * max;
+        let plain = (tx.pace_headroom * tx.adapt_scale * tx.target.max(tx.rate_rtp_avg)).max(50e3);
+        assert_close(tx.pacing_rate_bps(), plain * factor, 1e-9);
+    }
+}
