@@ -872,3 +872,157 @@ fn relaxed_pacing_opens_up_near_the_max_rate() {
         assert_close(tx.pacing_rate_bps(), plain * factor, 1e-9);
     }
 }
+
+/// α of the loss-rate EWMA: 0.0025, or MSS / cwnd / 2 once cwnd is above
+/// 200 MSS.
+#[test]
+fn loss_alpha_shrinks_with_large_windows() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    tx.on_transmit(SimTime::ZERO, 0, SIZE, 0, false);
+    tx.cwnd = 100_000;
+    assert_eq!(tx.loss_alpha(), 0.0025);
+    tx.cwnd = 1_000_000;
+    assert_close(tx.loss_alpha(), f64::from(SIZE) / 1e6 / 2.0, 1e-12);
+}
+
+/// The rate estimators every 100 ms: sent bits per interval into a ½ EWMA,
+/// acknowledged bits as they are, and the RTP-queue input rate as the mean
+/// of the last 4 intervals (a ring).
+#[test]
+fn rate_estimators_run_every_100_ms() {
+    let ms = |m: u64| SimTime(m * 1_000_000);
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    tx.on_new_frame(ms(0), 10_000, 10_000, Dur::ZERO);
+    for s in 0..5 {
+        tx.on_transmit(ms(s), s as u32, 1000, 0, false);
+    }
+    tx.on_feedback(ms(50), &report_of(0, 5, ms(40), Ecn::Ect0));
+    tx.tick(ms(100));
+    assert_close(tx.rate_tx_avg, 0.5 * 400e3, 1e-12);
+    assert_close(tx.rate_acked, 400e3, 1e-12);
+    assert_close(tx.rate_rtp_avg, 800e3 / 4.0, 1e-12);
+    tx.on_new_frame(ms(110), 10_000, 10_000, Dur::ZERO);
+    tx.on_transmit(ms(120), 5, 1000, 0, false);
+    tx.on_transmit(ms(121), 6, 1000, 0, false);
+    tx.tick(ms(200));
+    assert_close(tx.rate_tx_avg, 0.5 * 200e3 + 0.5 * 160e3, 1e-12);
+    assert_close(tx.rate_acked, 0.0, 1e-12);
+    assert_close(tx.rate_rtp_avg, 2.0 * 800e3 / 4.0, 1e-12);
+    for k in 3..=6 {
+        tx.on_new_frame(ms(100 * k - 90), 10_000, 10_000, Dur::ZERO);
+        tx.tick(ms(100 * k));
+        assert_close(tx.rate_rtp_avg, 800e3 * (k.min(4) as f64) / 4.0, 1e-12);
+    }
+}
+
+/// The MSS estimate is reset every second: `getMss` keeps the previous
+/// second's largest packet, so one large packet counts for 1–2 s; the
+/// reset sets cwndMin to max(cwndMinLow, 3 · MSS).
+#[test]
+fn mss_estimate_is_reset_every_second() {
+    let ms = |m: u64| SimTime(m * 1_000_000);
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    tx.on_transmit(ms(0), 0, 1500, 0, false);
+    assert_eq!(tx.mss(), 1500);
+    tx.on_transmit(ms(1_050), 1, 1000, 0, false);
+    assert_eq!(tx.mss(), 1500, "the previous second's");
+    tx.on_transmit(ms(2_100), 2, 1000, 0, false);
+    assert_eq!(tx.mss(), 1000);
+    tx.tick(ms(3_150));
+    assert_eq!((tx.mss(), tx.cwnd_min), (1000, 3000));
+    assert!(tx.cwnd >= 3000);
+}
+
+/// HEAD's sRTT, application-limited with the RTT falling, moves 1/1024 of
+/// the way to sRttSh per update (the code's slow filter).
+#[test]
+fn app_limited_srtt_follows_a_falling_rtt_by_1_1024() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    assert!(tx.v.srtt_app_limited_slow);
+    (tx.srtt, tx.srtt_sh, tx.cwnd, tx.max_bif, tx.max_bif_prev) =
+        (Dur::from_millis(100), Dur::from_millis(10), 100_000, 1000, 1000);
+    tx.on_rtt(SimTime(1_000_000_000), Dur::from_millis(10));
+    assert_eq!(tx.srtt_sh, Dur::from_millis(10));
+    assert_eq!(tx.srtt, Dur((100_000_000 * 1023 + 10_000_000) / 1024));
+}
+
+/// The base one-way delay is the minimum over 50 slots of 10 s: a low OWD
+/// seen once sets the base for 500 s, then is forgotten.
+#[test]
+fn base_owd_is_remembered_for_50_slots_of_10_s() {
+    let s = |k: u64| SimTime(k * 10_000_000_000);
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    tx.on_owd(s(0), 10_000_000);
+    for k in 1..=50 {
+        tx.on_owd(s(k), 30_000_000);
+        assert_eq!(tx.qdelay, Dur::from_millis(20), "slot {k}");
+    }
+    tx.on_owd(s(51), 30_000_000);
+    assert_eq!(tx.qdelay, Dur::ZERO);
+}
+
+/// detectLoss: an unACKed packet is lost once sent more than reorderTime
+/// (30 ms) plus its frame's age in RTP time (90 kHz) before the most
+/// recently ACKed one; a packet of a frame 1 s older in RTP time is not
+/// lost 100 ms of sending time later, one of the same frame is.
+#[test]
+fn loss_detection_allows_for_the_rtp_time_between_frames() {
+    let ms = |m: u64| SimTime(m * 1_000_000);
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    tx.on_transmit(ms(0), 0, SIZE, 0, false);
+    tx.on_transmit(ms(100), 1, SIZE, 90_000, false);
+    tx.on_feedback(ms(150), &report_of(1, 1, ms(140), Ecn::Ect0));
+    assert_eq!(tx.packets_lost, 0);
+    tx.on_transmit(ms(300), 2, SIZE, 180_000, false);
+    tx.on_transmit(ms(341), 3, SIZE, 180_000, false);
+    tx.on_feedback(ms(400), &report_of(3, 1, ms(390), Ecn::Ect0));
+    assert_eq!(tx.packets_lost, 1);
+    assert!(tx.pkts.iter().find(|p| p.seq == 2).unwrap().lost);
+    assert!(!tx.pkts.iter().find(|p| p.seq == 0).is_some_and(|p| p.lost));
+}
+
+/// A loss is a congestion event only with lossRate > 1 % or qdelayAvg
+/// strictly above T/4: at exactly T/4 a sporadic loss is not, just above it is.
+#[test]
+fn sporadic_loss_needs_qdelay_strictly_above_a_quarter_of_the_target() {
+    let ms = |m: u64| SimTime(m * 1_000_000);
+    for (above, event) in [(0.0, false), (1e-9, true)] {
+        let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+        tx.on_transmit(ms(0), 0, SIZE, 0, false);
+        tx.on_transmit(ms(100), 1, SIZE, 0, false);
+        tx.qdelay_avg_s = tx.delay_target.as_secs_f64() / 4.0 + above;
+        tx.on_feedback(ms(150), &report_of(1, 1, ms(140), Ecn::Ect0));
+        assert_eq!(tx.packets_lost, 1);
+        assert!(tx.loss_rate < 0.01);
+        let seen = tx.loss_event || tx.last_update().is_some_and(|u| u.signal == Some(Signal::Loss));
+        assert_eq!(seen, event, "qdelayAvg T/4 + {above}");
+    }
+}
+
+/// α is updated at most once per min(10 ms, sRTT): a feedback exactly
+/// 10 ms after the last update leaves it, one a nanosecond later moves it.
+#[test]
+fn l4s_alpha_updates_strictly_after_its_interval() {
+    let mut tx = ScreamTx::new(&cfg(), true, SimTime::ZERO);
+    tx.on_transmit(SimTime::ZERO, 0, SIZE, 0, false);
+    tx.on_transmit(SimTime::ZERO, 1, SIZE, 0, false);
+    let before = tx.alpha;
+    tx.on_feedback(SimTime(10_000_000), &report_of(0, 1, SimTime(5_000_000), Ecn::Ce));
+    assert_eq!(tx.alpha, before);
+    tx.on_feedback(SimTime(10_000_001), &report_of(1, 1, SimTime(5_000_000), Ecn::Ce));
+    assert!(tx.alpha > before, "{} -> {}", before, tx.alpha);
+}
+
+/// The jitter scale of the send gate: spread = clamp(maxAvg − minAvg, 0,
+/// 20 ms) into an EWMA of 1/32, scale = 1 − avg / 10 ms; maxAvg decays by
+/// 15/16 and minAvg moves 1/16 towards it, once per backoff interval.
+#[test]
+fn jitter_filters_shrink_the_send_gate_scale() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    (tx.lat_max_avg_s, tx.lat_min_avg_s, tx.lat_diff_avg_s) = (0.020, 0.0, 0.0);
+    tx.after_feedback(SimTime(31_000_000));
+    assert_close(tx.lat_diff_avg_s, 0.020 / 32.0, 1e-12);
+    assert_close(tx.lat_diff_scale, 1.0 - 0.020 / 32.0 / 0.010, 1e-12);
+    assert_close(tx.lat_max_avg_s, 0.020 * 15.0 / 16.0, 1e-12);
+    assert_close(tx.lat_min_avg_s, 0.020 * 15.0 / 16.0 / 16.0, 1e-12);
+}
