@@ -1026,3 +1026,181 @@ fn jitter_filters_shrink_the_send_gate_scale() {
     assert_close(tx.lat_max_avg_s, 0.020 * 15.0 / 16.0, 1e-12);
     assert_close(tx.lat_min_avg_s, 0.020 * 15.0 / 16.0 / 16.0, 1e-12);
 }
+
+/// Without an event or a new frame, the window is updated at most once per
+/// backoff interval, min(30 ms, sRTT).
+#[test]
+fn cwnd_updates_at_most_once_per_backoff_interval_without_events() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    let first = SimTime(1_000_000_000);
+    tx.after_feedback(first); // the interval starts at the first feedback
+    tx.after_feedback(first + Dur::from_millis(10));
+    assert!(tx.last_update().is_none());
+    tx.after_feedback(first + Dur::from_millis(31));
+    assert_eq!(tx.last_update().unwrap().at, first + Dur::from_millis(31));
+    tx.after_feedback(first + Dur::from_millis(50));
+    assert_eq!(tx.last_update().unwrap().at, first + Dur::from_millis(31));
+}
+
+/// A HEAD L4S flow's CE cut with the queue at T/2 (no sclI or jitter
+/// scaling), α = 0.5, sRTT 50 ms: α/2 ÷ rttScale, a quarter of that when the
+/// target is below 80 % of the acknowledged rate (undershoot); cwndI is
+/// taken at most once per sRTT.
+fn head_l4s_cut(target: f64, rate_acked: f64) -> (ScreamTx, CwndUpdate) {
+    let mut tx = ScreamTx::new(&cfg(), true, SimTime::ZERO);
+    (tx.cwnd, tx.alpha, tx.target, tx.rate_acked) = (100_000, 0.5, target, rate_acked);
+    tx.qdelay = tx.delay_target / 2;
+    tx.last_congestion = SimTime(500_000_000);
+    tx.ce_event = true;
+    tx.update_cwnd(SimTime(1_000_000_000));
+    let u = tx.last_update().unwrap();
+    (tx, u)
+}
+
+#[test]
+fn head_l4s_cut_is_a_quarter_on_undershoot_and_sets_cwnd_i_once_per_srtt() {
+    let (_, u) = head_l4s_cut(1e6, 1e6);
+    assert!(!u.undershoot);
+    assert_close(u.rtt_scale, 50.0 / 30.0, 1e-12);
+    assert_eq!(u.cwnd_reduced, (100_000.0 * (1.0 - 0.25 / u.rtt_scale)) as u64);
+    let (mut tx, u) = head_l4s_cut(1e6, 2e6);
+    assert!(u.undershoot);
+    assert_eq!(u.cwnd_reduced, (100_000.0 * (1.0 - 0.25 * 0.25 / u.rtt_scale)) as u64);
+    assert_eq!(tx.cwnd_i, 100_000, "cwndI is the window before the cut");
+    // Another CE 10 ms later (< sRTT): cwndI stays; 51 ms later it is taken again.
+    tx.ce_event = true;
+    tx.update_cwnd(SimTime(1_010_000_000));
+    assert_eq!(tx.cwnd_i, 100_000);
+    let before = tx.cwnd;
+    assert_ne!(before, 100_000);
+    tx.ce_event = true;
+    tx.update_cwnd(SimTime(1_061_000_000));
+    assert_eq!(tx.cwnd_i, before);
+}
+
+/// HEAD's L4S cut with the queue below T/4 is also scaled by max(sclI, 0.25)
+/// and the jitter scale; after 100 · max(25 ms, sRTT) without congestion the
+/// window is first re-anchored to the previous max bytes in flight.
+#[test]
+fn head_l4s_cut_scales_at_low_delay_and_reanchors_after_a_long_quiet() {
+    let cut = |qdelay: Dur, quiet: Dur| {
+        let mut tx = ScreamTx::new(&cfg(), true, SimTime::ZERO);
+        (tx.cwnd, tx.alpha, tx.max_bif_prev, tx.lat_diff_scale) = (100_000, 0.6, 40_000, 1.0);
+        tx.qdelay = qdelay;
+        let now = SimTime(10_000_000_000);
+        tx.last_congestion = SimTime(now.0 - quiet.0);
+        tx.ce_event = true;
+        let (signal, _) = tx.backoff_head(now, 0.5, false, 1.0);
+        assert_eq!(signal, Some(Signal::L4sCe));
+        tx.cwnd
+    };
+    let (low, high) = (Dur::ZERO, Dur::from_millis(30));
+    let short = Dur::from_secs(1);
+    assert_eq!(cut(high, short), 70_000); // 1 − 0.6/2
+    assert_eq!(cut(low, short), 85_000); // 1 − 0.3 · 0.5
+    // Quiet for 100 sRTT (5 s at 50 ms) and a bit: re-anchored to 40 000 first.
+    assert_eq!(cut(high, Dur::from_millis(5_001)), 28_000);
+    assert_eq!(cut(high, Dur::from_secs(5)), 70_000);
+}
+
+/// The 2024 reduction: a classic flow's CE cuts by beta; an L4S flow's by
+/// α/2 · max(0.5, 1 − MSS/cwnd), times max(sclI, 0.25) with the queue
+/// below T/4 (2024-10; not 2024-10-28).
+#[test]
+fn v2024_cuts_classic_by_beta_and_l4s_by_alpha_with_scl_i_at_low_delay() {
+    let cut = |v: ScreamVersion, l4s: bool, qdelay: Dur| {
+        let mut tx = ScreamTx::new(&cfg_v(v), l4s, SimTime::ZERO);
+        (tx.cwnd, tx.alpha) = (100_000, 0.6);
+        tx.qdelay = qdelay;
+        tx.last_congestion = SimTime(500_000_000);
+        tx.ce_event = true;
+        let (signal, _) = tx.backoff_2024(SimTime(1_000_000_000), 0.5);
+        (signal.unwrap(), tx.cwnd)
+    };
+    let beta = cfg().scale;
+    let (low, high) = (Dur::ZERO, Dur::from_millis(30));
+    assert_eq!(cut(V24, false, low), (Signal::ClassicCe, (100_000.0 * beta) as u64));
+    let b = 0.3 * (1.0 - f64::from(INIT_MSS) / 100_000.0f64).max(0.5);
+    assert_eq!(cut(V24, true, high), (Signal::L4sCe, (100_000.0 * (1.0 - b)) as u64));
+    assert_eq!(cut(V24, true, low), (Signal::L4sCe, (100_000.0 * (1.0 - b * 0.5)) as u64));
+    assert_eq!(cut(V28, true, low), (Signal::L4sCe, (100_000.0 * (1.0 - b)) as u64));
+}
+
+/// 2024's multiplicative increase carries sclI twice: in the base increase
+/// and in the phase-in term, 1 + 0.05 · cwnd/MSS · postCong · sclI.
+#[test]
+fn v2024_increase_is_scaled_by_scl_i_near_the_inflexion_point() {
+    let mut c = cfg_v(V24);
+    c.max_rate = Rate(1_200_000);
+    let mut h = Harness::new(&c, false, 10, 10);
+    let mss = f64::from(SIZE);
+    for _ in 0..5 {
+        h.round(10);
+    }
+    h.tx.cwnd_i = h.tx.cwnd * 10 / 11;
+    h.round(10);
+    let u = h.tx.last_update().unwrap();
+    assert!(u.signal.is_none() && u.scl_i < 0.5 && u.scl_i >= 0.1, "sclI {}", u.scl_i);
+    let (c0, srtt) = (u.cwnd_before as f64, h.tx.state().srtt.as_secs_f64());
+    let ratio = mss / c0;
+    let want = 10.0 * mss * ratio * u.scl_i * (srtt / 0.025).min(1.0) * (1.0 - ratio).max(0.5)
+        * (1.0 + 0.05 * c0 / mss * u.post_cong * u.scl_i);
+    assert!(u.post_cong > 0.0);
+    assert_close(u.increment, want, 1e-9);
+}
+
+/// Every 50 ms: near the max rate (target > 95 % of it) cwnd is capped at
+/// max(recent max bytes in flight, paceHeadroom · maxRate · (sRTT + 1 ms));
+/// from 2 s after start, strictly, maxBytesInFlight hands over to its "prev".
+#[test]
+fn slow_update_caps_cwnd_near_max_rate_and_hands_over_after_2_s() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    let cap = tx.pace_headroom * tx.max_rate / 8.0 * 0.051;
+    (tx.cwnd, tx.max_bif, tx.target) = (10_000_000, 5_000, 0.94 * tx.max_rate);
+    tx.slow_update(SimTime(60_000_000));
+    assert_eq!(tx.cwnd, 10_000_000, "at 94 % of the max rate");
+    tx.target = 0.96 * tx.max_rate;
+    tx.slow_update(SimTime(120_000_000));
+    assert_eq!(tx.cwnd, cap as u64);
+    assert_eq!(tx.max_bif_prev, 0);
+    tx.last_slow_update = SimTime(1_900_000_000);
+    tx.slow_update(SimTime(2_000_000_000));
+    assert_eq!((tx.max_bif, tx.max_bif_prev), (5_000, 0), "at exactly 2 s");
+    tx.slow_update(SimTime(2_060_000_000));
+    assert_eq!((tx.max_bif, tx.max_bif_prev), (0, 5_000));
+}
+
+/// The encoder's target moves only past the hysteresis: up by more than h,
+/// down by more than h/4 (relative to the last value handed out).
+#[test]
+fn target_hysteresis_is_h_up_and_a_quarter_of_h_down() {
+    let mut c = cfg();
+    (c.hysteresis, c.min_rate, c.max_rate) = (0.1, Rate(100_000), Rate(10_000_000));
+    let mut tx = ScreamTx::new(&c, false, SimTime::ZERO);
+    tx.target_h = 1e6;
+    // Exactly +h and −h/4 do not move it.
+    for (share, moves) in [(1.09e6, false), (1.1e6, false), (0.98e6, false), (0.975e6, false), (1.11e6, true),
+                           (0.97e6, true)] {
+        let before = tx.target_h;
+        tx.rate_share = share;
+        tx.update_target_bitrate();
+        assert_eq!(tx.target_h != before, moves, "{before} -> {share}");
+        tx.target_h = 1e6;
+    }
+}
+
+/// §6's slow minimum of the queue delay: every 100 sRTT the window's
+/// minimum is taken if lower, else folded in with weight 1/8.
+#[test]
+fn slow_qdelay_minimum_takes_lower_and_averages_higher() {
+    let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
+    (tx.qdelay_min_slow_avg_s, tx.qdelay_min_win_s) = (0.010, 0.020);
+    tx.after_feedback(SimTime(5_000_000_000)); // 100 × 50 ms
+    assert_close(tx.qdelay_min_slow_avg_s, 0.875 * 0.010 + 0.125 * 0.020, 1e-12);
+    assert!(tx.qdelay_min_win_s.is_infinite());
+    tx.qdelay_min_win_s = 0.004;
+    tx.after_feedback(SimTime(9_999_000_000));
+    assert_close(tx.qdelay_min_slow_avg_s, 0.01125, 1e-12);
+    tx.after_feedback(SimTime(10_000_000_000));
+    assert_eq!(tx.qdelay_min_slow_avg_s, 0.004);
+}
