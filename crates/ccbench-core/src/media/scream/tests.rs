@@ -799,14 +799,16 @@ fn report_of(first: u32, n: u32, at: SimTime, ecn: Ecn) -> Report {
 fn each_packet_is_counted_once_however_often_reported() {
     // Not L4S: the α update would consume the counts.
     let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
-    for s in 0..4 {
+    for s in 0..5 {
         tx.on_transmit(SimTime(s * 1_000_000), s as u32, SIZE, 0, false);
     }
-    let r = report_of(0, 4, SimTime(20_000_000), Ecn::Ce);
+    // Seq 0 not (yet) received: it keeps 1–4 in the sent list.
+    let r = report_of(1, 4, SimTime(20_000_000), Ecn::Ce);
     tx.on_feedback(SimTime(30_000_000), &r);
-    assert_eq!((tx.pkts_delivered, tx.pkts_marked, tx.bytes_in_flight), (4, 4, 0));
+    assert_eq!((tx.pkts_delivered, tx.pkts_marked, tx.packets_lost), (4, 4, 0));
+    assert_eq!(tx.pkts.len(), 5);
     tx.on_feedback(SimTime(40_000_000), &r);
-    assert_eq!((tx.pkts_delivered, tx.pkts_marked, tx.bytes_in_flight), (4, 4, 0));
+    assert_eq!((tx.pkts_delivered, tx.pkts_marked, tx.packets_lost), (4, 4, 0));
 }
 
 /// The loss-rate EWMA decays by (1 − α) for each packet acknowledged, α =
