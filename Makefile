@@ -64,8 +64,9 @@ bench-ns3:  ## ns-3 3.44 vs ccbench on S1-S4 (not in `make test`; REPS=3, QUICK=
 #   make mutants MUTANTS="-f crates/ccbench-core/src/tcp/sender.rs -- --lib"
 CORE_SRC := crates/ccbench-core/src
 # netem's delay tables are generated data (7 500 sign mutants, one a value); tests check their moments.
-MUTANTS ?= -f '$(CORE_SRC)/tcp/**' -f '$(CORE_SRC)/cc/**' -f '$(CORE_SRC)/qdisc/**' -e '$(CORE_SRC)/qdisc/netem/tables.rs'
-mutants:  ## mutation testing of tcp/, cc/, qdisc/ (slow, not in make test); see bench/MUTANTS.md
+MUTANTS ?= -f '$(CORE_SRC)/tcp/**' -f '$(CORE_SRC)/cc/**' -f '$(CORE_SRC)/qdisc/**' -f '$(CORE_SRC)/media/**' \
+	-e '$(CORE_SRC)/qdisc/netem/tables.rs'
+mutants:  ## mutation testing of tcp/, cc/, qdisc/, media/ (slow, not in make test); see bench/MUTANTS.md
 	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
 	cargo mutants -p ccbench-core -j 1 $(MUTANTS)
 
