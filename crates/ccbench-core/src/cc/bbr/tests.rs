@@ -585,7 +585,7 @@ fn startup_cwnd_stops_at_its_target() {
             held += 1;
         }
     }
-    assert!(held >= 10, "the target moved in all but {held} of 20 rounds");
+    assert!(held >= 10, "the target stood still in only {held} of 20 rounds");
 }
 
 /// `bbr_lt_bw_sampling` waits for the first loss (the policer's bucket
