@@ -166,6 +166,16 @@ mod tests {
         assert_eq!(Encoder::packets(0, 1200).count(), 0);
     }
 
+    /// `mtu()` is the payload size a frame is split at (the sender counts
+    /// SCReAM's byte window in packets of mtu + RTP header).
+    #[test]
+    fn the_encoders_payload_size_is_its_split_point() {
+        let e = Encoder::new(50.0, 0.0, 1000, SimRng::for_component(42, "media:enc"));
+        assert_eq!(e.mtu(), 1000);
+        let p: Vec<_> = e.packetize(2500).collect();
+        assert_eq!(p, vec![(e.mtu(), false), (e.mtu(), false), (500, true)]);
+    }
+
     #[test]
     fn packetization_counts_sizes_and_marker() {
         let p: Vec<_> = Encoder::packets(2500, 1200).collect();
