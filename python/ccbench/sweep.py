@@ -75,10 +75,10 @@ from typing import Any
 
 import ccbench
 from ccbench.errors import CcbenchError, SimulationError
-from ccbench.workers import cores, mp_context, worker_init
 from ccbench.png import write_figure
 from ccbench.results import SUMMARY_FILE, _replace_dir, _replaceable, spill_beside
 from ccbench.suite import PlannedRun, Suite, SuiteSet, load_suite, value_key
+from ccbench.workers import cores, mp_context, worker_init
 
 __all__ = ["MANIFEST", "RunRecord", "SweepInterrupted", "SweepResult", "execute", "read_manifest", "run_suite"]
 
@@ -394,9 +394,6 @@ def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous:
             tasks.append({"key": p.key, "scenario": p.scenario, "dir": str(runs_dir / p.key), "plot": plot,
                           "figures": figures(p.values)})
     return records, tasks
-
-
-
 
 
 def _tidy(runs_dir: Path) -> None:

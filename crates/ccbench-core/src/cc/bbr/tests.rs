@@ -44,6 +44,8 @@ fn round_with(b: &mut Bbr, t: &mut TcpCcState, d: u64, interval_ms: u64, lost: u
 fn gains_and_pacing_margin_are_linux_constants() {
     assert_eq!(HIGH_GAIN, 739); // 2/ln 2 in 1/256, rounded up
     assert_eq!(DRAIN_GAIN, 88);
+    assert_eq!(CWND_GAIN, 512);
+    assert_eq!(PACING_GAIN, [320, 192, 256, 256, 256, 256, 256, 256]);
     // 1 packet/ms at gain 1: 1448 B × 1000/s × 99 %.
     let r = rate_bytes_per_sec(1448, BW_UNIT / 1000, BBR_UNIT);
     assert!((r as f64 / (1448.0 * 1000.0 * 0.99) - 1.0).abs() < 1e-3, "{r}");
@@ -256,6 +258,16 @@ fn cruising() -> (Bbr, TcpCcState) {
     (b, t)
 }
 
+/// On through PROBE_BW to phase `idx`, a phase a round: 11 ms rounds
+/// (longer than min_rtt) with in flight above 1.25 BDP and its budget, so
+/// neither the 1.25 nor the 0.75 phase is held or cut short.
+fn to_phase(b: &mut Bbr, t: &mut TcpCcState, idx: usize) {
+    t.in_flight = 200;
+    while b.cycle_idx() != idx {
+        round(b, t, 110, 10, 0, 11);
+    }
+}
+
 /// The cwnd `bbr_set_cwnd` aims at with `extra` packets of aggregation.
 fn target_with(b: &Bbr, extra: u32) -> u32 {
     b.quantization_budget(b.bdp_at(b.bw(), CWND_GAIN) + extra)
@@ -402,8 +414,6 @@ fn in_flight_at_the_next_departure_time() {
 /// quantization budget.
 #[test]
 fn probe_bw_phases_pace_at_their_gains() {
-    assert_eq!(CWND_GAIN, 512);
-    assert_eq!(PACING_GAIN, [320, 192, 256, 256, 256, 256, 256, 256]);
     let (mut b, mut t) = cruising();
     // Enough in flight that the 1.25 phase ends after one min_rtt, as the 0.75 phase does.
     t.in_flight = 200;
@@ -471,14 +481,12 @@ fn save_cwnd_takes_the_current_cwnd_outside_recovery() {
 #[test]
 fn losses_come_off_cwnd_outside_packet_conservation() {
     let (mut b, mut t) = cruising();
-    t.in_flight = 200;
     // On through a whole gain cycle to a cruising phase with cwnd at its target.
+    t.in_flight = 200;
     for _ in 0..CYCLE_LEN {
         round(&mut b, &mut t, 110, 10, 0, 11);
     }
-    while b.cycle_idx() < 2 {
-        round(&mut b, &mut t, 110, 10, 0, 11);
-    }
+    to_phase(&mut b, &mut t, 2);
     let full = t.cwnd;
     assert_eq!(full, target_with(&b, b.ack_aggregation_cwnd()));
     // A cwnd saved long ago is restored only when a recovery ends, not here.
@@ -526,10 +534,7 @@ fn tso_goal_is_capped_below_64_kb() {
 #[test]
 fn probe_bw_phase_lengths_follow_in_flight() {
     let (mut b, mut t) = cruising();
-    t.in_flight = 200; // above 1.25 BDP (and its budget)
-    while b.cycle_idx() != 0 {
-        round(&mut b, &mut t, 110, 10, 0, 11);
-    }
+    to_phase(&mut b, &mut t, 0);
     // A cruising phase ignores in flight.
     for (phase, in_flight) in [(0, 200), (1, 200), (2, 10)] {
         t.in_flight = in_flight;
@@ -540,10 +545,7 @@ fn probe_bw_phase_lengths_follow_in_flight() {
         assert_eq!(t.now.since(start), Dur::from_millis(12), "phase {phase}");
     }
     // Round again to 1.25, now with in flight below 1.25 BDP: it holds past a min_rtt until a loss.
-    t.in_flight = 200;
-    while b.cycle_idx() != 0 {
-        round(&mut b, &mut t, 110, 10, 0, 11);
-    }
+    to_phase(&mut b, &mut t, 0);
     t.in_flight = 100;
     for i in 0..15 {
         round(&mut b, &mut t, 110, 10, 0, 2);
@@ -648,10 +650,7 @@ fn pacing_rate_is_the_payload_rate_in_wire_bits() {
 #[test]
 fn restart_from_idle_paces_at_the_estimate() {
     let (mut b, mut t) = cruising();
-    t.in_flight = 200;
-    while b.cycle_idx() != 0 {
-        round(&mut b, &mut t, 110, 10, 0, 11);
-    }
+    to_phase(&mut b, &mut t, 0);
     let probing = b.pacing_bytes_per_sec();
     assert_eq!(probing, rate_bytes_per_sec(1448, b.bw(), PACING_GAIN[0]));
     t.now = SimTime(t.now.0 + 500 * MS);

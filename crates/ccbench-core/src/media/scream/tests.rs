@@ -782,6 +782,11 @@ fn sent_packets_are_found_by_sequence_number_across_gaps() {
     }
 }
 
+/// `m` milliseconds into the run.
+fn ms(m: u64) -> SimTime {
+    SimTime(m * 1_000_000)
+}
+
 /// A report of `n` packets from `first`, all received at `at` with `ecn`.
 fn report_of(first: u32, n: u32, at: SimTime, ecn: Ecn) -> Report {
     let mut r = Report { report_time: at, begin_seq: first, num: n as u16, ..Default::default() };
@@ -847,7 +852,6 @@ fn cwnd_min_is_twice_the_largest_packet() {
 fn l4s_is_active_for_5_s_after_a_ce_event() {
     for l4s in [true, false] {
         let mut tx = ScreamTx::new(&cfg(), l4s, SimTime::ZERO);
-        let ms = |m: u64| SimTime(m * 1_000_000);
         tx.on_transmit(ms(0), 0, SIZE, 0, false);
         tx.on_feedback(ms(100), &report_of(0, 1, ms(90), Ecn::Ce));
         assert_eq!(tx.l4s_active, l4s, "right after the CE event (l4s {l4s})");
@@ -892,7 +896,6 @@ fn loss_alpha_shrinks_with_large_windows() {
 /// of the last 4 intervals (a ring).
 #[test]
 fn rate_estimators_run_every_100_ms() {
-    let ms = |m: u64| SimTime(m * 1_000_000);
     let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
     tx.on_new_frame(ms(0), 10_000, 10_000, Dur::ZERO);
     for s in 0..5 {
@@ -922,7 +925,6 @@ fn rate_estimators_run_every_100_ms() {
 /// reset sets cwndMin to max(cwndMinLow, 3 · MSS).
 #[test]
 fn mss_estimate_is_reset_every_second() {
-    let ms = |m: u64| SimTime(m * 1_000_000);
     let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
     tx.on_transmit(ms(0), 0, 1500, 0, false);
     assert_eq!(tx.mss(), 1500);
@@ -969,7 +971,6 @@ fn base_owd_is_remembered_for_50_slots_of_10_s() {
 /// lost 100 ms of sending time later, one of the same frame is.
 #[test]
 fn loss_detection_allows_for_the_rtp_time_between_frames() {
-    let ms = |m: u64| SimTime(m * 1_000_000);
     let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
     tx.on_transmit(ms(0), 0, SIZE, 0, false);
     tx.on_transmit(ms(100), 1, SIZE, 90_000, false);
@@ -987,7 +988,6 @@ fn loss_detection_allows_for_the_rtp_time_between_frames() {
 /// strictly above T/4: at exactly T/4 a sporadic loss is not, just above it is.
 #[test]
 fn sporadic_loss_needs_qdelay_strictly_above_a_quarter_of_the_target() {
-    let ms = |m: u64| SimTime(m * 1_000_000);
     for (above, event) in [(0.0, false), (1e-9, true)] {
         let mut tx = ScreamTx::new(&cfg(), false, SimTime::ZERO);
         tx.on_transmit(ms(0), 0, SIZE, 0, false);
