@@ -121,6 +121,14 @@ pub struct TcpAck {
 pub const MAX_RWND: u32 = 65_535 << 14;
 
 impl TcpAck {
+    /// The ACE field on the wire: r.cep (which starts at 5) modulo 8.
+    pub fn ace(&self) -> u8 {
+        (self.cep.wrapping_add(crate::tcp::accecn::CEP_INIT_OFFSET) & crate::tcp::accecn::ACE_MASK) as u8
+    }
+    /// The AccECN option's CE byte field (r.ceb modulo 2^24).
+    pub fn ceb_field(&self) -> u32 {
+        (self.ceb & u64::from(crate::tcp::accecn::BYTES_MASK)) as u32
+    }
     /// SACK block `k`, or an empty block at 0 past the last one.
     pub fn sack_block(&self, k: usize) -> SackBlock {
         if k >= self.sack.len() {

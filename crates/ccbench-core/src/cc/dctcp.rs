@@ -181,6 +181,11 @@ impl CongestionControl for Dctcp {
         EcnMode::Accurate(Ecn::Ect0)
     }
 
+    /// tcp_dctcp.c: `.flags = TCP_CONG_NEEDS_ECN`.
+    fn needs_ecn(&self) -> bool {
+        true
+    }
+
     fn alpha(&self) -> Option<f64> {
         Some(self.alpha_frac())
     }

@@ -225,6 +225,12 @@ pub trait CongestionControl {
     fn ecn_mode(&self) -> EcnMode {
         EcnMode::Classic
     }
+    /// Linux `TCP_CONG_NEEDS_ECN`: the connection negotiates ECN whatever
+    /// the host's `tcp_ecn` says (DCTCP, Prague); other algorithms follow
+    /// `tcp_ecn`, whose default (2) does not ask for it.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
     /// Linux `cong_control()`: an algorithm that sets cwnd (and pacing)
     /// itself on every ACK returns true, and the TCP layer then applies no
     /// PRR, no `cong_avoid` and no cwnd = ssthresh at the end of a
@@ -403,6 +409,9 @@ impl CongestionControl for AnyCc {
     }
     fn ecn_mode(&self) -> EcnMode {
         cc_dispatch!(self, c => c.ecn_mode())
+    }
+    fn needs_ecn(&self) -> bool {
+        cc_dispatch!(self, c => c.needs_ecn())
     }
     fn alpha(&self) -> Option<f64> {
         cc_dispatch!(self, c => c.alpha())

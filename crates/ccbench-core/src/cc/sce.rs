@@ -153,6 +153,11 @@ impl<B: CongestionControl> CongestionControl for Sce<B> {
     fn ecn_mode(&self) -> EcnMode {
         self.base.ecn_mode()
     }
+    /// chromi/sce's modules (dctcp-sce too) set no `TCP_CONG_NEEDS_ECN`:
+    /// its test beds turn ECN on with `tcp_ecn = 1`.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
     fn cong_control(&mut self, tcp: &mut TcpCcState, ev: &AckEvent) -> bool {
         self.base.cong_control(tcp, ev)
     }

@@ -101,7 +101,7 @@ pub fn build(s: &Scenario) -> Sim {
                     let cc_name = cc.kind().name();
                     let mut algo = cc.build();
                     algo.set_rng(SimRng::for_component(s.seed, &format!("cc:{name}")));
-                    let mode = spec.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo.ecn_mode());
+                    let mode = EcnSetting::tcp_mode_for(spec.ecn, &algo);
                     let syn = syn_rtt(&links, &s.links, &fwd, &rev);
                     let mut tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start, Some(syn));
                     tx.set_rng(SimRng::for_component(s.seed, &format!("tcp:{name}")));

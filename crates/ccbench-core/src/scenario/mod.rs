@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{CcKind, CongestionControl, EcnMode};
+use crate::cc::{CcKind, EcnMode};
 use crate::packet::Ecn;
 use crate::metrics::MetricsConfig;
 use crate::qdisc::QdiscConfig;
@@ -212,7 +212,9 @@ pub struct FlowSpec {
     pub bytes: Option<Bytes>,
     /// ECN: `false`/`"off"`, `true`/`"on"` (the algorithm's own mode),
     /// `"classic"` (RFC 3168), `"ect0"`/`"ect1"` (Accurate ECN with that
-    /// codepoint on every packet). Pings send the codepoint given.
+    /// codepoint on every packet). Absent: on for DCTCP and Prague, off
+    /// for the others (Linux; `EcnSetting::tcp_mode_for`). Pings send the
+    /// codepoint given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<EcnSetting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -269,6 +271,15 @@ impl EcnSetting {
     ];
     pub fn name(self) -> &'static str {
         Self::NAMES.iter().find(|(_, v)| *v == self).unwrap().0
+    }
+    /// A TCP flow's ECN mode: `setting` if given, else on (the
+    /// algorithm's own mode) for an algorithm that needs ECN (Linux
+    /// `TCP_CONG_NEEDS_ECN`: DCTCP, Prague) and off for the others, as a
+    /// Linux host with the default `tcp_ecn` = 2 negotiates it.
+    pub fn tcp_mode_for(setting: Option<EcnSetting>, algo: &crate::cc::AnyCc) -> EcnMode {
+        use crate::cc::CongestionControl;
+        let default = if algo.needs_ecn() { EcnSetting::On } else { EcnSetting::Off };
+        setting.unwrap_or(default).tcp_mode(algo.ecn_mode())
     }
     /// The TCP ECN mode, given what the algorithm asks for when ECN is on.
     pub fn tcp_mode(self, algo: EcnMode) -> EcnMode {
@@ -773,8 +784,7 @@ fn resolve(mut s: Scenario) -> Scenario {
                 let cfg = build::cc_config(f).expect("validated");
                 f.cc = Some(cfg.kind());
                 f.cc_params = Some(build::cc_params_table(&cfg));
-                let algo = cfg.build().ecn_mode();
-                f.ecn = Some(EcnSetting::of_mode(f.ecn.unwrap_or(EcnSetting::Off).tcp_mode(algo)));
+                f.ecn = Some(EcnSetting::of_mode(EcnSetting::tcp_mode_for(f.ecn, &cfg.build())));
                 f.tcp.get_or_insert_with(TcpConfig::default);
             }
             FlowKind::Media => {

@@ -7,6 +7,7 @@
 //! bulk transfer's last carries one MSS. Deviations from Linux are listed in
 //! each file's header.
 
+pub mod accecn;
 pub mod rack;
 pub mod rate;
 pub mod receiver;

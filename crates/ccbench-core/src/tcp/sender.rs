@@ -36,6 +36,7 @@
 //! application always refills the send buffer at once (a bulk writer like
 //! iperf3), and memory pressure (`tcp_mem`) is not modelled.
 
+use super::accecn::AccEcnFeedback;
 use super::rack::{Rack, TIMEOUT_MIN};
 use super::rate::RateSampler;
 use super::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
@@ -128,7 +129,10 @@ pub struct TcpSender {
 
     pub retransmits: u64,
     pub rto_count: u64,
-    last_cep: u32,
+    /// Window reductions for ECN (entries to CWR).
+    pub ecn_reductions: u64,
+    /// What this sender has read of the receiver's AccECN counters.
+    accecn: AccEcnFeedback,
     /// The algorithm sets cwnd itself (`cong_control` returned true).
     cc_owns_cwnd: bool,
     /// Delivered and CE-marked delivered segments, for the CE-fraction series.
@@ -202,7 +206,8 @@ impl TcpSender {
             last_cc_event: now,
             retransmits: 0,
             rto_count: 0,
-            last_cep: 0,
+            ecn_reductions: 0,
+            accecn: AccEcnFeedback::default(),
             cc_owns_cwnd: false,
             ce_delivered: 0,
             rate: RateSampler::default(),
@@ -366,15 +371,25 @@ impl TcpSender {
         if ack.ack > self.sb.nxt() {
             return res; // Acknowledges data never sent: ignore.
         }
+        //= Linux tcp_ack: an ACK below snd_una is older than one already
+        // processed (reordered on the way back): `old_ack` tags its SACK
+        // blocks and runs loss recovery, but the ACK feeds no RTT, window,
+        // timestamp, ECN or congestion-control input.
+        let old = ack.ack < self.sb.una;
         let una_advanced = ack.ack > self.sb.una;
-        self.ts_recent = self.ts_recent.max(ack.tsval);
-        self.snd_wnd_end = match ack.rwnd {
-            // The receiver never shrinks its window's right edge.
-            Some(w) => self.snd_wnd_end.max(ack.ack + u64::from(w) / u64::from(self.t.mss)),
-            // An ACK without a window (a peer that does not limit) lifts it.
-            None => u64::MAX,
-        };
+        // FLAG_TS_PROGRESS: a TSval (1 ms clock) newer than any before.
+        let ts_progress = ack.tsval.0 / 1_000_000 > self.ts_recent.0 / 1_000_000;
+        if !old {
+            self.ts_recent = self.ts_recent.max(ack.tsval);
+            self.snd_wnd_end = match ack.rwnd {
+                // The receiver never shrinks its window's right edge.
+                Some(w) => self.snd_wnd_end.max(ack.ack + u64::from(w) / u64::from(self.t.mss)),
+                // An ACK without a window (a peer that does not limit) lifts it.
+                None => u64::MAX,
+            };
+        }
         let mut delivered: u32 = 0;
+        let mut delivered_bytes: u64 = 0;
         // Linux: srtt from the oldest newly ACKed never-retransmitted
         // segment (seq_rtt), the CC hook from the newest (ca_rtt).
         let mut oldest: Option<SimTime> = None;
@@ -404,6 +419,7 @@ impl TcpSender {
             let mut on_delivered = |seq: u64, s: &super::scoreboard::Seg| {
                 rate.on_delivered(seq, s);
                 delivered += 1;
+                delivered_bytes += u64::from(s.len);
                 let ever = s.flags & EVER_RETRANS != 0;
                 if !ever {
                     oldest = Some(oldest.map_or(s.sent_at, |o: SimTime| o.min(s.sent_at)));
@@ -423,18 +439,20 @@ impl TcpSender {
             let fack = self.fack();
             self.rack.check_reordering(low, prior_fack, fack);
         }
-        // CE feedback: Accurate ECN gives the exact count (the receiver's
-        // r.cep delta); a classic (RFC 3168) flow only sees ECE, and Linux
-        // counts all of an ECE ACK's delivered packets as CE-marked.
-        let ce_delta = ack.cep.wrapping_sub(self.last_cep);
-        self.last_cep = self.last_cep.max(ack.cep);
+        self.t.delivered += u64::from(delivered);
+        if old {
+            self.old_ack(now, out);
+            return res;
+        }
+        // CE feedback: Accurate ECN's ACE field and option, read as Linux
+        // does (`tcp/accecn.rs`); a classic (RFC 3168) flow only sees ECE,
+        // and Linux counts all of an ECE ACK's delivered packets as CE-marked.
         let acked_ce = match self.ecn {
-            EcnMode::Accurate(_) => ce_delta,
+            EcnMode::Accurate(_) => self.accecn.process(ack, delivered, delivered_bytes, ts_progress, self.t.mss),
             _ if ack.ece => delivered,
             _ => 0,
         };
         self.ce_delivered += u64::from(acked_ce);
-        self.t.delivered += u64::from(delivered);
         self.t.delivered_ce += u64::from(acked_ce);
         self.rack.update_reo_wnd(self.rate.prior_delivered(), self.t.delivered);
         // SCE echo: the segments an ESCE ACK delivers arrived SCE-marked.
@@ -480,6 +498,22 @@ impl TcpSender {
         self.jitter_base = now;
         self.try_send(now, out);
         res
+    }
+
+    /// The rest of Linux's `old_ack` path (`tcp_fastretrans_alert` and
+    /// `tcp_xmit_recovery`): D-SACK undo, RACK loss detection and entry to
+    /// Recovery; no window change until a current ACK arrives.
+    fn old_ack(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
+        if self.ca_state == CaState::Recovery {
+            self.try_undo_dsack();
+        }
+        let newly_lost = if self.rack.advanced { self.detect_losses(now) } else { 0 };
+        self.t.lost += u64::from(newly_lost);
+        if self.sb.lost_out > 0 && !matches!(self.ca_state, CaState::Recovery | CaState::Loss) {
+            self.enter_recovery();
+        }
+        self.sync_cc_view();
+        self.try_send(now, out);
     }
 
     /// Linux `tcp_cwnd_validate` at the end of each transmit attempt: a
@@ -692,6 +726,7 @@ impl TcpSender {
         };
         if congestion && matches!(self.ca_state, CaState::Open | CaState::Disorder) {
             self.enter_reduction(CaState::Cwr);
+            self.ecn_reductions += 1;
             self.cwr_pending = self.ecn == EcnMode::Classic;
         }
         if matches!(self.ca_state, CaState::Open | CaState::Disorder) {

@@ -1378,3 +1378,71 @@ fn resuming_after_idle_keeps_cubic_on_its_curve() {
     let short = after_pause(ms(1));
     assert_eq!(after_pause(Dur::from_secs(5)), short, "5 s idle, then the same growth as after 1 ms");
 }
+
+// ---- ACKs reordered on the way back (Linux tcp_ack `old_ack`) ---------
+
+/// A DCTCP sender (AccECN, ECT(0)) in congestion avoidance with 20
+/// segments out, after an ACK of 0..10 that reported 3 CE marks at 100 ms.
+fn dctcp_after_marks() -> TcpSender {
+    let mut s = sender(dctcp_cc(), EcnMode::Accurate(Ecn::Ect0), TcpConfig { init_cwnd: 20, ..Default::default() }, None);
+    s.t.ssthresh = 20;
+    start(&mut s, at(0));
+    ack(&mut s, TcpAck { ack: 10, cep: 3, ceb: 3 * 1448, tsval: at(90), ..Default::default() }, at(100));
+    assert_eq!(s.ce_delivered, 3);
+    s
+}
+
+#[test]
+fn an_ack_below_snd_una_feeds_no_congestion_control() {
+    let mut s = dctcp_after_marks();
+    let (cwnd, ssthresh, srtt, state) = (s.t.cwnd, s.t.ssthresh, s.srtt, s.ca_state);
+    let (wnd, ts) = (s.snd_wnd_end, s.ts_recent);
+    // The ACK of 0..4, sent before the one of 0..10, with cep 1: read as
+    // current it would count (1 − 3) mod 8 = 6 marks (the full-width
+    // difference, ~4·10^9).
+    let late = TcpAck { ack: 4, cep: 1, ceb: 1448, tsval: at(80), rwnd: Some(1 << 30), ..Default::default() };
+    ack(&mut s, late, at(101));
+    assert_eq!((s.ce_delivered, s.t.delivered_ce, s.ecn_reductions), (3, 3, 1));
+    assert_eq!((s.t.cwnd, s.t.ssthresh, s.srtt, s.ca_state), (cwnd, ssthresh, srtt, state));
+    assert_eq!((s.snd_wnd_end, s.ts_recent), (wnd, ts), "no window or timestamp update");
+    assert_eq!(s.t.delivered, 10);
+}
+
+#[test]
+fn an_old_ack_still_tags_its_sack_blocks() {
+    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig { init_cwnd: 20, ..Default::default() }, None);
+    s.t.ssthresh = 20;
+    start(&mut s, at(0));
+    ack(&mut s, cum(5), at(100));
+    let cwnd = s.t.cwnd;
+    // Reordered: an ACK of 0..3 reporting 6..9 arrives after the ACK of 0..5.
+    ack(&mut s, sack(3, &[(6, 9)]), at(101));
+    assert_eq!((s.sb.sacked_out, s.t.delivered), (3, 8), "SACKed by the old ACK");
+    assert_eq!(s.t.cwnd, cwnd, "no growth from an old ACK");
+    // Then the ACK of 0..5 reporting 6..13: the same three are not counted again.
+    ack(&mut s, sack(5, &[(6, 13)]), at(102));
+    assert_eq!((s.sb.sacked_out, s.t.delivered), (7, 12));
+}
+
+#[test]
+fn a_current_ack_without_progress_reads_no_ace_field() {
+    let mut s = dctcp_after_marks();
+    // A duplicate ACK of 10 sent before the one processed (older TSval,
+    // cep 1): no forward progress, no newer timestamp: not read.
+    ack(&mut s, TcpAck { ack: 10, cep: 1, ceb: 1448, tsval: at(85), ..Default::default() }, at(101));
+    assert_eq!(s.ce_delivered, 3);
+    // A newer one is: its two new marks count.
+    ack(&mut s, TcpAck { ack: 12, cep: 5, ceb: 5 * 1448, tsval: at(95), ..Default::default() }, at(102));
+    assert_eq!(s.ce_delivered, 5);
+}
+
+#[test]
+fn an_older_ack_with_new_sack_information_is_read_as_linux_reads_it() {
+    // Linux reads the ACE field of any ACK that newly ACKs or SACKs data,
+    // even one sent before an ACK already processed (its SACK block may
+    // have dropped out of the newer ACK's three): the field's change modulo
+    // 8 then counts marks that were not made. Modelled as Linux does it.
+    let mut s = dctcp_after_marks();
+    ack(&mut s, TcpAck { ack: 10, cep: 2, ceb: 2 * 1448, tsval: at(85), ..sack(10, &[(15, 16)]) }, at(101));
+    assert_eq!(s.ce_delivered, 3 + 7, "(2 − 3) mod 8 = 7");
+}

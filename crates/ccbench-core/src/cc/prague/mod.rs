@@ -648,6 +648,11 @@ impl CongestionControl for Prague {
         EcnMode::Accurate(Ecn::Ect1)
     }
 
+    /// tcp_prague.c: `.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN`.
+    fn needs_ecn(&self) -> bool {
+        true
+    }
+
     /// Linux `prague_cong_control`.
     fn cong_control(&mut self, tcp: &mut TcpCcState, ev: &AckEvent) -> bool {
         self.start(tcp);
