@@ -11,6 +11,7 @@ use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary,
 use crate::metrics::{Metrics, MetricsConfig};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
 use crate::qdisc::Qdisc;
+use crate::tcp::receiver::TcpReceiver;
 use crate::units::{Dur, Rate, SimTime};
 
 pub struct Sim {
@@ -388,9 +389,8 @@ impl Sim {
         let flow = &mut self.flows[fi];
         match (&mut flow.ep, &p.hdr) {
             (Endpoints::Tcp { rx, .. }, Header::TcpData(seg)) => {
-                if let Some(ack) = rx.on_data(seg, p.ecn, now) {
-                    self.out.push(rx.ack_packet(ack, now, &flow.rev_tmpl));
-                }
+                let (out, tmpl, ecn) = (&mut self.out, &flow.rev_tmpl, rx.ack_ecn);
+                rx.on_data(seg, p.ecn, now, &mut |ack| out.push(TcpReceiver::ack_packet(ack, ecn, now, tmpl)));
                 self.arm(fi, End::Receiver);
             }
             (Endpoints::Tcp { tx, .. }, Header::TcpAck(ack)) => {
@@ -446,7 +446,7 @@ impl Sim {
         let flow = &mut self.flows[fi];
         let deadline = match (&flow.ep, end) {
             (Endpoints::Tcp { tx, .. }, End::Sender) => tx.next_timer(),
-            (Endpoints::Tcp { rx, .. }, End::Receiver) => rx.delack_at,
+            (Endpoints::Tcp { rx, .. }, End::Receiver) => rx.next_timer(),
             (Endpoints::Ping(p), End::Sender) if p.active => p.next_at,
             (Endpoints::Media { tx, .. }, End::Sender) => tx.next_timer(),
             (Endpoints::Media { rx, .. }, End::Receiver) => rx.next_timer(),
@@ -473,7 +473,7 @@ impl Sim {
             }
             (Endpoints::Tcp { rx, .. }, End::Receiver) => {
                 if let Some(ack) = rx.on_timer(now) {
-                    self.out.push(rx.ack_packet(ack, now, &flow.rev_tmpl));
+                    self.out.push(TcpReceiver::ack_packet(ack, rx.ack_ecn, now, &flow.rev_tmpl));
                 }
             }
             (Endpoints::Ping(ping), End::Sender) => {

@@ -106,6 +106,7 @@ pub fn build(s: &Scenario) -> Sim {
                     let mut tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start, Some(syn));
                     tx.set_rng(SimRng::for_component(s.seed, &format!("tcp:{name}")));
                     let mut rx = TcpReceiver::new(&tcfg, mode);
+                    rx.set_syn_rtt(syn);
                     if tx.cc.sce() {
                         rx.enable_sce();
                     }

@@ -921,19 +921,17 @@ fn pair(cc: CcConfig, ecn: EcnMode, ce: &[u64], dur: Dur) -> (TcpSender, Vec<u32
         }
         let next_data = data.first().map_or(SimTime::NEVER, |d| d.0);
         let next_ack = acks.first().map_or(SimTime::NEVER, |a| a.0);
-        now = next_data.min(next_ack).min(r.delack_at).min(s.next_timer());
+        now = next_data.min(next_ack).min(r.next_timer()).min(s.next_timer());
         if now >= end {
             break;
         }
         if next_data == now {
             let (_, p) = data.remove(0);
-            if let Some(a) = r.on_data(&seg(&p), p.ecn, now) {
-                acks.push((now + owd, a));
-            }
+            r.on_data(&seg(&p), p.ecn, now, &mut |a| acks.push((now + owd, a)));
         } else if next_ack == now {
             let (_, a) = acks.remove(0);
             s.on_ack(&a, now, &mut |p| out.push(p));
-        } else if r.delack_at == now {
+        } else if r.next_timer() == now {
             if let Some(a) = r.on_timer(now) {
                 acks.push((now + owd, a));
             }
