@@ -60,7 +60,7 @@ fn drain_brings_inflight_to_about_one_bdp() {
 }
 
 fn drain_brings_inflight_to_about_one_bdp_at(seed: u64) {
-    let text = dumbbell("50Mbit", 40.0, r#"{ kind = "pfifo", limit = 1000 }"#, "2s", &tcp("bbr", "bbr", ""));
+    let text = dumbbell("50Mbit", 40.0, r#"{ kind = "pfifo", limit = 1000 }"#, "2s", &tcp("bbr", "bbr", QUIET));
     let out = run(&text, &["metrics.interval=\"5ms\"", &format!("seed={seed}")]);
     let backlog = lseries(&out, 0, |ls, i| ls.backlog_pkts[i] as f64);
     let pacing = fseries(&out, 0, |fs, i| fs.pacing_mbps[i]);
@@ -95,7 +95,7 @@ fn probe_rtt_every_10_s_for_at_least_200_ms() {
 }
 
 fn probe_rtt_every_10_s_for_at_least_200_ms_at(seed: u64) {
-    let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, "35s", &tcp("bbr", "bbr", ""));
+    let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, "35s", &tcp("bbr", "bbr", QUIET));
     let out = run(&text, &["metrics.interval=\"10ms\"", &format!("seed={seed}")]);
     let cwnd = fseries(&out, 0, |fs, i| fs.cwnd_pkts[i]);
     let mut runs: Vec<(f64, f64)> = Vec::new(); // (start, end) of cwnd ≤ 4

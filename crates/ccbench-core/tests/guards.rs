@@ -313,28 +313,41 @@ fn override_errors_name_the_override_and_file_errors_keep_their_lines() {
 
 // ---- seeds --------------------------------------------------------------
 
+/// Without host timing noise a run is exactly periodic and the seed
+/// changes nothing here; with the default noise (start jitter, per-packet
+/// jitter and stalls) every seed is its own sample, and a seed repeats.
 #[test]
-fn start_jitter_makes_the_seed_matter_and_is_off_by_default() {
+fn host_timing_noise_makes_the_seed_matter_by_default() {
     let flows = "[[flows]]\nid = \"a\"\ncount = 3\ncc = \"cubic\"\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n";
     let text = dumbbell("10Mbit", 20.0, "{ kind = \"pfifo\", limit = 50 }", "5s", flows);
-    let plain: Vec<_> = (1..=5).map(|s| run(&text, &[&format!("seed={s}")]).summary).collect();
+    let quiet = ["flows.a.start_jitter=\"0s\"", "flows.a.tcp.tx_jitter=\"0s\"", "flows.a.tcp.tx_stall_prob=0.0"];
+    let plain: Vec<_> = (1..=5).map(|s| run(&text, &[&format!("seed={s}"), quiet[0], quiet[1], quiet[2]]).summary).collect();
     for s in &plain[1..] {
         assert_eq!(s.flows, plain[0].flows);
         assert_eq!(s.links, plain[0].links);
     }
-    let jit: Vec<_> = (1..=5).map(|s| run(&text, &[&format!("seed={s}"), "flows.a.start_jitter=\"10ms\""]).summary).collect();
-    for s in &jit {
+    let noisy: Vec<_> = (1..=5).map(|s| run(&text, &[&format!("seed={s}")]).summary).collect();
+    for s in &noisy {
         for f in &s.flows {
-            assert!((0.0..=0.010).contains(&f.start_s), "{} starts at {}", f.id, f.start_s);
+            assert!((0.0..=0.005).contains(&f.start_s), "{} starts at {}", f.id, f.start_s);
         }
     }
-    let starts: Vec<Vec<f64>> = jit.iter().map(|s| s.flows.iter().map(|f| f.start_s).collect()).collect();
+    let starts: Vec<Vec<f64>> = noisy.iter().map(|s| s.flows.iter().map(|f| f.start_s).collect()).collect();
     for k in 1..starts.len() {
         assert_ne!(starts[k], starts[0], "seed {} starts like seed 1", k + 1);
-        assert_ne!(jit[k].flows, jit[0].flows);
+        assert_ne!(noisy[k].flows, noisy[0].flows);
+    }
+    // Each part of the noise alone moves the run.
+    let only = |keep: usize| -> Vec<_> {
+        let sets: Vec<&str> = quiet.iter().enumerate().filter(|(i, _)| *i != keep).map(|(_, s)| *s).collect();
+        (1..=3).map(|s| run(&text, &[&format!("seed={s}"), sets[0], sets[1]]).summary.flows).collect()
+    };
+    for keep in 0..3 {
+        let runs = only(keep);
+        assert!(runs[1] != runs[0] || runs[2] != runs[0], "{} alone changed nothing", quiet[keep]);
     }
     // The same seed gives the same run.
-    assert_eq!(run(&text, &["seed=3", "flows.a.start_jitter=\"10ms\""]).summary.flows, jit[2].flows);
+    assert_eq!(run(&text, &["seed=3"]).summary.flows, noisy[2].flows);
 }
 
 #[test]
@@ -387,7 +400,7 @@ start_jitter = "100ms"
     assert_ne!(a, b);
     // Pings are not jittered; a jitter as long as the test is refused.
     let p = scenario::parse(text, "t.toml", &[]).unwrap();
-    assert!(p.scenario.flows.iter().filter(|f| f.kind != scenario::FlowKind::Tcp).all(|f| f.start_jitter == ccbench_core::units::Dur::ZERO));
+    assert!(p.scenario.flows.iter().filter(|f| f.kind != scenario::FlowKind::Tcp).all(|f| f.start_jitter.is_none()));
     let e = parse_err(text, &["test.start_jitter=\"4s\""]);
     assert!(e.contains("test.start_jitter: must be shorter than the test's length (4s)"), "{e}");
 }

@@ -162,7 +162,8 @@ fn reno_starves_next_to_prague_behind_a_plain_step_marker() {
 fn dctcp_follows_the_step_marking_analysis() {
     // 100 Mbit/s, 20 ms: BDP ≈ 166 packets; K = 20 packets = 2.422 ms.
     let step = r#"{ kind = "codel", ecn = true, ce_threshold = "2422us", target = "1s", interval = "100s", limit = 10000 }"#;
-    let text = dumbbell("100Mbit", 20.0, step, "40s", &tcp("dctcp", "dctcp", "ecn = true"));
+    // The analysis is of an exactly periodic sawtooth: no host noise.
+    let text = dumbbell("100Mbit", 20.0, step, "40s", &tcp("dctcp", "dctcp", &format!("ecn = true\n{QUIET}")));
     let out = run(&text, &["metrics.warmup=\"10s\""]);
     let k: f64 = 20.0;
     let bdp: f64 = 100e6 * 0.0201 / 8.0 / 1514.0;

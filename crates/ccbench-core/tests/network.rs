@@ -15,12 +15,16 @@ fn at_ms(ms: u64) -> SimTime {
     SimTime::ZERO + Dur::from_millis(ms)
 }
 
+/// One CUBIC flow without host timing noise: these tests look at the
+/// links' state at given instants.
 const CUBIC: &str = r#"
 [[flows]]
 id = "f"
 cc = "cubic"
 path = ["b"]
 reverse = ["r"]
+start_jitter = "0s"
+tcp = { tx_jitter = "0s", tx_stall_prob = 0.0 }
 "#;
 
 fn scenario(link: &str, duration: &str) -> String {

@@ -79,10 +79,11 @@ pub fn build(s: &Scenario) -> Sim {
                 links.push(Link::access(s.seed, &format!("{name}.access_rev"), rev_delay));
             }
             let mut start = SimTime::ZERO + spec.start + spec.start_step * u64::from(copy);
-            if spec.start_jitter > Dur::ZERO {
+            let start_jitter = spec.start_jitter.unwrap_or(Dur::ZERO);
+            if start_jitter > Dur::ZERO {
                 // Its own stream, so turning jitter on leaves every other draw alone.
                 let mut rng = SimRng::for_component(s.seed, &format!("start_jitter:{name}"));
-                start += Dur::from_nanos(rng.next_u64() % (spec.start_jitter.nanos() + 1));
+                start += Dur::from_nanos(rng.next_u64() % (start_jitter.nanos() + 1));
             }
             let stop = spec.stop.map_or(SimTime::NEVER, |d| SimTime::ZERO + d);
             let tmpl = |dir: Dir| Packet {

@@ -56,7 +56,7 @@ pub struct TestShape {
     #[serde(default = "default_step")]
     pub step: Dur,
     /// Each TCP flow starts up to this much after `delay` (the flows'
-    /// `start_jitter`; seeded, 0 = together as flent schedules them).
+    /// `start_jitter`; seeded; 0 leaves the TCP flows their default).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub start_jitter: Dur,
 }
@@ -92,7 +92,7 @@ impl TestShape {
             path,
             reverse,
             start: if tcp { self.delay } else { Dur::ZERO },
-            start_jitter: if tcp { self.start_jitter } else { Dur::ZERO },
+            start_jitter: (tcp && self.start_jitter > Dur::ZERO).then_some(self.start_jitter),
             stop: Some(if tcp { self.delay + self.length } else { self.total() }),
             count: 1,
             start_step: Dur::ZERO,

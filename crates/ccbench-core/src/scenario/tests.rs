@@ -155,7 +155,9 @@ fn socket_buffer_keys_have_linux_defaults_and_are_checked() {
     // net.ipv4.tcp_wmem = 4096 16384 4194304, tcp_rmem = 4096 131072 6291456.
     assert_eq!((t.wmem_default.0, t.wmem_max.0), (16_384, 4_194_304));
     assert_eq!((t.rmem_default.0, t.rmem_max.0), (131_072, 6_291_456));
-    assert_eq!(t.tx_jitter, Dur::ZERO);
+    // Host timing noise as measured on Linux hosts (tcp::TX_JITTER).
+    assert_eq!((t.tx_jitter, t.tx_stall_prob, t.tx_stall), (Dur::from_micros(50), 0.0036, Dur::from_micros(2500)));
+    assert_eq!(p.scenario.flows[0].start_jitter, Some(Dur::from_millis(5)));
     let ok = parse(&format!("{BASE}tcp = {{ wmem_max = \"32mb\", rmem_max = 1000000 }}\n"), "t.toml", &[]).unwrap();
     let t = ok.scenario.flows[0].tcp.as_ref().unwrap();
     assert_eq!((t.wmem_max.0, t.rmem_max.0), (32 << 20, 1_000_000));
@@ -163,6 +165,10 @@ fn socket_buffer_keys_have_linux_defaults_and_are_checked() {
     let keys: Vec<&str> = e.problems.iter().map(|p| p.key.as_str()).collect();
     assert_eq!(keys, ["flows[0].tcp.tx_jitter", "flows[0].tcp.wmem_max"], "{e}");
     assert!(e.problems[1].message.contains("at least 2 MTU (3000 bytes), got 1024"), "{e}");
+    let e = err(&format!("{BASE}tcp = {{ tx_stall_prob = 0.6, tx_stall = \"101ms\" }}\n"));
+    let keys: Vec<&str> = e.problems.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys, ["flows[0].tcp.tx_stall_prob", "flows[0].tcp.tx_stall"], "{e}");
+    assert!(parse(&format!("{BASE}tcp = {{ tx_stall_prob = 0.5, tx_stall = \"100ms\" }}\n"), "t.toml", &[]).is_ok());
 }
 
 /// Copies are named `id.1`, `id.2`, ... and found back by name; host ids

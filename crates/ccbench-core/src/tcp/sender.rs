@@ -4,9 +4,11 @@
 //! DupThresh segments are SACKed, then min_rtt/4 × steps, with its timer),
 //! reordering detection and D-SACK-driven window growth, undo of spurious
 //! recoveries (Linux tcp_input.c `tcp_try_undo_recovery` with the timestamp
-//! test `tcp_packet_delayed`, `tcp_try_undo_dsack`), PRR during Recovery
+//! test `tcp_packet_delayed`, `tcp_try_undo_dsack`, also once the recovery
+//! has ended, as `undo_marker` outlives it), PRR during Recovery
 //! and CWR (RFC 6937, as Linux `tcp_cwnd_reduction`), RFC 6298 RTO with
-//! Linux's 200 ms floor and exponential backoff, RFC 3168 ECN (ECT(0) on
+//! Linux's 200 ms floor and exponential backoff, restarted when the head
+//! segment is retransmitted (`tcp_xmit_retransmit_queue`), RFC 3168 ECN (ECT(0) on
 //! new data only, CWR after a reduction, at most one reduction per window),
 //! and Linux internal pacing (`tcp_update_pacing_rate`: ratio × MSS × cwnd /
 //! srtt, 200 % while cwnd < ssthresh/2, 120 % after), and TSO/GSO: new data
@@ -237,9 +239,9 @@ impl TcpSender {
         s
     }
 
-    /// Give the sender its random stream; used only when `tx_jitter` > 0.
+    /// Give the sender its random stream; used only with host timing noise.
     pub fn set_rng(&mut self, rng: crate::rng::SimRng) {
-        if self.cfg.tx_jitter > Dur::ZERO {
+        if self.cfg.tx_jitter > Dur::ZERO || self.cfg.tx_stall_prob > 0.0 {
             self.jitter_rng = Some(rng);
         }
     }
@@ -479,7 +481,9 @@ impl TcpSender {
         let ev = AckEvent { acked: delivered, acked_ce, ece: ack.ece };
         self.cc.on_ack_event(&self.t, &ev);
 
-        if self.ca_state == CaState::Recovery {
+        //= Linux tcp_fastretrans_alert: D-SACK undo in Recovery, and in
+        // Open/Disorder for a recovery that ended before the D-SACKs came.
+        if matches!(self.ca_state, CaState::Recovery | CaState::Open | CaState::Disorder) {
             self.try_undo_dsack();
         }
         let newly_lost = if self.rack.advanced { self.detect_losses(now) } else { 0 };
@@ -504,7 +508,7 @@ impl TcpSender {
     /// `tcp_xmit_recovery`): D-SACK undo, RACK loss detection and entry to
     /// Recovery; no window change until a current ACK arrives.
     fn old_ack(&mut self, now: SimTime, out: &mut impl FnMut(Packet)) {
-        if self.ca_state == CaState::Recovery {
+        if matches!(self.ca_state, CaState::Recovery | CaState::Open | CaState::Disorder) {
             self.try_undo_dsack();
         }
         let newly_lost = if self.rack.advanced { self.detect_losses(now) } else { 0 };
@@ -680,7 +684,7 @@ impl TcpSender {
         self.t.cwnd_cnt = 0;
         self.ca_state = CaState::Open;
         self.cc.on_state(&mut self.t, CaState::Open);
-        self.undo_marker = None;
+        // Linux keeps undo_marker: D-SACKs arriving later may still undo.
         self.retrans_stamp = SimTime::NEVER;
     }
 
@@ -725,6 +729,8 @@ impl TcpSender {
             EcnMode::Off => false,
         };
         if congestion && matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            //= Linux tcp_enter_cwr: an ECN reduction is never undone.
+            self.undo_marker = None;
             self.enter_reduction(CaState::Cwr);
             self.ecn_reductions += 1;
             self.cwr_pending = self.ecn == EcnMode::Classic;
@@ -920,7 +926,12 @@ impl TcpSender {
             // that released it, in order: a burst spreads over at most
             // tx_jitter and the delays do not add up.
             if self.jitter_target == SimTime::NEVER {
-                let j = (self.cfg.tx_jitter.nanos() as f64 * rng.uniform()) as u64;
+                let (lo, hi) = if rng.uniform() < self.cfg.tx_stall_prob {
+                    (self.cfg.tx_jitter, self.cfg.tx_stall.max(self.cfg.tx_jitter)) // the host stalled
+                } else {
+                    (Dur::ZERO, self.cfg.tx_jitter)
+                };
+                let j = lo.nanos() + ((hi - lo).nanos() as f64 * rng.uniform()) as u64;
                 self.jitter_target = self.jitter_base + Dur(j);
             }
             if now < self.jitter_target {
@@ -940,6 +951,11 @@ impl TcpSender {
             Some(seq) => {
                 self.sb.on_retransmit(seq, now);
                 self.retransmits += 1;
+                //= Linux tcp_xmit_retransmit_queue: retransmitting the head
+                // restarts the RTO (unless RACK's reordering timer holds it).
+                if seq == self.sb.una && self.reo_at == SimTime::NEVER {
+                    self.rto_at = now + self.rto;
+                }
                 //= Linux tcp_retransmit_skb: stamp the first, count all.
                 if self.retrans_stamp == SimTime::NEVER {
                     self.retrans_stamp = now;

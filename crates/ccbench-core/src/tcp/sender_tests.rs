@@ -1444,3 +1444,48 @@ fn an_older_ack_with_new_sack_information_is_read_as_linux_reads_it() {
     ack(&mut s, TcpAck { ack: 10, cep: 2, ceb: 2 * 1448, tsval: at(85), ..sack(10, &[(15, 16)]) }, at(101));
     assert_eq!(s.ce_delivered, 3 + 7, "(2 − 3) mod 8 = 7");
 }
+
+#[test]
+fn a_dsack_after_the_recovery_ended_still_undoes_it() {
+    // Linux keeps undo_marker past the end of Recovery, and
+    // tcp_fastretrans_alert tries the D-SACK undo in Open and Disorder too.
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    // The ACK ending Recovery echoes the retransmission: no undo yet.
+    let mut a = cum(10);
+    a.tsecr = at(100);
+    ack(&mut s, a, at(200));
+    assert_eq!((s.undos, s.ca_state, s.t.ssthresh), (0, CaState::Open, 5));
+    // Then the receiver reports the original's second copy.
+    let mut d = sack(10, &[(0, 1)]);
+    d.tsecr = at(100);
+    ack(&mut s, d, at(201));
+    assert_eq!((s.undos, s.t.ssthresh), (1, 10), "undone after the fact");
+    assert!(s.t.cwnd >= 10);
+    // An ECN reduction (tcp_enter_cwr) forgets the marker: no undo of it.
+    let mut s = sender(reno_cc(), EcnMode::Classic, TcpConfig { init_cwnd: 10, ..Default::default() }, None);
+    s.t.ssthresh = 10;
+    start(&mut s, at(0));
+    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    let mut e = cum(10);
+    e.ece = true;
+    e.tsecr = at(100);
+    ack(&mut s, e, at(200));
+    assert_eq!(s.ca_state, CaState::Cwr);
+    ack(&mut s, sack(10, &[(0, 1)]), at(201));
+    assert_eq!(s.undos, 0, "a CWR episode started anew");
+}
+
+#[test]
+fn retransmitting_the_head_restarts_the_rto() {
+    // Linux tcp_xmit_retransmit_queue rearms the RTO when it resends
+    // snd_una's segment (unless RACK's reordering timer holds the slot).
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    ack(&mut s, cum(1), at(100));
+    let armed = s.rto_at;
+    let out = ack(&mut s, sack(1, &[(2, 5)]), at(150));
+    assert_eq!(seqs(&out)[0], 1, "the head is retransmitted");
+    assert_eq!(s.rto_at, at(150) + s.rto, "restarted at the retransmission, not left at {armed:?}");
+}
