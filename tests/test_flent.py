@@ -60,7 +60,8 @@ def scenario(name: str, duration: str, *flows: str) -> str:
     return head + LINKS + "".join(flows)
 
 
-ONE_UP = scenario("one-up", "3s", tcp("bulk"), ping("ping"))
+# Started at 0 exactly (no start jitter): its first series row is the start.
+ONE_UP = scenario("one-up", "3s", tcp("bulk", extra='start_jitter = "0s"\n'), ping("ping"))
 THREE_UP = scenario("three-up", "4s", tcp("bulk", count=3), ping("ping"))
 PING_ONLY = scenario("ping-only", "3s", ping("ping", extra='start = "0.5s"\n'))
 # 8 flows as rrul has them: the uploads on "bottleneck", the downloads on "ret".

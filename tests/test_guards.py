@@ -91,8 +91,12 @@ def test_progress_is_reported_during_a_long_run() -> None:
 
 def test_start_jitter_makes_seeds_differ() -> None:
     jitter = ['flows.f1.start_jitter="50ms"', 'flows.f2.start_jitter="50ms"']
-    plain = [ccbench.run(TWO_FLOWS, seed=s).summary["flows"] for s in (1, 2)]
-    assert plain[0] == plain[1]
+    quiet = [f'flows.{f}.{k}' for f in ("f1", "f2")
+             for k in ('start_jitter="0s"', 'tcp.tx_jitter="0s"', "tcp.tx_stall_prob=0.0")]
+    plain = [ccbench.run(TWO_FLOWS, seed=s, set=quiet).summary["flows"] for s in (1, 2)]
+    assert plain[0] == plain[1], "without host timing noise nothing here is random"
+    noisy = [ccbench.run(TWO_FLOWS, seed=s).summary["flows"] for s in (1, 2)]
+    assert noisy[0] != noisy[1], "the default host timing noise makes each seed a sample"
     jittered = [ccbench.run(TWO_FLOWS, seed=s, set=jitter).summary["flows"] for s in (1, 2)]
     assert [f["start_s"] for f in jittered[0]] != [f["start_s"] for f in jittered[1]]
     assert all(0.0 <= f["start_s"] <= 0.05 for run in jittered for f in run)
