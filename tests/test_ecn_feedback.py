@@ -1,0 +1,21 @@
+"""The report case where late ACKs once counted phantom CE marks: `sce-l4s`
+S6 (jitter on the data and the ACK path), L4S half, 4 ± 2 ms netem
+jitter each way, TCP Prague through HTB + DualPI2. The sender's CE count comes
+from the AccECN feedback of ACKs that are reordered on the way back; it must
+stay with what the queue marked (Linux's rules can over-count by at most 7 on
+an older ACK that newly SACKs data, which is rare)."""
+
+import ccbench
+from ccbench.suite import load_suite
+
+
+def test_s6_prague_counts_the_marks_the_queue_made() -> None:
+    part = next(p for p in load_suite("sce-l4s").parts if p.name == "s6-jitter")
+    run = next(r for r in part.plan() if r.values == {"arch": "l4s", "jitter": 4})
+    res = ccbench.run(run.scenario, set=['metrics.warmup="0s"'])
+    flow = next(f for f in res.summary["flows"] if f["id"] == "flow1")
+    marks = sum(link["marks"] for link in res.summary["links"])
+    counted = flow["ce_fraction"] * flow["delivered_bytes"] / 1448
+    assert marks > 500 and flow["ce_marks"] == marks
+    assert counted <= 1.02 * marks, (counted, marks)
+    assert flow["ce_fraction"] < 0.05  # was ~9e6 when a late ACK wrapped the CE counter
