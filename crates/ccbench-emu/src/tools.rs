@@ -380,7 +380,8 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
             if ti.tcpi_rtt > 0 {
                 rtts.push(f64::from(ti.tcpi_rtt) / 1e3);
             }
-            // (s, cwnd, packets in flight, ssthresh, sRTT ms, snd_wnd bytes)
+            // (s, cwnd, packets in flight, ssthresh, sRTT ms, snd_wnd bytes,
+            // pacing and delivery rate Mbit/s, min RTT ms)
             trace.push(json!([
                 (t0.elapsed().as_secs_f64() * 1e3).round() / 1e3,
                 ti.tcpi_snd_cwnd,
@@ -389,7 +390,10 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
                     + ti.tcpi_retrans,
                 ti.tcpi_snd_ssthresh,
                 f64::from(ti.tcpi_rtt) / 1e3,
-                ti.tcpi_snd_wnd
+                ti.tcpi_snd_wnd,
+                ti.tcpi_pacing_rate as f64 * 8e-6,
+                ti.tcpi_delivery_rate as f64 * 8e-6,
+                f64::from(ti.tcpi_min_rtt) / 1e3
             ]));
             // A write that blocked past several sample times takes one sample.
             while next_sample <= t0.elapsed() {
@@ -412,7 +416,10 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
                    "srtt_mean_ms": srtt, "srtt_samples": rtts.len(), "cwnd_last": ti.tcpi_snd_cwnd,
                    "busy_us": ti.tcpi_busy_time, "rwnd_limited_us": ti.tcpi_rwnd_limited,
                    "sndbuf_limited_us": ti.tcpi_sndbuf_limited,
-                   "trace": {"columns": ["time_s", "cwnd", "in_flight", "ssthresh", "srtt_ms", "snd_wnd"],
+                   "dsack_dups": ti.tcpi_dsack_dups, "reord_seen": ti.tcpi_reord_seen,
+                   "delivered": ti.tcpi_delivered, "delivered_ce": ti.tcpi_delivered_ce,
+                   "trace": {"columns": ["time_s", "cwnd", "in_flight", "ssthresh", "srtt_ms", "snd_wnd",
+                                         "pacing_mbps", "delivery_mbps", "min_rtt_ms"],
                              "rows": trace}});
     let _ = std::io::stdout().flush();
     Ok(v)

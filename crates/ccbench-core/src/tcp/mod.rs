@@ -113,7 +113,36 @@ impl Default for TcpConfig {
     }
 }
 
+/// A host's timing noise (`tx_jitter`, `tx_stall_prob`, `tx_stall`): the
+/// delay before each packet it sends leaves, drawn from its own stream.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostNoise {
+    pub jitter: Dur,
+    pub stall_prob: f64,
+    pub stall: Dur,
+}
+
+impl HostNoise {
+    pub fn is_on(&self) -> bool {
+        self.jitter > Dur::ZERO || self.stall_prob > 0.0
+    }
+    /// Uniform 0..`jitter`, or with probability `stall_prob` a stall of
+    /// `jitter`..`stall`.
+    pub fn draw(&self, rng: &mut crate::rng::SimRng) -> Dur {
+        let (lo, hi) = if rng.uniform() < self.stall_prob {
+            (self.jitter, self.stall.max(self.jitter))
+        } else {
+            (Dur::ZERO, self.jitter)
+        };
+        Dur(lo.nanos() + ((hi - lo).nanos() as f64 * rng.uniform()) as u64)
+    }
+}
+
 impl TcpConfig {
+    /// The sending host's timing noise.
+    pub fn host_noise(&self) -> HostNoise {
+        HostNoise { jitter: self.tx_jitter, stall_prob: self.tx_stall_prob, stall: self.tx_stall }
+    }
     /// Payload bytes per full segment.
     pub fn mss(&self) -> u32 {
         self.mtu - TCP_IP_HDR

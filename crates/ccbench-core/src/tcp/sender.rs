@@ -241,7 +241,7 @@ impl TcpSender {
 
     /// Give the sender its random stream; used only with host timing noise.
     pub fn set_rng(&mut self, rng: crate::rng::SimRng) {
-        if self.cfg.tx_jitter > Dur::ZERO || self.cfg.tx_stall_prob > 0.0 {
+        if self.cfg.host_noise().is_on() {
             self.jitter_rng = Some(rng);
         }
     }
@@ -926,13 +926,7 @@ impl TcpSender {
             // that released it, in order: a burst spreads over at most
             // tx_jitter and the delays do not add up.
             if self.jitter_target == SimTime::NEVER {
-                let (lo, hi) = if rng.uniform() < self.cfg.tx_stall_prob {
-                    (self.cfg.tx_jitter, self.cfg.tx_stall.max(self.cfg.tx_jitter)) // the host stalled
-                } else {
-                    (Dur::ZERO, self.cfg.tx_jitter)
-                };
-                let j = lo.nanos() + ((hi - lo).nanos() as f64 * rng.uniform()) as u64;
-                self.jitter_target = self.jitter_base + Dur(j);
+                self.jitter_target = self.jitter_base + self.cfg.host_noise().draw(rng);
             }
             if now < self.jitter_target {
                 // Committed to the host's queue: counts as cwnd-limited.
