@@ -7,6 +7,7 @@
 pub mod cc;
 pub mod event;
 pub mod flow;
+pub mod guard;
 pub mod link;
 pub mod media;
 pub mod metrics;
@@ -35,8 +36,8 @@ pub fn run(text: &str, file: &str, overrides: &[String], interrupt: &mut dyn FnM
 
 /// As [`run`]; `tick(now_s, end_s)` is called every few thousand events
 /// (progress, Ctrl-C) and stops the run by returning true. A run that
-/// outgrows `limits.memory` stops with an error naming the limit, and
-/// returns no partial results.
+/// outgrows `limits.memory` or `limits.disk`, or whose clock stalls, stops
+/// with an error naming the limit, and returns no partial results.
 pub fn run_with_progress(text: &str, file: &str, overrides: &[String], tick: &mut dyn FnMut(f64, f64) -> bool) -> Result<Option<RunOutput>, ScenarioError> {
     run_with_spill(text, file, overrides, tick, None)
 }
@@ -53,13 +54,12 @@ pub fn run_with_spill(
 ) -> Result<Option<RunOutput>, ScenarioError> {
     let parsed = scenario::parse_opts(text, file, overrides, spill.is_some())?;
     let mut sim = scenario::build::build(&parsed.scenario);
-    sim.memory_limit = parsed.scenario.limits.memory.0;
     let end = sim.end;
     let end_s = end.as_secs_f64();
     if !sim.run_until_io(end, &mut |now| tick(now.as_secs_f64(), end_s), spill) {
-        if let Some(why) = sim.stop_reason.take() {
-            let key = "limits.memory".to_string();
-            return Err(ScenarioError { problems: vec![Problem { file: file.to_string(), line: None, col: None, key, message: why }] });
+        if let Some(stop) = sim.guard.stop.take() {
+            let (key, message) = (stop.key().to_string(), stop.message().to_string());
+            return Err(ScenarioError { problems: vec![Problem { file: file.to_string(), line: None, col: None, key, message }] });
         }
         return Ok(None);
     }

@@ -177,6 +177,13 @@ impl Link {
     pub fn held(&self) -> u64 {
         self.qdisc.len() as u64 + u64::from(self.tx.is_some()) + self.pipe.len() as u64
     }
+    /// Heap the packets held take (for the memory guard): the qdisc's by
+    /// count, the pipe by its capacity, since a ring buffer in steady use
+    /// touches all of its capacity.
+    pub fn held_bytes(&self) -> u64 {
+        let pipe = self.pipe.capacity() * std::mem::size_of::<(SimTime, Packet)>();
+        (self.qdisc.len() as u64 + u64::from(self.tx.is_some())) * crate::guard::PACKET_BYTES + pipe as u64
+    }
 }
 
 #[cfg(test)]

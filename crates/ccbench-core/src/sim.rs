@@ -6,9 +6,10 @@
 use crate::cc::CongestionControl;
 use crate::event::{End, Event, EventQueue};
 use crate::flow::{Endpoints, Flow};
+use crate::guard::Guard;
 use crate::link::{Link, LinkStep};
 use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, RttStats, SojournStats, Summary};
-use crate::metrics::{Metrics, MetricsConfig};
+use crate::metrics::{Metrics, MetricsConfig, ROW_BYTES};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
 use crate::qdisc::Qdisc;
 use crate::tcp::receiver::TcpReceiver;
@@ -45,11 +46,9 @@ pub struct Sim {
     pub out_id: Vec<u32>,
     pub link_out_id: Vec<u32>,
     started: bool,
-    /// Memory budget in bytes (see [`Sim::memory_bytes`]); the run stops
-    /// with [`Sim::stop_reason`] set when it is exceeded.
-    pub memory_limit: u64,
-    /// Why the run stopped early (memory budget), if it did.
-    pub stop_reason: Option<String>,
+    /// Memory, disk and clock limits, checked as the run goes; why it
+    /// stopped early, if it did.
+    pub guard: Guard,
     /// Per flow and named interval (see [`IntervalMarks`]).
     interval_marks: Vec<Vec<IntervalMarks>>,
     /// Per flow: a media flow's sampled sRTT (ms) after the warm-up.
@@ -123,8 +122,7 @@ impl Sim {
             sent: 0,
             delivered: 0,
             started: false,
-            memory_limit: u64::MAX,
-            stop_reason: None,
+            guard: Guard::default(),
         }
     }
 
@@ -170,8 +168,9 @@ impl Sim {
     }
 
     /// As [`run_until_with`](Self::run_until_with); `tick` gets the current
-    /// simulated time (for progress). Also stops, with `stop_reason` set,
-    /// when [`memory_bytes`](Self::memory_bytes) exceeds `memory_limit`.
+    /// simulated time (for progress). Also stops, with `guard.stop` set,
+    /// when the run outgrows its memory or disk limit or its clock stalls
+    /// (see [`crate::guard`]).
     pub fn run_until_tick(&mut self, t: SimTime, tick: &mut dyn FnMut(SimTime) -> bool) -> bool {
         self.run_until_io(t, tick, None)
     }
@@ -185,11 +184,17 @@ impl Sim {
             self.schedule_initial();
         }
         let t = t.min(self.end);
+        if !self.memory_ok() {
+            return false;
+        }
         let mut n: u32 = 0;
         while let Some((at, ev)) = self.q.pop_due(t) {
             assert!(at >= self.now, "time went backwards: {at:?} < {:?}", self.now);
             self.now = at;
             self.handle(ev);
+            if self.guard.stop.is_some() {
+                return false;
+            }
             n = n.wrapping_add(1);
             if n % 65536 == 0 {
                 if let Some((bytes, sink)) = spill.as_mut() {
@@ -198,20 +203,11 @@ impl Sim {
                             return false;
                         }
                     }
+                    if !self.guard.written(self.metrics.spilled_bytes(), self.now.as_secs_f64()) {
+                        return false;
+                    }
                 }
-                let used = self.memory_bytes();
-                if used > self.memory_limit {
-                    self.stop_reason = Some(format!(
-                        "stopped at {:.3} s of simulated time: the run holds about {} MiB, more than the memory limit of {} MiB \
-                         (limits.memory; recorded samples: lower metrics.sojourn_every / rtt_samples / capture or raise metrics.interval; \
-                         packets in flight: give every link of a bulk TCP flow a rate)",
-                        self.now.as_secs_f64(),
-                        used >> 20,
-                        self.memory_limit >> 20
-                    ));
-                    return false;
-                }
-                if tick(self.now) {
+                if !self.memory_ok() || !self.guard.progress(self.now.0, 65536) || tick(self.now) {
                     return false;
                 }
             }
@@ -237,6 +233,12 @@ impl Sim {
     // ---- links ----------------------------------------------------------
 
     fn link_arrive(&mut self, l: LinkId, pkt: Packet) {
+        // Packets multiply only here (endpoints emit, netem duplicates on
+        // arrival): count memory before it can outgrow the limit. A stopped
+        // run takes no more packets; it ends with the current event.
+        if self.guard.spend(self.guard.arrival_bytes) && !self.memory_ok() {
+            return;
+        }
         let now = self.now;
         let link = &mut self.links[l.0 as usize];
         if link.enqueue(now, pkt) && !link.busy() {
@@ -494,7 +496,13 @@ impl Sim {
             (Endpoints::Ping(_), End::Receiver) => {}
             (Endpoints::Media { tx, .. }, End::Sender) => {
                 let out = &mut self.out;
+                let queued = tx.queue_bytes_held();
                 tx.on_timer(now, &mut |p| out.push(p));
+                // A frame joins the RTP queue at once, however large.
+                let grown = tx.queue_bytes_held().saturating_sub(queued) as i64;
+                if self.guard.spend(grown) && !self.memory_ok() {
+                    return;
+                }
             }
             (Endpoints::Media { rx, .. }, End::Receiver) => {
                 if let Some(id) = rx.on_timer(now) {
@@ -538,6 +546,10 @@ impl Sim {
     // ---- metrics --------------------------------------------------------
 
     fn on_sample(&mut self) {
+        let rows = (self.flows.len() + self.links.len()) as i64 * ROW_BYTES[0] as i64;
+        if self.guard.spend(rows) && !self.memory_ok() {
+            return;
+        }
         let now = self.now;
         let interval = self.mcfg.interval;
         let secs = now.as_secs_f64();
@@ -649,22 +661,32 @@ impl Sim {
         }
     }
 
-    /// An estimate of the heap the run holds: recorded metrics, packets
-    /// held by links, pending events and TCP scoreboards. Lengths times
-    /// element sizes; grows with the run, so it is what a budget bounds.
+    /// An estimate of the heap the run holds: the built links and flows,
+    /// recorded metrics, packets held by links, pending events, TCP
+    /// scoreboards and media RTP queues. Lengths times element sizes; grows
+    /// with the run, so it is what the memory limit bounds.
     pub fn memory_bytes(&self) -> u64 {
-        let pkt = std::mem::size_of::<Packet>() as u64 + 8;
-        let held: u64 = self.links.iter().map(|l| l.held()).sum::<u64>() * pkt;
-        let events = self.q.len() as u64 * 32;
-        let sb: u64 = self
+        let held: u64 = self.links.iter().map(Link::held_bytes).sum();
+        let events = self.q.len() as u64 * 24;
+        // Rings (the scoreboard, the RTP queue) by capacity, as the pipes.
+        let flows: u64 = self
             .flows
             .iter()
             .map(|f| match &f.ep {
-                Endpoints::Tcp { tx, .. } => tx.sb.segs.len() as u64 * 64,
-                _ => 0,
+                Endpoints::Tcp { tx, .. } => (tx.sb.segs.capacity() * std::mem::size_of::<crate::tcp::scoreboard::Seg>()) as u64,
+                Endpoints::Media { tx, .. } => tx.queue_bytes_held(),
+                Endpoints::Ping(_) => 0,
             })
             .sum();
-        self.metrics.heap_bytes() + held + events + sb
+        let scratch = self.out.capacity() as u64 * std::mem::size_of::<Packet>() as u64;
+        self.guard.static_bytes + self.metrics.heap_bytes() + held + events + flows + scratch
+    }
+
+    /// Count the memory the run holds (see [`crate::guard`]): false, with
+    /// the run stopped, when it is over the limit.
+    fn memory_ok(&mut self) -> bool {
+        let used = self.memory_bytes();
+        self.guard.counted(used, self.now.as_secs_f64())
     }
 
     pub fn conservation(&self) -> Conservation {

@@ -66,7 +66,7 @@ fn cost_estimate_refuses_runs_beyond_the_limits() {
     // 100 Mbit/s for a day, every sojourn recorded: far beyond 2 GiB.
     let text = dumbbell("100Mbit", 20.0, "{ kind = \"fq_codel\" }", "86400s", "[[flows]]\nid = \"a\"\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n");
     let e = parse_err(&text, &[]);
-    assert!(e.contains("duration: this run would record about") && e.contains("limits.memory"), "{e}");
+    assert!(e.contains("duration: this run would hold about") && e.contains("limits.memory"), "{e}");
     // Raising the limits accepts it (nothing is run here).
     let o = ["limits.memory=\"1000gb\"".to_string(), "limits.events=1000000000000".to_string()];
     assert!(scenario::parse(&text, "t.toml", &o).is_ok());

@@ -605,7 +605,9 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
             if let Some(i) = d.path.stages.iter().position(|st| st.name() == link) {
                 d.path.stages[i].tap = true;
                 d.link_pcaps.resize_with(d.path.stages.len(), || None);
-                d.link_pcaps[i] = Some(pcap_open(&pcap_dir.join(format!("{link}.pcap")))?);
+                // A link id may be any string: as a file name it stays inside the directory.
+                let name = ccbench_core::scenario::file_name(link);
+                d.link_pcaps[i] = Some(pcap_open(&pcap_dir.join(format!("{name}.pcap")))?);
                 break;
             }
         }

@@ -237,6 +237,13 @@ impl<C: MediaCc> MediaSender<C> {
         }
     }
 
+    /// Heap the RTP queue holds: what grows when frames come faster than
+    /// the window lets them out (counted by the memory guard, by capacity:
+    /// a ring buffer in steady use touches all of it).
+    pub fn queue_bytes_held(&self) -> u64 {
+        (self.queue.capacity() * std::mem::size_of::<Queued>()) as u64
+    }
+
     /// The controller (for metrics and tests).
     pub fn cc(&self) -> &C {
         &self.cc

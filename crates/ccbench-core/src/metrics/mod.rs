@@ -294,6 +294,12 @@ impl Metrics {
         }
     }
 
+    /// Bytes of table rows handed out so far (as [`ROW_BYTES`] counts
+    /// them): what a run has written to disk, before compression.
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spilled.iter().sum()
+    }
+
     /// Heap held: buffered rows (as [`ROW_BYTES`] counts them) and the
     /// statistics' histograms.
     pub fn heap_bytes(&self) -> u64 {

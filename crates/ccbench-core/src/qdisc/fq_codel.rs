@@ -38,7 +38,7 @@ pub struct FqCodelConfig {
     /// `"VALUE/MASK"` on the TOS byte restricting `ce_threshold`
     /// (tc `ce_threshold_selector`), e.g. `"0x1/0x3"` for ECT(1) only.
     pub ce_threshold_selector: Option<TosSelector>,
-    /// Hash buckets (tc `flows`); Linux accepts 1..=65536, build() clamps.
+    /// Hash buckets (tc `flows`), 1..=65536 as Linux accepts.
     pub flows: u32,
     /// DRR quantum in bytes (tc `quantum`); Linux raises it to ≥ 256.
     pub quantum: Bytes,
@@ -66,6 +66,19 @@ impl Default for FqCodelConfig {
 }
 
 impl FqCodelConfig {
+    /// `fq_codel_change`'s checks: 1..=65536 buckets, a quantum of at most
+    /// 1 MiB (`FQ_CODEL_QUANTUM_MAX`).
+    pub fn validate(&self) -> Result<(), String> {
+        let mut errs = Vec::new();
+        if !(1..=65536).contains(&self.flows) {
+            errs.push(format!("flows must be in 1..=65536 (as Linux accepts), got {}", self.flows));
+        }
+        if self.quantum.0 > 1 << 20 {
+            errs.push(format!("quantum must be at most 1048576 bytes (as Linux accepts), got {}", self.quantum.0));
+        }
+        super::problems(errs)
+    }
+
     pub fn params(&self) -> CodelParams {
         CodelParams {
             target: self.target,

@@ -207,6 +207,7 @@ impl QdiscConfig {
     /// Value checks serde cannot express; the message names the problem.
     pub fn validate(&self) -> Result<(), String> {
         match self {
+            QdiscConfig::FqCodel(c) => c.validate(),
             QdiscConfig::Dualpi2(c) => c.validate(),
             QdiscConfig::Pie(c) => c.validate(),
             QdiscConfig::FqPie(c) => c.validate(),
@@ -235,6 +236,57 @@ impl QdiscConfig {
             _ => return None,
         };
         min_some(own, child.as_ref().and_then(|q| q.shaped_rate()))
+    }
+
+    /// Packets out per packet in: netem's `duplicate` (1 + percent/100),
+    /// multiplied down its children and a shaper's child; 1 otherwise.
+    pub fn duplication(&self) -> f64 {
+        let child = |c: &Option<Box<QdiscConfig>>| c.as_ref().map_or(1.0, |q| q.duplication());
+        match self {
+            QdiscConfig::Netem(c) => (1.0 + c.duplicate.clamp(0.0, 100.0) / 100.0) * child(&c.child),
+            QdiscConfig::Tbf(c) => child(&c.child),
+            QdiscConfig::Htb(c) => child(&c.child),
+            _ => 1.0,
+        }
+    }
+
+    /// Whether the qdisc can hold a packet back in time (a shaper, netem's
+    /// delay, jitter, rate or slots, anywhere down its children): a link
+    /// with neither this, a `rate` nor a `delay` passes packets on at the
+    /// instant they arrive.
+    pub fn takes_time(&self) -> bool {
+        match self {
+            QdiscConfig::Netem(c) => {
+                c.delay > Dur::ZERO || c.jitter > Dur::ZERO || c.rate.is_some() || c.slot.is_some() || c.child.as_ref().is_some_and(|q| q.takes_time())
+            }
+            QdiscConfig::Tbf(_) | QdiscConfig::Htb(_) => true,
+            QdiscConfig::Cake(_) | QdiscConfig::TwinCodelAf(_) | QdiscConfig::LfqCobalt(_) => self.shaped_rate().is_some(),
+            _ => false,
+        }
+    }
+
+    /// Heap a freshly built qdisc holds before any packet arrives: the room
+    /// its queues reserve and its per-flow state (for the cost estimate;
+    /// `tests/state_bytes.rs` holds it to what building allocates).
+    pub fn state_bytes(&self) -> u64 {
+        const PKT: u64 = std::mem::size_of::<Packet>() as u64;
+        // A FIFO reserves room for 256 packets (fifo.rs, red.rs).
+        const FIFO: u64 = 256 * PKT;
+        let child = |c: &Option<Box<QdiscConfig>>, default: u64| c.as_ref().map_or(default, |q| q.state_bytes());
+        match self {
+            QdiscConfig::Pfifo(_) | QdiscConfig::Bfifo(_) | QdiscConfig::Red(_) => FIFO,
+            QdiscConfig::Codel(_) => 0,
+            QdiscConfig::FqCodel(c) => u64::from(c.flows.clamp(1, 65536)) * 112,
+            QdiscConfig::Dualpi2(c) => 2 * c.limit.min(1024) * PKT + (16 << 10),
+            QdiscConfig::Pie(c) => u64::from(c.limit.min(1024)) * PKT,
+            QdiscConfig::FqPie(c) => u64::from(c.flows.clamp(1, 65536)) * 144,
+            QdiscConfig::Tbf(c) => child(&c.child, FIFO),
+            QdiscConfig::Htb(c) => child(&c.child, FIFO),
+            QdiscConfig::Netem(c) => u64::from(c.limit.min(4096)) * (PKT + 16) + child(&c.child, 0),
+            QdiscConfig::Cake(c) => c.diffserv.tin_count() as u64 * (cake::hash::QUEUES as u64 * 110),
+            QdiscConfig::TwinCodelAf(_) => 65536 * 52,
+            QdiscConfig::LfqCobalt(_) => 65536 * 56,
+        }
     }
 
     /// Delay the qdisc adds to a packet on an idle link: netem's mean

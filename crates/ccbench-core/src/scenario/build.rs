@@ -162,7 +162,15 @@ pub fn build(s: &Scenario) -> Sim {
             });
         }
     }
-    Sim::new(s.name.clone(), s.seed, s.duration, links, flows, s.metrics.clone())
+    let mut sim = Sim::new(s.name.clone(), s.seed, s.duration, links, flows, s.metrics.clone());
+    let g = &mut sim.guard;
+    g.memory_limit = s.limits.memory.0;
+    g.disk_limit = s.limits.disk.0;
+    g.static_bytes = super::limits::state_bytes(s);
+    if !s.metrics.capture.is_empty() {
+        g.arrival_bytes += crate::metrics::ROW_BYTES[6] as i64;
+    }
+    sim
 }
 
 /// What a scenario link becomes besides its qdisc config; shared by the

@@ -74,6 +74,18 @@ pub fn render_path(path: &[Seg]) -> String {
     s
 }
 
+/// Names for a message ("links are: ..."): the first twelve, then how
+/// many there are, so a message stays a line however large the scenario.
+pub fn some_of<I: IntoIterator<Item = String>>(names: I) -> String {
+    let mut it = names.into_iter();
+    let mut out: Vec<String> = it.by_ref().take(12).collect();
+    let rest = it.count();
+    if rest > 0 {
+        out.push(format!("... ({} in all)", out.len() + rest));
+    }
+    out.join(", ")
+}
+
 /// Line and column (1-based) of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -81,6 +93,41 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let col = before.rfind('\n').map_or(offset, |nl| offset - nl - 1) + 1;
     (line, col)
+}
+
+/// A scenario's text as problems are located in it: parsed once, on the
+/// first problem, with an index of its lines, so that the thousands of
+/// problems of a large generated file cost one parse and a binary search
+/// each (instead of a parse and a scan each).
+pub struct Source<'a> {
+    pub text: &'a str,
+    pub file: &'a str,
+    doc: std::cell::OnceCell<Option<toml_edit::Document<String>>>,
+    /// Byte offset of each line's start.
+    lines: std::cell::OnceCell<Vec<usize>>,
+}
+
+impl<'a> Source<'a> {
+    pub fn new(text: &'a str, file: &'a str) -> Source<'a> {
+        Source { text, file, doc: Default::default(), lines: Default::default() }
+    }
+
+    /// Line and column (1-based) of a byte offset, as [`line_col`].
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let lines = self.lines.get_or_init(|| std::iter::once(0).chain(self.text.match_indices('\n').map(|(i, _)| i + 1)).collect());
+        let offset = offset.min(self.text.len());
+        let line = lines.partition_point(|&start| start <= offset);
+        (line, offset - lines[line - 1] + 1)
+    }
+
+    /// A problem at `path`, located at its key (or the deepest part of the
+    /// path the text has).
+    pub fn problem(&self, path: &[Seg], message: String) -> Problem {
+        let doc = self.doc.get_or_init(|| toml_edit::Document::parse(self.text.to_string()).ok());
+        let (line, col) =
+            doc.as_ref().and_then(|d| locate(d, path)).map(|sp| self.line_col(sp.start)).map_or((None, None), |(l, c)| (Some(l), Some(c)));
+        Problem { file: self.file.to_string(), line, col, key: render_path(path), message }
+    }
 }
 
 /// A node of a parsed TOML document while walking a key path.

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod error;
+pub mod file_name;
 pub mod limits;
 pub mod overrides;
 pub mod shapes;
@@ -22,6 +23,7 @@ use crate::qdisc::QdiscConfig;
 use crate::tcp::TcpConfig;
 use crate::units::{Bytes, Dur, Rate};
 pub use error::{Problem, ScenarioError, Seg};
+pub use file_name::file_name;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -397,8 +399,9 @@ pub fn parse_opts(text: &str, file: &str, overrides: &[String], streamed: bool) 
         p
     };
     let fail = |problems: Vec<Problem>| ScenarioError { problems: problems.into_iter().map(blame).collect() };
-    let at = |path: &[Seg], msg: String| locate_problem(orig, file, path, msg);
-    let scenario = read(&text, orig, file).map_err(|e| fail(e.problems))?;
+    let src = error::Source::new(orig, file);
+    let at = |path: &[Seg], msg: String| src.problem(path, msg);
+    let scenario = read(&text, &src).map_err(|e| fail(e.problems))?;
     let problems = validate(&scenario, &at);
     if !problems.is_empty() {
         return Err(fail(problems));
@@ -411,6 +414,7 @@ pub fn parse_opts(text: &str, file: &str, overrides: &[String], streamed: bool) 
             format!("must be shorter than the run ({}), or nothing would be measured", scenario.duration),
         ));
     }
+    problems.extend(limits::timeless_flows(&scenario).into_iter().map(|(path, m)| at(&path, m)));
     problems.extend(limits::check(&scenario, streamed).into_iter().map(|(path, m)| at(&path, m)));
     if !problems.is_empty() {
         return Err(fail(problems));
@@ -433,9 +437,11 @@ fn serde_path(p: &serde_path_to_error::Path) -> Vec<Seg> {
 
 /// Read the document section by section (each link and flow on its own),
 /// so that one bad value does not hide the problems after it.
-fn read(text: &str, orig: &str, file: &str) -> Result<Scenario, ScenarioError> {
+/// `text` is what overrides made of the file `orig` (where problems are located).
+fn read(text: &str, orig: &error::Source) -> Result<Scenario, ScenarioError> {
     let one = |p: Problem| ScenarioError { problems: vec![p] };
-    let root: toml::Table = toml::from_str(text).map_err(|e: toml::de::Error| one(toml_problem(text, file, &e, &[])))?;
+    let root: toml::Table =
+        toml::from_str(text).map_err(|e: toml::de::Error| one(toml_problem(&error::Source::new(text, orig.file), &e, &[])))?;
     let mut problems = Vec::new();
     // Sections read element-wise; everything else is read as one table.
     let mut rest = toml::Table::new();
@@ -447,9 +453,9 @@ fn read(text: &str, orig: &str, file: &str) -> Result<Scenario, ScenarioError> {
                 for (i, item) in items.into_iter().enumerate() {
                     let base = vec![Seg::Key(key.clone()), Seg::Index(i)];
                     if key == "links" {
-                        links.extend(de::<LinkSpec>(orig, file, item, base, &mut problems));
+                        links.extend(de::<LinkSpec>(orig, item, base, &mut problems));
                     } else {
-                        flows.extend(de::<FlowSpec>(orig, file, item, base, &mut problems));
+                        flows.extend(de::<FlowSpec>(orig, item, base, &mut problems));
                     }
                 }
                 rest.insert(key, toml::Value::Array(Vec::new()));
@@ -459,7 +465,7 @@ fn read(text: &str, orig: &str, file: &str) -> Result<Scenario, ScenarioError> {
             }
         }
     }
-    let head = de::<Scenario>(orig, file, toml::Value::Table(rest), Vec::new(), &mut problems);
+    let head = de::<Scenario>(orig, toml::Value::Table(rest), Vec::new(), &mut problems);
     match head {
         Some(mut s) if problems.is_empty() => {
             s.links = links;
@@ -474,13 +480,13 @@ fn read(text: &str, orig: &str, file: &str) -> Result<Scenario, ScenarioError> {
 }
 
 /// Deserialize one section, recording a located problem on failure.
-fn de<T: serde::de::DeserializeOwned>(text: &str, file: &str, v: toml::Value, base: Vec<Seg>, problems: &mut Vec<Problem>) -> Option<T> {
+fn de<T: serde::de::DeserializeOwned>(src: &error::Source, v: toml::Value, base: Vec<Seg>, problems: &mut Vec<Problem>) -> Option<T> {
     match serde_path_to_error::deserialize::<_, T>(v) {
         Ok(x) => Some(x),
         Err(e) => {
             let mut path = base;
             path.extend(serde_path(e.path()));
-            problems.push(toml_problem(text, file, e.inner(), &path));
+            problems.push(toml_problem(src, e.inner(), &path));
             None
         }
     }
@@ -488,7 +494,7 @@ fn de<T: serde::de::DeserializeOwned>(text: &str, file: &str, v: toml::Value, ba
 
 /// A problem from the TOML reader: syntax errors carry a span; data errors
 /// carry the serde path.
-fn toml_problem(text: &str, file: &str, e: &toml::de::Error, path: &[Seg]) -> Problem {
+fn toml_problem(src: &error::Source, e: &toml::de::Error, path: &[Seg]) -> Problem {
     let mut message = e.message().trim().to_string();
     let mut path = path.to_vec();
     // "unknown field `foo`, expected one of ...": point at the key itself.
@@ -505,26 +511,17 @@ fn toml_problem(text: &str, file: &str, e: &toml::de::Error, path: &[Seg]) -> Pr
     }
     let (line, col) = match e.span() {
         Some(sp) => {
-            let (l, c) = error::line_col(text, sp.start);
+            let (l, c) = src.line_col(sp.start);
             (Some(l), Some(c))
         }
         None => (None, None),
     };
-    let mut p = locate_problem(text, file, &path, message);
+    let mut p = src.problem(&path, message);
     if p.line.is_none() {
         p.line = line;
         p.col = col;
     }
     p
-}
-
-fn locate_problem(text: &str, file: &str, path: &[Seg], message: String) -> Problem {
-    let (line, col) = toml_edit::Document::parse(text.to_string())
-        .ok()
-        .and_then(|doc| error::locate(&doc, path))
-        .map(|sp| error::line_col(text, sp.start))
-        .map_or((None, None), |(l, c)| (Some(l), Some(c)));
-    Problem { file: file.to_string(), line, col, key: error::render_path(path), message }
 }
 
 /// Checks serde cannot express: references between sections, ranges,
@@ -553,8 +550,8 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
         }
         for (id, cmd) in &c.flows {
             if !s.flows.iter().any(|f| &f.id == id) {
-                let ids: Vec<&str> = s.flows.iter().map(|f| f.id.as_str()).collect();
-                out.push(at(&[k("commands"), k("flows"), k(id)], format!("no flow has id \"{id}\" (flows: {})", ids.join(", "))));
+                let ids = error::some_of(s.flows.iter().map(|f| f.id.clone()));
+                out.push(at(&[k("commands"), k("flows"), k(id)], format!("no flow has id \"{id}\" (flows: {ids})")));
             } else if cmd.trim().is_empty() {
                 out.push(at(&[k("commands"), k("flows"), k(id)], "must be a shell command, not empty".into()));
             }
@@ -650,11 +647,8 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
         for (key, list) in [("path", &f.path), ("reverse", &f.reverse)] {
             for (j, id) in list.iter().enumerate() {
                 if !ids.contains(id.as_str()) {
-                    let known: Vec<_> = s.links.iter().map(|l| format!("\"{}\"", l.id)).collect();
-                    out.push(at(
-                        &[k("flows"), Seg::Index(i), k(key), Seg::Index(j)],
-                        format!("unknown link \"{id}\" (links are: {})", known.join(", ")),
-                    ));
+                    let known = error::some_of(s.links.iter().map(|l| format!("\"{}\"", l.id)));
+                    out.push(at(&[k("flows"), Seg::Index(i), k(key), Seg::Index(j)], format!("unknown link \"{id}\" (links are: {known})")));
                 }
             }
         }

@@ -13,12 +13,17 @@ use toml_edit::{DocumentMut, Item, Value};
 pub struct Applied {
     pub key: String,
     pub written: String,
+    /// The outermost table the override created to reach its key, if any
+    /// (`foo` for `--set foo.bar=1` when there was no `foo`).
+    pub created: Option<String>,
 }
 
 impl Applied {
-    /// Whether a problem at `key` is about this override's value.
+    /// Whether a problem at `key` is about this override's value, or about
+    /// a table it created (an unknown `foo` of `--set foo.bar=1`).
     pub fn covers(&self, key: &str) -> bool {
-        key == self.key || key.strip_prefix(self.key.as_str()).is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+        let under = |base: &str| key == base || key.strip_prefix(base).is_some_and(|r| r.starts_with('.') || r.starts_with('['));
+        under(&self.key) || self.created.as_deref().is_some_and(under)
     }
 }
 
@@ -49,9 +54,9 @@ pub fn apply(text: &str, file: &str, overrides: &[String]) -> Result<(String, Ve
         };
         let key = key.trim();
         let value: Value = raw.trim().parse().unwrap_or_else(|_| Value::from(raw.trim()));
-        let mut path = Vec::new();
-        match set(doc.as_item_mut(), key, value, &mut path) {
-            Ok(()) => applied.push(Applied { key: render_path(&path), written: key.to_string() }),
+        let (mut path, mut created) = (Vec::new(), None);
+        match set(doc.as_item_mut(), key, value, &mut path, &mut created) {
+            Ok(()) => applied.push(Applied { key: render_path(&path), written: key.to_string(), created: created.map(|c| render_path(&c)) }),
             Err(m) => problems.push(problem(key, m)),
         }
     }
@@ -62,7 +67,9 @@ pub fn apply(text: &str, file: &str, overrides: &[String]) -> Result<(String, Ve
     }
 }
 
-fn set(root: &mut Item, key: &str, value: Value, path: &mut Vec<Seg>) -> Result<(), String> {
+/// Set `key` under `root` to `value`; `path` is where it landed, `created`
+/// the first table it had to create on the way.
+fn set(root: &mut Item, key: &str, value: Value, path: &mut Vec<Seg>, created: &mut Option<Vec<Seg>>) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err("empty key segment".into());
@@ -80,7 +87,7 @@ fn set(root: &mut Item, key: &str, value: Value, path: &mut Vec<Seg>) -> Result<
                 }
                 // Continue inside the table.
                 let next = parts[n + 1..].join(".");
-                return set_in_table(t, &next, value, path);
+                return set_in_table(t, &next, value, path, created);
             }
             Item::Value(Value::Array(arr)) => {
                 let len = arr.len();
@@ -101,6 +108,7 @@ fn set(root: &mut Item, key: &str, value: Value, path: &mut Vec<Seg>) -> Result<
                 }
                 if t.get(part).is_none() {
                     t.insert(part, Item::Value(Value::InlineTable(Default::default())));
+                    created.get_or_insert_with(|| path.clone());
                 }
                 t.get_mut(part).unwrap()
             }
@@ -110,9 +118,9 @@ fn set(root: &mut Item, key: &str, value: Value, path: &mut Vec<Seg>) -> Result<
     Ok(())
 }
 
-fn set_in_table(t: &mut toml_edit::Table, key: &str, value: Value, path: &mut Vec<Seg>) -> Result<(), String> {
+fn set_in_table(t: &mut toml_edit::Table, key: &str, value: Value, path: &mut Vec<Seg>, created: &mut Option<Vec<Seg>>) -> Result<(), String> {
     let mut item = Item::Table(std::mem::take(t));
-    let r = set(&mut item, key, value, path);
+    let r = set(&mut item, key, value, path, created);
     if let Item::Table(back) = item {
         *t = back;
     }
@@ -126,7 +134,6 @@ fn element<'a>(ids: impl Iterator<Item = Option<&'a str>>, part: &str, len: usiz
     }
     let ids: Vec<Option<&str>> = ids.collect();
     ids.iter().position(|id| *id == Some(part)).ok_or_else(|| {
-        let known: Vec<&str> = ids.iter().flatten().copied().collect();
-        format!("no element with id \"{part}\" (ids: {})", known.join(", "))
+        format!("no element with id \"{part}\" (ids: {})", super::error::some_of(ids.iter().flatten().map(|s| s.to_string())))
     })
 }

@@ -175,7 +175,7 @@ fn socket_buffer_keys_have_linux_defaults_and_are_checked() {
 /// count "client" 0, "server" 1, then other names in order of first use.
 #[test]
 fn flow_entries_by_copy_name_and_host_ids() {
-    let text = "duration='1s'\n[[links]]\nid='l'\n\
+    let text = "duration='1s'\n[[links]]\nid='l'\ndelay='1ms'\n\
                 [[flows]]\nid='cubic'\ncount=3\npath=['l']\n\
                 [[flows]]\nid='x'\nsrc='laptop'\ndst='nas'\npath=['l']\n\
                 [[flows]]\nid='y'\nsrc='nas'\npath=['l']\n";
