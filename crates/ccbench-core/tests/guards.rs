@@ -85,8 +85,9 @@ fn cost_estimate_refuses_runs_beyond_the_limits() {
 #[test]
 fn unlimited_path_warns_and_stops_at_the_memory_limit_without_results() {
     // A reported input: two links without a rate and one CUBIC flow. Its
-    // socket buffers bound its window, but at no serialization cost it
-    // still records per-packet samples fast: a small limit stops it.
+    // socket buffers bound its window (the estimate costs it at a window
+    // per round trip), but buffers this large put more packets in flight
+    // than a small limit holds: the run stops.
     let text = r#"
 duration = "3s"
 [[links]]
@@ -100,6 +101,10 @@ id = "bulk"
 cc = "cubic"
 path = ["a"]
 reverse = ["b"]
+tcp = { wmem_max = "256mb", rmem_max = "256mb" }
+[metrics]
+sojourn_every = 1000000
+rtt_samples = false
 [limits]
 memory = "4mb"
 "#;

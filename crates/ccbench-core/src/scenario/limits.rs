@@ -12,9 +12,11 @@
 //! links and flows hold before any packet ([`state_bytes`]); disk from the
 //! same tables (what a run that streams them writes, before compression)
 //! and a pcap record per captured packet. It is an order-of-magnitude
-//! figure, not a prediction; a path without a rate is costed at the fastest
-//! rated link, and a run that still grows past the memory or disk limit is
-//! stopped by the simulator ([`crate::guard`]).
+//! figure, not a prediction; a TCP flow on a path without a rate is costed
+//! at its window (socket buffers) per base round trip, a media flow at its
+//! `max_rate`, or at the fastest rated link if that is more, and a run that
+//! still grows past the memory or disk limit is stopped by the simulator
+//! ([`crate::guard`]).
 //!
 //! Also refused here: a TCP flow whose round trip takes no time (no link on
 //! its path or reverse with a rate, a delay or a qdisc that holds packets
@@ -173,7 +175,7 @@ pub fn estimate(s: &Scenario) -> Cost {
                     .filter_map(|id| index(id))
                     .filter_map(|i| max_rate(&s.links[i]).map(|r| r as f64 / users[i].max(1.0)))
                     .fold(f64::INFINITY, f64::min);
-                let data = if share.is_finite() { share } else { fastest } / 8.0 / DATA_PACKET;
+                let data = if share.is_finite() { share } else { fastest.max(unrated_bps(s, f, index)) } / 8.0 / DATA_PACKET;
                 (data, data / 2.0)
             }
         };
@@ -218,6 +220,22 @@ pub fn estimate(s: &Scenario) -> Cost {
         state,
         disk: tables + captured * PCAP_RECORD,
     }
+}
+
+/// What bounds a flow on a path without a rate: a TCP flow's window (the
+/// smaller socket-buffer maximum; the receiver advertises half of its) per
+/// base round trip (propagation, netem delay, access delays; at least 1 µs),
+/// a media flow's `max_rate`. Bits per second.
+fn unrated_bps(s: &Scenario, f: &super::FlowSpec, index: impl Fn(&str) -> Option<usize>) -> f64 {
+    if f.kind == FlowKind::Media {
+        return f.media.as_ref().map_or(crate::media::MediaConfig::default().max_rate, |m| m.max_rate).bps() as f64;
+    }
+    let tcp = f.tcp.clone().unwrap_or_default();
+    let window = tcp.wmem_max.0.min(tcp.rmem_max.0 / 2).max(tcp.rmem_default.0 / 2) as f64 * 8.0;
+    let links = f.path.iter().chain(&f.reverse).filter_map(|id| index(id)).map(|i| &s.links[i]);
+    let access = f.access_delay + f.access_delay_rev.unwrap_or(f.access_delay);
+    let rtt = links.fold(access, |t, l| t + l.delay + l.qdisc.idle_delay());
+    window / rtt.as_secs_f64().max(1e-6)
 }
 
 /// How many packets leave a link for each that arrives: netem's
