@@ -496,10 +496,11 @@ impl Sim {
             (Endpoints::Ping(_), End::Receiver) => {}
             (Endpoints::Media { tx, .. }, End::Sender) => {
                 let out = &mut self.out;
-                let queued = tx.queue_bytes_held();
+                let queued = tx.held_bytes();
                 tx.on_timer(now, &mut |p| out.push(p));
-                // A frame joins the RTP queue at once, however large.
-                let grown = tx.queue_bytes_held().saturating_sub(queued) as i64;
+                // A frame joins the RTP queue at once, however large, and what
+                // is sent is recorded until it is reported.
+                let grown = tx.held_bytes().saturating_sub(queued) as i64;
                 if self.guard.spend(grown) && !self.memory_ok() {
                     return;
                 }
@@ -674,7 +675,7 @@ impl Sim {
             .iter()
             .map(|f| match &f.ep {
                 Endpoints::Tcp { tx, .. } => (tx.sb.segs.capacity() * std::mem::size_of::<crate::tcp::scoreboard::Seg>()) as u64,
-                Endpoints::Media { tx, .. } => tx.queue_bytes_held(),
+                Endpoints::Media { tx, .. } => tx.held_bytes(),
                 Endpoints::Ping(_) => 0,
             })
             .sum();

@@ -109,6 +109,11 @@ pub trait MediaCc {
     fn on_rtp_queue_discard(&mut self, now: SimTime);
     fn target_bitrate(&mut self, now: SimTime) -> Option<f64>;
     fn state(&self) -> ScreamState;
+    /// Heap the controller's per-packet records hold (the memory guard
+    /// counts them).
+    fn held_bytes(&self) -> u64 {
+        0
+    }
 }
 
 impl MediaCc for ScreamTx {
@@ -135,6 +140,9 @@ impl MediaCc for ScreamTx {
     }
     fn state(&self) -> ScreamState {
         ScreamTx::state(self)
+    }
+    fn held_bytes(&self) -> u64 {
+        ScreamTx::held_bytes(self)
     }
 }
 
@@ -237,11 +245,12 @@ impl<C: MediaCc> MediaSender<C> {
         }
     }
 
-    /// Heap the RTP queue holds: what grows when frames come faster than
-    /// the window lets them out (counted by the memory guard, by capacity:
-    /// a ring buffer in steady use touches all of it).
-    pub fn queue_bytes_held(&self) -> u64 {
-        (self.queue.capacity() * std::mem::size_of::<Queued>()) as u64
+    /// Heap what grows with the traffic holds: the RTP queue (frames that
+    /// come faster than the window lets them out) and the controller's
+    /// records of packets in flight. Counted by the memory guard, rings by
+    /// capacity: a ring buffer in steady use touches all of it.
+    pub fn held_bytes(&self) -> u64 {
+        (self.queue.capacity() * std::mem::size_of::<Queued>()) as u64 + self.cc.held_bytes()
     }
 
     /// The controller (for metrics and tests).

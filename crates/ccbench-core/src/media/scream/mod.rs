@@ -493,6 +493,12 @@ impl ScreamTx {
     /// H = 1.5 + (maxWindowHeadroom − 1.5)·latencyDiffCwndScale.
     /// 2024 (`v.send_gate_fixed`): H = 1.5 (`kCwndOverhead` ·
     /// relFrameSizeHigh, the latter 1 here).
+    /// Heap the records of packets sent and not yet reported take (a ring,
+    /// by its capacity).
+    pub fn held_bytes(&self) -> u64 {
+        (self.pkts.capacity() * std::mem::size_of::<TxPkt>()) as u64
+    }
+
     pub fn ok_to_transmit(&self, size: u32) -> bool {
         if self.v.send_gate_fixed {
             let gate = self.cwnd as f64 * MIN_WINDOW_HEADROOM + f64::from(self.mss());
