@@ -44,3 +44,16 @@ def validate(text: str, path: str | None, overrides: list[str]) -> str:
     """Return the resolved scenario TOML, or raise ScenarioError."""
 
 def version() -> str: ...
+
+class Cost(TypedDict):
+    memory: float  # bytes the run is estimated to hold (without its tables when streamed)
+    disk: float  # bytes of tables (and pcap records) a streamed run writes, before compression
+    events: float
+    packets: float
+    state: float  # bytes the built links and flows hold before any packet moves
+
+def estimate(text: str, path: str | None = None, overrides: list[str] = ..., streamed: bool = False) -> Cost:
+    """The scenario's estimated cost as the limits check it, or raise ScenarioError."""
+
+def file_name(id: str) -> str:
+    """A file name (no extension) for an id: plain ids as they are, other bytes as %XX."""

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import numpy as np
     import polars as pl
 
-__all__ = ["Source", "overrides", "run", "toml_value", "validate"]
+__all__ = ["Source", "estimate", "overrides", "run", "toml_value", "validate"]
 
 Source = str | os.PathLike[str]
 
@@ -99,6 +99,19 @@ def validate(scenario: Source, *, seed: int | None = None, set: Iterable[str] | 
     return resolved
 
 
+def estimate(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None,
+             streamed: bool = False, **kw: Any) -> dict[str, float]:
+    """What a scenario is estimated to cost, as ``[limits]`` checks it:
+    ``memory`` and ``disk`` (bytes; ``disk`` is what a run that writes its
+    tables as it goes writes, before compression, ``memory`` leaves those
+    tables out when ``streamed``), ``events``, ``packets`` and ``state`` (bytes
+    the links and flows hold before any packet moves). Raises ScenarioError
+    as :func:`validate` does (also for a scenario over its limits)."""
+    text, path = read_source(scenario)
+    with from_native():
+        return dict(_core.estimate(text, path, overrides(set, kw, seed), streamed))
+
+
 def read_source(scenario: Source) -> tuple[str, str | None]:
     """(TOML text, file name for messages) of a path or of TOML text.
 
@@ -107,13 +120,15 @@ def read_source(scenario: Source) -> tuple[str, str | None]:
     ``.toml``). Anything else is a path even if no such file exists, so a
     typo in a file name — also one with ``=`` in it, such as a sweep's
     ``runs/rate=10Mbit-…/scenario.toml`` — says "no such file" rather than
-    failing to parse as TOML.
+    failing to parse as TOML. A file must be a regular file or a pipe of at
+    most 16 MiB (:func:`ccbench.files.read_input`).
     """
+    from ccbench.files import read_input
+
     if isinstance(scenario, str) and not _looks_like_path(scenario):
         return scenario, None
     path = os.fspath(scenario)
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_input(path, "scenario")
     try:
         return data.decode("utf-8"), path
     except UnicodeDecodeError as e:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -21,7 +22,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 import ccbench
-from ccbench.errors import ScenarioError, ScenarioWarning, SimulationError
+from ccbench.errors import CcbenchError, ScenarioError, ScenarioWarning, SimulationError, Terminated
 from ccbench.results import RUN_PLOTS, read_summary
 
 __all__ = ["cli", "main"]
@@ -33,6 +34,10 @@ class _Cli(click.Group):
     """Turns ccbench's expected failures into one-line messages and exit codes."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        # SIGTERM (timeout, batch schedulers, CI) stops a command as Ctrl-C does,
+        # so that what it holds on disk is removed on the way out.
+        previous = signal.signal(signal.SIGTERM, _terminate)
+        _terminated_by.clear()
         try:
             with warnings.catch_warnings():
                 # Scenario warnings ("100Mbps" is 800 Mbit/s) as one stderr line each.
@@ -43,8 +48,28 @@ class _Cli(click.Group):
             _fail(str(e), USER_ERROR)
         except SimulationError as e:
             _fail(f"simulation failed: {e}", 1)
+        except CcbenchError as e:
+            _fail(str(e), USER_ERROR)
         except OSError as e:
             _fail(_os_message(e), USER_ERROR)
+        except Terminated as e:
+            _fail("terminated", e.exit_code)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+#: The signal that terminated this command, once one has.
+_terminated_by: list[int] = []
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    _terminated_by.append(signum)
+    raise Terminated(signum)
+
+
+def _stopped_code() -> int:
+    """Exit status of a command stopped by Ctrl-C (130) or SIGTERM (143)."""
+    return 128 + _terminated_by[-1] if _terminated_by else INTERRUPTED
 
 
 _default_showwarning = warnings.showwarning
@@ -140,7 +165,8 @@ def cli() -> None:
 @click.option("--plot/--no-plot", default=False,
               help="Also write timeseries.png (matplotlib; adds about a second).  [default: --no-plot]")
 @click.option("--pcap", "pcap_links", multiple=True, metavar="LINK",
-              help="Capture LINK's packets into OUT/LINK.pcap (repeatable; sets metrics.capture).")
+              help="Capture LINK's packets into OUT/LINK.pcap (repeatable; sets metrics.capture; an id that is not a "
+                   "plain name has its other characters written %XX in the file name).")
 def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | None, plot: bool,
         pcap_links: Sequence[str]) -> None:
     """Simulate SCENARIO and write its result directory.
@@ -148,29 +174,35 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     The PNG plot is written only with --plot: rendering it takes longer than
     most runs, and `ccbench show`, suites and reports read the Parquet tables.
 
-    Exits 130 if interrupted (Ctrl-C); nothing is written then.
+    Exits 130 if interrupted (Ctrl-C), 143 if terminated (SIGTERM); nothing
+    is written then.
     """
-    from ccbench.api import toml_value
-    from ccbench.results import spill_beside
+    from ccbench.api import estimate, toml_value
+    from ccbench.files import check_free_space, file_name, work_dir
 
     target = run_dir(out, scenario)
     links = list(dict.fromkeys(pcap_links))  # each once, in order
     capture = [f"metrics.capture={toml_value(links)}"] if links else []
+    sets = [*overrides, *capture]
+    # Checked before any directory is made: a refused scenario leaves nothing behind.
+    check_free_space(target, estimate(scenario, seed=seed, set=sets, streamed=True)["disk"])
+
+    def pcaps(into: Path) -> None:
+        from ccbench.pcap import write_pcap
+
+        for link in links:  # a link id may be any string: its file stays inside the directory
+            write_pcap(result, into / f"{file_name(link)}.pcap", link)
+
     bar = _RunProgress()
     try:
-        with spill_beside(target) as spill:  # the core writes the tables there as the run goes
+        with work_dir(target) as work:  # the core writes the tables there as the run goes
             try:
-                result = ccbench.run(scenario, seed=seed, set=[*overrides, *capture], progress=bar, spill_dir=spill)
+                result = ccbench.run(scenario, seed=seed, set=sets, progress=bar, spill_dir=work)
             finally:
                 bar.close()
-            target = result.save(target, plot=plot)
-            if links:
-                from ccbench.pcap import write_pcap
-
-                for link in links:
-                    write_pcap(result, target / f"{link}.pcap", link)
+            target = result.save(target, plot=plot, extra=pcaps if links else None, work=work)
     except KeyboardInterrupt:
-        _fail("interrupted", INTERRUPTED)
+        _fail("terminated" if _terminated_by else "interrupted", _stopped_code())
     console = _console()
     print_summary(console, result.summary)
     console.print(f"wrote {target}")
@@ -214,7 +246,14 @@ def show(result_dir: Path) -> None:
         if inside:
             _fail(f"{result_dir}: not a result directory; it holds: {', '.join(inside)} "
                   f"(ccbench show {result_dir / inside[0]})", USER_ERROR)
-    print_summary(_console(), read_summary(result_dir))
+    summary = read_summary(result_dir)
+    try:
+        print_summary(_console(), summary)
+    except (TypeError, ValueError, AttributeError) as e:  # a value of the wrong kind in a hand-edited file
+        from ccbench.errors import ResultError
+        from ccbench.results import SUMMARY_FILE
+
+        raise ResultError(f"{result_dir / SUMMARY_FILE}: damaged, not a ccbench summary ({e})") from None
 
 
 @cli.command()
@@ -538,7 +577,7 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
         r = e.result
         click.echo(f"interrupted: {r.ok} of {len(r.runs)} runs finished, kept in {r.dir}", err=True)
         click.echo(f"resume with: {again}", err=True)
-        raise click.exceptions.Exit(130) from None
+        raise click.exceptions.Exit(_stopped_code()) from None
     except CcbenchError as e:
         _fail(str(e), USER_ERROR)
     done = f"{res.ok} ok" + (f" ({res.reused} from an earlier sweep)" if res.reused else "")
@@ -604,7 +643,7 @@ def report(suite_dir: Path, jobs: int | None) -> None:
         with ConsoleProgress() as progress:
             path = render(suite_dir, progress=progress, jobs=jobs or cores())
     except KeyboardInterrupt:
-        _fail("interrupted: the report was not changed", INTERRUPTED)
+        _fail("interrupted: the report was not changed", _stopped_code())
     click.echo(f"report: {path}")
 
 
@@ -639,7 +678,7 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
         for suite_dir in suites:
             click.echo(f"report: {render(suite_dir, jobs=jobs or cores())}")
     except KeyboardInterrupt:
-        _fail("interrupted: the plots drawn so far are kept", INTERRUPTED)
+        _fail("interrupted: the plots drawn so far are kept", _stopped_code())
     click.echo(f"drew {', '.join(kinds)} for {len(todo)} run{'s' if len(todo) != 1 else ''}")
 
 

@@ -11,7 +11,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["CcbenchError", "ScenarioError", "ScenarioWarning", "SimulationError", "from_native", "problem_text"]
+__all__ = ["CcbenchError", "ResultError", "ScenarioError", "ScenarioWarning", "SimulationError", "Terminated",
+           "from_native", "problem_text"]
 
 
 class CcbenchError(Exception):
@@ -58,6 +59,25 @@ def problem_text(p: Mapping[str, Any]) -> str:
 
 class SimulationError(CcbenchError):
     """The simulator failed on a scenario it had accepted (a bug in ccbench)."""
+
+
+class ResultError(CcbenchError):
+    """A result or suite directory's file is damaged (``summary.json`` that is
+    not JSON, say); the message names the file."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``timeout``, a batch scheduler, CI) while a command runs: raised
+    like Ctrl-C's KeyboardInterrupt, so that everything a run holds on disk is
+    cleaned up on the way out; the command then exits 143 (128 + SIGTERM)."""
+
+    def __init__(self, signum: int = 15) -> None:
+        super().__init__("terminated")
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 @contextmanager

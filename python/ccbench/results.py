@@ -8,10 +8,10 @@ A result directory holds::
     timeseries.png      throughput, RTT and queue-delay plot (unless disabled)
 
 It is written atomically: everything goes into ``<dir>.tmp-<pid>`` beside the
-target, ``summary.json`` last, and the temporary directory is renamed into
-place. A directory without ``summary.json`` is therefore never a finished
-result, and an existing result directory is replaced only once the new one is
-complete.
+target (or into the run's work directory, :func:`ccbench.files.work_dir`),
+``summary.json`` last, and the temporary directory is renamed into place. A
+directory without ``summary.json`` is therefore never a finished result, and
+an existing result directory is replaced only once the new one is complete.
 
 Parquet tables
 --------------
@@ -107,13 +107,11 @@ The core may add columns or tables; readers should select the columns they use.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
 import shutil
-import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,6 +128,8 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA", "Result", "Tables", "load", "read_summary"]
 
 SCENARIO_FILE = "scenario.toml"
+#: In a run's work directory: the result being written, and a previous one set aside while it is replaced.
+NEW_DIR, OLD_DIR = "result", "old"
 SUMMARY_FILE = "summary.json"
 PLOT_FILE = "timeseries.png"
 #: The per-run plots of :mod:`ccbench.plot` a run directory may hold, each as ``<name>.png``.
@@ -287,7 +287,7 @@ class Result:
     def __init__(self, summary_json: str, scenario_toml: str, tables: Mapping[str, pl.DataFrame],
                  files: Mapping[str, Path] | None = None) -> None:
         self.summary_json = summary_json
-        self.summary: dict[str, Any] = json.loads(summary_json)
+        self.summary: dict[str, Any] = parse_summary(summary_json, SUMMARY_FILE)
         self.scenario_toml = scenario_toml
         self.tables = Tables(tables, files)
 
@@ -351,11 +351,16 @@ class Result:
         return fig
 
     def save(self, directory: str | os.PathLike[str], *, plot: bool = True,
-             figures: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
+             figures: Mapping[str, Mapping[str, Any]] | None = None,
+             extra: Callable[[Path], None] | None = None, work: Path | None = None) -> Path:
         """Write the result directory atomically (see the module docs) and return its path.
 
         ``figures`` adds other plots of :mod:`ccbench.plot` as ``<name>.png``,
         each with its options, e.g. ``{"delivery_with_rtt": {"rtt": (20, 70)}}``.
+        ``extra(dir)`` writes more files into the directory before it is
+        complete (pcaps): if it fails, nothing is written. ``work``: a
+        directory beside the target (:func:`ccbench.files.work_dir`) to
+        write in, instead of ``<dir>.tmp-<pid>``.
 
         An existing result directory is replaced; any other existing path is
         refused with FileExistsError so no user data is deleted.
@@ -364,7 +369,7 @@ class Result:
         if target.exists() and not _replaceable(target):
             raise FileExistsError(errno.EEXIST, "exists and is not a ccbench result directory", str(target))
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+        tmp = work / NEW_DIR if work is not None else target.with_name(f"{target.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         try:
             tmp.mkdir()
@@ -378,23 +383,14 @@ class Result:
 
                 for name, options in figures.items():
                     write_figure(getattr(plots, name)(self, **options), tmp / f"{name}.png", dpi=110)
+            if extra is not None:
+                extra(tmp)
             (tmp / SUMMARY_FILE).write_text(self.summary_json, encoding="utf-8")  # last: marks completion
-            _replace_dir(tmp, target)
+            _replace_dir(tmp, target, None if work is None else work / OLD_DIR)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return target
-
-
-@contextlib.contextmanager
-def spill_beside(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """A temporary directory beside ``target`` for ``ccbench.run(spill_dir=…)``,
-    removed on exit (same file system, so nothing is copied across disks)."""
-    parent = Path(target).parent
-    parent.mkdir(parents=True, exist_ok=True)
-    # ".tmp-" in the name: a sweep resumed after a kill clears it with its other temporaries.
-    with tempfile.TemporaryDirectory(dir=parent, prefix=f".{Path(target).name}.tmp-spill-") as tmp:
-        yield Path(tmp)
 
 
 def result_html(result: Result, *, plot: bool = True) -> str:
@@ -439,9 +435,36 @@ def _html_value(v: Any) -> str:
 
 
 def read_summary(directory: str | os.PathLike[str]) -> dict[str, Any]:
-    """summary.json of a result directory, without loading its tables."""
-    summary: dict[str, Any] = json.loads(_summary_text(Path(directory)))
-    return summary
+    """summary.json of a result directory, without loading its tables.
+
+    A damaged one (not JSON, not an object) raises ResultError naming it."""
+    d = Path(directory)
+    return parse_summary(_summary_text(d), d / SUMMARY_FILE)
+
+
+def parse_summary(text: str, path: str | os.PathLike[str]) -> dict[str, Any]:
+    """summary.json's text as a dict; ResultError naming ``path`` if it is not one."""
+    from ccbench.errors import ResultError
+
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultError(f"{path}: damaged, not a ccbench summary (invalid JSON at line {e.lineno}, "
+                          f"column {e.colno}: {e.msg})") from None
+    except RecursionError:
+        raise ResultError(f"{path}: damaged, not a ccbench summary (nested too deeply)") from None
+    if not isinstance(doc, dict):
+        raise ResultError(f"{path}: damaged, not a ccbench summary (expected a JSON object, got {type(doc).__name__})")
+    for key in ("flows", "links", "probes"):
+        if not isinstance(doc.get(key, []), list) or not all(isinstance(x, dict) for x in doc.get(key, [])):
+            raise ResultError(f"{path}: damaged, not a ccbench summary ({key!r} must be a list of objects)")
+    for key in ("duration_s", "warmup_s"):
+        value = doc.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ResultError(f"{path}: damaged, not a ccbench summary ({key!r} must be a number)")
+    if not isinstance(doc.get("engine", {}), dict):
+        raise ResultError(f"{path}: damaged, not a ccbench summary ('engine' must be an object)")
+    return doc
 
 
 def load(directory: str | os.PathLike[str]) -> Result:
@@ -453,7 +476,12 @@ def load(directory: str | os.PathLike[str]) -> Result:
     d = Path(directory)
     summary = _summary_text(d)
     files = {p.stem: p for p in sorted(d.glob("*.parquet"))}
-    return Result(summary, (d / SCENARIO_FILE).read_text(encoding="utf-8"), {}, files)
+    parse_summary(summary, d / SUMMARY_FILE)  # a damaged one is named
+    return Result(summary, _text(d / SCENARIO_FILE), {}, files)
+
+
+#: Largest summary.json or scenario.toml read back (a 10 000-flow summary is a few MB).
+MAX_RESULT_FILE = 256 << 20
 
 
 def _summary_text(d: Path) -> str:
@@ -462,7 +490,19 @@ def _summary_text(d: Path) -> str:
     path = d / SUMMARY_FILE
     if not path.is_file():
         raise FileNotFoundError(errno.ENOENT, f"not a finished result directory (no {SUMMARY_FILE})", str(d))
-    return path.read_text(encoding="utf-8")
+    return _text(path)
+
+
+def _text(path: Path) -> str:
+    """A file of a result directory as text; ResultError if it is not UTF-8 or too large."""
+    from ccbench.errors import ResultError
+
+    if path.stat().st_size > MAX_RESULT_FILE:
+        raise ResultError(f"{path}: damaged, larger than {MAX_RESULT_FILE >> 20} MiB")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ResultError(f"{path}: damaged, not UTF-8 text (byte {e.start})") from None
 
 
 def _replaceable(path: Path) -> bool:
@@ -470,12 +510,13 @@ def _replaceable(path: Path) -> bool:
     return path.is_dir() and (not any(path.iterdir()) or (path / SUMMARY_FILE).is_file())
 
 
-def _replace_dir(new: Path, target: Path) -> None:
-    """Move ``new`` to ``target``; an old ``target`` is set aside first and removed after."""
+def _replace_dir(new: Path, target: Path, old: Path | None = None) -> None:
+    """Move ``new`` to ``target``; an old ``target`` is set aside first (to ``old``,
+    default ``<target>.old-<pid>``) and removed after."""
     if not target.exists():
         os.replace(new, target)
         return
-    old = target.with_name(f"{target.name}.old-{os.getpid()}")
+    old = old or target.with_name(f"{target.name}.old-{os.getpid()}")
     shutil.rmtree(old, ignore_errors=True)
     os.replace(target, old)
     try:

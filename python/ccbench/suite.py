@@ -620,7 +620,9 @@ def load_suite(source: str | os.PathLike[str], *, read_base: bool = True) -> Sui
             names = ", ".join(n for n, _ in builtin_suites())
             raise SuiteError(f"{source}: no such suite file or built-in suite (built-in: {names})",
                              [{"file": source, "line": None, "col": None, "key": "", "message": "no such suite"}])
-    data = path.read_bytes()  # OSError (no such file) is the caller's to report
+    from ccbench.files import read_input
+
+    data = read_input(path, "suite")  # OSError (no such file, a device, too large) is the caller's to report
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -634,11 +636,13 @@ def load_suite(source: str | os.PathLike[str], *, read_base: bool = True) -> Sui
 
 
 def parse_suite(text: str, file: str = "<suite>", *, path: Path | None = None,
-                read_base: bool = True) -> Suite | SuiteSet:
+                read_base: bool = True, parts: bool = True) -> Suite | SuiteSet:
     """Read and check a suite's text; ``path`` (the file) anchors a relative ``base``.
 
     With ``read_base=False`` the base scenario is not read (enough to render a
-    report from stored results).
+    report from stored results). With ``parts=False`` (a part of a suite of
+    suites) a suite of suites is refused before its own parts are read, so
+    parts that name each other in a loop are an error, not a recursion.
     """
     try:
         data = tomllib.loads(text)
@@ -648,6 +652,9 @@ def parse_suite(text: str, file: str = "<suite>", *, path: Path | None = None,
         raise SuiteError(f"{file}:{line}:{col}: {message}" if line else f"{file}: {message}",
                          [{"file": file, "line": line, "col": col, "key": "", "message": message}]) from None
     reader = _Reader(text, file, path, data)
+    if "parts" in data and not parts:
+        message = "a part must be a suite with axes, not a suite of suites"
+        raise SuiteError(f"{file}: {message}", [{"file": file, "line": None, "col": None, "key": "parts", "message": message}])
     return reader.read_set(read_base) if "parts" in data else reader.read(read_base)
 
 
@@ -782,13 +789,14 @@ class _Reader:
                 continue
             label = _builtin_label(target) or _display_path(target)
             try:
-                part = parse_suite(text, label, path=target, read_base=read_base)
+                part = parse_suite(text, label, path=target, read_base=read_base, parts=False)
             except SuiteError as e:
-                self.problems += e.problems
+                if any(p.get("key") == "parts" and p.get("file") == label for p in e.problems):
+                    self.problem((*at, "suite"), f"{ref}: a part must be a suite with axes, not a suite of suites")
+                else:
+                    self.problems += e.problems
                 continue
-            if not isinstance(part, Suite):
-                self.problem((*at, "suite"), f"{ref}: a part must be a suite with axes, not a suite of suites")
-                continue
+            assert isinstance(part, Suite)
             if "set" in entry:
                 part = replace(part, fixed=part.fixed + self.overrides(self.strings(entry["set"], (*at, "set")),
                                                                         (*at, "set")))
@@ -805,8 +813,10 @@ class _Reader:
 
     def read_file(self, target: Path, at: Key, what: str) -> str | None:
         """A file this suite names (its base scenario, a part), or None with the problem recorded at ``at``."""
+        from ccbench.files import read_input
+
         try:
-            return target.read_text(encoding="utf-8")
+            return read_input(target, what).decode("utf-8")
         except (OSError, UnicodeDecodeError) as e:
             reason = "no such file" if isinstance(e, FileNotFoundError) else getattr(e, "strerror", None) or str(e)
             self.problem(at, f"cannot read {what} {str(target)!r}: {reason}")
@@ -856,7 +866,17 @@ class _Reader:
             anchor = self.path.parent if self.path is not None else Path()
             target = anchor / base
             text = self.read_file(target, ("base",), "scenario")
-            return (text, _display_path(target)) if text is not None else (None, None)
+            if text is None:
+                return None, None
+            shown = _display_path(target)
+            try:
+                tomllib.loads(text)
+            except tomllib.TOMLDecodeError as e:  # every run would fail on it: refuse the suite
+                line, col = _toml_error_position(str(e))
+                message = "not a TOML scenario: " + re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
+                self.problems.append({"file": shown, "line": line, "col": col, "key": "", "message": message})
+                return None, None
+            return text, shown
         if isinstance(base, dict):
             return (_inline_base(self.text, base), self.file) if read_base else (None, None)
         self.problem(("base",), f"expected a scenario file name or a [base] table, got {_show(base)}")

@@ -74,11 +74,12 @@ from pathlib import Path
 from typing import Any
 
 import ccbench
-from ccbench.errors import CcbenchError, SimulationError
+from ccbench.errors import CcbenchError, SimulationError, Terminated
+from ccbench.files import check_free_space, work_dir
 from ccbench.png import write_figure
-from ccbench.results import SUMMARY_FILE, _replace_dir, _replaceable, spill_beside
+from ccbench.results import OLD_DIR, SUMMARY_FILE, _replace_dir, _replaceable
 from ccbench.suite import PlannedRun, Suite, SuiteSet, load_suite, value_key
-from ccbench.workers import cores, mp_context, worker_init
+from ccbench.workers import cores, mp_context, run_scope, worker_init
 
 __all__ = ["MANIFEST", "RunRecord", "SweepInterrupted", "SweepResult", "execute", "read_manifest", "run_suite"]
 
@@ -170,15 +171,17 @@ def execute(task: Task) -> Outcome:
     t0 = time.perf_counter()
     files = None
     try:
-        if task.get("dir"):
-            with spill_beside(task["dir"]) as spill:
-                result = ccbench.run(task["scenario"], spill_dir=spill)
-                result.save(task["dir"], plot=task.get("plot", True), figures=task.get("figures"))
-        else:
-            with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
-                result = ccbench.run(task["scenario"], spill_dir=tmp)
-                saved = result.save(Path(tmp) / "run", plot=task.get("plot", True), figures=task.get("figures"))
-                files = {p.name: p.read_bytes() for p in sorted(saved.iterdir()) if p.is_file()}
+        with run_scope():
+            if task.get("dir"):
+                check_free_space(task["dir"], ccbench.api.estimate(task["scenario"], streamed=True)["disk"])
+                with work_dir(task["dir"]) as work:
+                    result = ccbench.run(task["scenario"], spill_dir=work)
+                    result.save(task["dir"], plot=task.get("plot", True), figures=task.get("figures"), work=work)
+            else:
+                with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
+                    result = ccbench.run(task["scenario"], spill_dir=tmp)
+                    saved = result.save(Path(tmp) / "run", plot=task.get("plot", True), figures=task.get("figures"))
+                    files = {p.name: p.read_bytes() for p in sorted(saved.iterdir()) if p.is_file()}
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # a run's failure of any kind is recorded, not raised
@@ -399,7 +402,12 @@ def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous:
 def _tidy(runs_dir: Path) -> None:
     """Clear what a killed sweep left: temporary run directories, and put back a result set aside mid-replace."""
     for p in runs_dir.iterdir():
-        if ".tmp-" in p.name and p.is_dir():
+        if ".tmp-spill-" in p.name and p.is_dir():  # a run's work directory (ccbench.files.work_dir)
+            target = runs_dir / p.name[1:].split(".tmp-spill-")[0]
+            if not target.exists() and (p / OLD_DIR / SUMMARY_FILE).is_file():
+                os.replace(p / OLD_DIR, target)
+            shutil.rmtree(p, ignore_errors=True)
+        elif ".tmp-" in p.name and p.is_dir():
             shutil.rmtree(p, ignore_errors=True)
         elif ".old-" in p.name and p.is_dir():
             target = runs_dir / p.name.split(".old-")[0]
@@ -622,8 +630,11 @@ def _run_processes(tasks: Sequence[Task], jobs: int, on_done: OnDone, on_stoppin
         try:
             try:
                 _pump(pool, queue, inflight, jobs, on_done)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as e:
                 on_stopping(len(inflight))
+                if isinstance(e, Terminated):  # no time to let runs finish: they remove their files and exit
+                    _terminate(pool)
+                    return True
                 try:
                     queue.clear()
                     _pump(pool, queue, inflight, jobs, on_done)

@@ -18,9 +18,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["cores", "in_workers", "mp_context", "start_early", "worker_init"]
+__all__ = ["cores", "in_workers", "mp_context", "run_scope", "start_early", "worker_init"]
 
 #: What the forkserver imports before it forks any worker.
 PRELOAD = ["ccbench.sweep", "ccbench.plot", "ccbench.plot_suite", "ccbench.report"]
@@ -79,7 +80,43 @@ def in_workers(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> Ite
 
 def worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    signal.signal(signal.SIGTERM, _on_sigterm)
     threading.Thread(target=_exit_with, args=(parent,), daemon=True, name="ccbench-exit-with-parent").start()
+
+
+#: A run is in progress in this worker (:func:`run_scope`).
+_in_run = False
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM in a worker (sent to the whole process group by ``timeout``, a
+    scheduler, or by the sweep abandoning its runs): a run in progress is
+    stopped as by Ctrl-C, so it removes its files, then the worker exits; an
+    idle worker exits at once."""
+    if _in_run:
+        from ccbench.errors import Terminated
+
+        raise Terminated(signum)
+    os._exit(128 + signum)
+
+
+@contextmanager
+def run_scope() -> Iterator[None]:
+    """One run in a worker: SIGTERM stops it cleanly (its ``with`` blocks remove
+    what it wrote), and the worker exits once it is out; in the main process,
+    the exception goes on to the caller."""
+    global _in_run
+    from ccbench.errors import Terminated
+
+    _in_run = True
+    try:
+        yield
+    except Terminated as e:
+        if signal.getsignal(signal.SIGTERM) is _on_sigterm:  # a pool worker
+            os._exit(e.exit_code)
+        raise
+    finally:
+        _in_run = False
 
 
 def _exit_with(parent: int) -> None:
