@@ -3,10 +3,11 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
-# What the tests need beyond PYDEPS: flent itself, for the flent-compatibility check (tests/flent_check.py).
-TESTDEPS := flent==2.3.0
+# What the tests need beyond PYDEPS: flent itself, for the flent-compatibility check (tests/flent_check.py);
+# Hypothesis, for the command line's fuzz properties (tests/test_fuzz_cli.py; pinned: fixed examples in make test).
+TESTDEPS := flent==2.3.0 hypothesis==6.170.17
 
-.PHONY: help setup build run test test-rust test-py test-tools test-emu bench bench-ns3 mutants clean
+.PHONY: help setup build run test test-rust test-py test-tools test-emu bench bench-ns3 fuzz mutants clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -29,8 +30,8 @@ run: build  ## run the default suite (SCReAM test record, Test 2) and write its 
 
 test: test-rust test-emu test-py  ## every Rust and Python test (test-emu needs root)
 
-test-rust:  ## Rust unit, property and fidelity tests
-	cargo test -p ccbench-core
+test-rust:  ## Rust unit, property and fidelity tests, and 2000 fixed fuzz inputs
+	cargo test -p ccbench-core -p ccbench-fuzz
 
 $(VENV)/.test-deps: $(VENV)/.deps Makefile
 	$(PIP) install -q $(TESTDEPS)
@@ -59,6 +60,13 @@ bench: build  ## canonical benchmark scenarios (the optimized build); see bench/
 
 bench-ns3:  ## ns-3 3.44 vs ccbench on S1-S4 (not in `make test`; REPS=3, QUICK=1 for simulated time / 10)
 	python3 bench/ns3_bench.py
+
+# FUZZ_SECONDS for each part; FUZZ_SEED picks the inputs (a new campaign each time by default).
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= $(shell date +%s)
+fuzz: build $(VENV)/.test-deps  ## fuzz for FUZZ_SECONDS each: scenarios through reader and simulator, then the command line
+	cargo run --release -q -p ccbench-fuzz -- --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --out target/fuzz
+	$(PY) tools/fuzz_cli.py $(FUZZ_SECONDS)
 
 # One file at a time keeps a run short:
 #   make mutants MUTANTS="-f crates/ccbench-core/src/tcp/sender.rs -- --lib"

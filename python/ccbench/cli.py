@@ -238,7 +238,12 @@ def show(result_dir: Path) -> None:
     from ccbench.sweep import MANIFEST
 
     if (result_dir / MANIFEST).is_file() and not (result_dir / "summary.json").is_file():
-        print_suite(_console(), result_dir)
+        try:
+            print_suite(_console(), result_dir)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:  # a hand-edited suite.json or summary
+            from ccbench.errors import ResultError
+
+            raise ResultError(f"{result_dir}: damaged, not a complete ccbench suite directory ({e!r})") from None
         return
     if result_dir.is_dir() and not (result_dir / "summary.json").is_file():
         inside = sorted(p.name for p in result_dir.iterdir()

@@ -503,8 +503,19 @@ def read_manifest(suite_dir: str | os.PathLike[str]) -> Manifest:
     path = Path(suite_dir) / MANIFEST
     if not path.is_file():
         raise FileNotFoundError(2, f"not a suite result directory (no {MANIFEST})", str(suite_dir))
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return Manifest(data, [RunRecord.from_json(r) for r in data.get("runs", [])])
+    from ccbench.errors import ResultError
+
+    damaged = f"{path}: damaged, not a ccbench suite manifest"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise ResultError(f"{damaged} ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("runs", []), list):
+        raise ResultError(f"{damaged} (expected an object with a list of runs)")
+    try:
+        return Manifest(data, [RunRecord.from_json(r) for r in data.get("runs", [])])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ResultError(f"{damaged} (a run: {e!r})") from None
 
 
 def write_atomic(path: Path, text: str) -> None:
