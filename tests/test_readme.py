@@ -6,7 +6,7 @@ as a new user would after a fresh clone — with short durations (``--set
 duration=...``) so the whole walk takes seconds. ``make run`` is run as the
 suite command its Makefile recipe holds. Left out, each for its reason:
 
-- ``make test`` (this test is part of it), ``make help``/``bench``/``clean``;
+- ``make test`` (this test is part of it), ``make help``/``bench``/``fuzz``/``clean``;
 - ``pip install``/``maturin build`` (would reinstall the package under test);
 - a Dask scheduler address (``--dask tcp://...``) becomes ``--dask local``.
 

@@ -45,7 +45,7 @@ const LIMIT: i64 = 64 << 20;
 /// stop over the limit with at most twice the limit allocated at any time.
 /// Allocated counts the capacity containers reserve: a doubling vector's
 /// untouched half is allocated but not resident, so resident memory stays
-/// within a few percent of the limit (bench/RESULTS.md); before, these runs
+/// within a few percent of the limit (README, "Resource guards"); before, these runs
 /// allocated 4 to 100 times the limit.
 #[track_caller]
 fn stops_within_the_limit(what: &str, text: &str) {
