@@ -76,6 +76,8 @@ def work_dir(target: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(target)
     created = _make_parents(target)
+    path: Path | None = None
+    fd: int | None = None
     try:
         clear_dead(target)
         try:
@@ -83,17 +85,21 @@ def work_dir(target: str | os.PathLike[str]) -> Iterator[Path]:
         except OSError as e:
             raise OSError(e.errno, f"cannot write a result here: {_lower(e.strerror or str(e))}", str(target)) from None
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield path
-        finally:
-            shutil.rmtree(path, ignore_errors=True)
-            os.close(fd)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield path
     except BaseException:
+        if path is not None:  # removed before the parents it may be in
+            shutil.rmtree(path, ignore_errors=True)
+            path = None
         for d in reversed(created):
             with contextlib.suppress(OSError):
                 d.rmdir()  # only if still empty
         raise
+    finally:
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+        if fd is not None:
+            os.close(fd)
 
 
 def clear_dead(target: Path) -> None:
