@@ -305,7 +305,8 @@ def _emu_binary() -> str:
               "as sent (nanosecond pcap).")
 @click.option("--pcap-link", "pcap_links", multiple=True, metavar="LINK",
               help="Write OUT/LINK.pcap: every frame as LINK starts sending it, with the ECN and DSCP it "
-              "carries then, stamped with its departure time (repeatable).")
+              "carries then, stamped with its departure time (repeatable; an id that is not a plain name has "
+              "its other characters written %XX in the file name).")
 @click.argument("command", nargs=-1, required=False, type=click.UNPROCESSED)
 def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers: Sequence[str],
             flow_cmds: Sequence[str], no_rt: bool, pcap: bool, pcap_links: Sequence[str],
