@@ -664,8 +664,9 @@ impl Sim {
 
     /// An estimate of the heap the run holds: the built links and flows,
     /// recorded metrics, packets held by links, pending events, TCP
-    /// scoreboards and media RTP queues. Lengths times element sizes; grows
-    /// with the run, so it is what the memory limit bounds.
+    /// scoreboards, media RTP queues and SCReAM's records of packets in
+    /// flight. Lengths (ring buffers: capacities) times element sizes;
+    /// grows with the run, so it is what the memory limit bounds.
     pub fn memory_bytes(&self) -> u64 {
         let held: u64 = self.links.iter().map(Link::held_bytes).sum();
         let events = self.q.len() as u64 * 24;
