@@ -16,6 +16,10 @@
 //! what that check cannot see). Every legitimate event at one instant moves
 //! a packet that exists or wakes a component, so their number is bounded
 //! by what the memory limit lets the run hold: [`Guard::stall_events`].
+//! And a run whose clock advances but whose events outrun the estimate (a
+//! sender retransmitting into a full queue millions of times a second)
+//! stops at `limits.events`, the bound the estimate is held to: no run
+//! goes on without end.
 
 use std::mem::size_of;
 
@@ -32,6 +36,8 @@ pub enum Stop {
     Memory(String),
     /// Over `limits.disk`.
     Disk(String),
+    /// Over `limits.events`.
+    Events(String),
     /// Simulated time stopped advancing.
     Stall(String),
 }
@@ -42,12 +48,13 @@ impl Stop {
         match self {
             Stop::Memory(_) => "limits.memory",
             Stop::Disk(_) => "limits.disk",
+            Stop::Events(_) => "limits.events",
             Stop::Stall(_) => "",
         }
     }
     pub fn message(&self) -> &str {
         match self {
-            Stop::Memory(m) | Stop::Disk(m) | Stop::Stall(m) => m,
+            Stop::Memory(m) | Stop::Disk(m) | Stop::Events(m) | Stop::Stall(m) => m,
         }
     }
 }
@@ -58,6 +65,8 @@ pub struct Guard {
     /// Bytes of tables the run may write (`limits.disk`), counted as handed
     /// to the writer, before compression.
     pub disk_limit: u64,
+    /// Events the run may take (`limits.events`).
+    pub events_limit: u64,
     /// Heap of the built links and flows before any packet (their queues'
     /// reserved room, per-flow state): see [`crate::scenario::limits::state_bytes`].
     pub static_bytes: u64,
@@ -84,6 +93,7 @@ impl Default for Guard {
         Guard {
             memory_limit: u64::MAX,
             disk_limit: u64::MAX,
+            events_limit: u64::MAX,
             static_bytes: 0,
             budget: 0,
             arrival_bytes: 2 * PACKET_BYTES as i64 + 64 + 25,
@@ -144,6 +154,19 @@ impl Guard {
         (self.memory_limit / PACKET_BYTES).saturating_mul(8).max(1 << 20)
     }
 
+    /// `total` events taken by `now_s`: false (and stopped) past `limits.events`.
+    pub fn events(&mut self, total: u64, now_s: f64) -> bool {
+        if total > self.events_limit && self.stop.is_none() {
+            self.stop = Some(Stop::Events(format!(
+                "stopped at {now_s:.3} s of simulated time: the run has taken {total} events, more than limits.events = {} \
+                 (more than estimated: a path without a rate, or a sender retransmitting into a full queue, can take \
+                 far more); raise limits.events to let it finish",
+                self.events_limit
+            )));
+        }
+        self.stop.is_none()
+    }
+
     /// Called every `events` events with the simulated time (ns): stops the
     /// run when the clock has not moved for more than [`stall_events`](Self::stall_events).
     pub fn progress(&mut self, now_ns: u64, events: u64) -> bool {
@@ -190,6 +213,14 @@ mod tests {
         assert!(g.written(10 << 20, 1.0));
         assert!(!g.written((10 << 20) + 1, 1.5));
         assert_eq!(g.stop.as_ref().map(Stop::key), Some("limits.disk"));
+    }
+
+    #[test]
+    fn events_stop_past_the_limit() {
+        let mut g = Guard { events_limit: 1000, ..Default::default() };
+        assert!(g.events(1000, 1.0) && !g.events(1001, 1.0));
+        assert_eq!(g.stop.as_ref().map(Stop::key), Some("limits.events"));
+        assert!(g.stop.as_ref().unwrap().message().contains("taken 1001 events, more than limits.events = 1000"));
     }
 
     #[test]

@@ -207,7 +207,8 @@ impl Sim {
                         return false;
                     }
                 }
-                if !self.memory_ok() || !self.guard.progress(self.now.0, 65536) || tick(self.now) {
+                let (events, now_s) = (self.events(), self.now.as_secs_f64());
+                if !self.memory_ok() || !self.guard.events(events, now_s) || !self.guard.progress(self.now.0, 65536) || tick(self.now) {
                     return false;
                 }
             }

@@ -132,6 +132,23 @@ reverse = ["r"]
     assert!(sim.now < SimTime::ZERO + Dur::from_secs(20));
 }
 
+/// A run whose events outrun its estimate (the fuzzer's: a Prague flow with
+/// a 65535-segment window behind a Cake shaper retransmitted 67 million
+/// times in 5 s, 360 times the estimate) stops at `limits.events`, the bound
+/// the estimate is held to, so no run goes on without end.
+#[test]
+fn a_run_stops_at_its_events_limit() {
+    let text = "duration = \"10s\"\n[[links]]\nid = \"a\"\nrate = \"100Mbit\"\ndelay = \"5ms\"\n[[flows]]\nid = \"f\"\npath = [\"a\"]\n";
+    let p = scenario::parse(text, "t.toml", &[]).unwrap();
+    let mut sim = scenario::build::build(&p.scenario);
+    assert_eq!(sim.guard.events_limit, limits::DEFAULT_EVENTS);
+    sim.guard.events_limit = 100_000;
+    assert!(!sim.run_until_tick(SimTime::ZERO + Dur::from_secs(10), &mut |_| false));
+    let Some(Stop::Events(m)) = &sim.guard.stop else { panic!("{:?}", sim.guard.stop) };
+    assert!(m.contains("more than limits.events = 100000") && m.contains("raise limits.events"), "{m}");
+    assert!((100_000..100_000 + 65_536).contains(&sim.events()), "{}", sim.events());
+}
+
 /// 200 000 `[[links]]` passed `validate` and aborted when built: the
 /// estimate counts what links and flows hold before any packet moves.
 #[test]

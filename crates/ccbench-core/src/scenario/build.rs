@@ -166,6 +166,7 @@ pub fn build(s: &Scenario) -> Sim {
     let g = &mut sim.guard;
     g.memory_limit = s.limits.memory.0;
     g.disk_limit = s.limits.disk.0;
+    g.events_limit = s.limits.events;
     g.static_bytes = super::limits::state_bytes(s);
     if !s.metrics.capture.is_empty() {
         g.arrival_bytes += crate::metrics::ROW_BYTES[6] as i64;
