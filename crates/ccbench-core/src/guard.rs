@@ -154,13 +154,14 @@ impl Guard {
         (self.memory_limit / PACKET_BYTES).saturating_mul(8).max(1 << 20)
     }
 
-    /// `total` events taken by `now_s`: false (and stopped) past `limits.events`.
+    /// `total` events and packet arrivals by `now_s`: false (and stopped)
+    /// past `limits.events`.
     pub fn events(&mut self, total: u64, now_s: f64) -> bool {
         if total > self.events_limit && self.stop.is_none() {
             self.stop = Some(Stop::Events(format!(
-                "stopped at {now_s:.3} s of simulated time: the run has taken {total} events, more than limits.events = {} \
-                 (more than estimated: a path without a rate, or a sender retransmitting into a full queue, can take \
-                 far more); raise limits.events to let it finish",
+                "stopped at {now_s:.3} s of simulated time: the run has taken {total} events and packet arrivals, more than \
+                 limits.events = {} (more than estimated: a path without a rate, or a sender retransmitting into a full \
+                 queue, can take far more); raise limits.events to let it finish",
                 self.events_limit
             )));
         }
@@ -220,7 +221,7 @@ mod tests {
         let mut g = Guard { events_limit: 1000, ..Default::default() };
         assert!(g.events(1000, 1.0) && !g.events(1001, 1.0));
         assert_eq!(g.stop.as_ref().map(Stop::key), Some("limits.events"));
-        assert!(g.stop.as_ref().unwrap().message().contains("taken 1001 events, more than limits.events = 1000"));
+        assert!(g.stop.as_ref().unwrap().message().contains("taken 1001 events and packet arrivals, more than limits.events = 1000"));
     }
 
     #[test]

@@ -207,8 +207,7 @@ impl Sim {
                         return false;
                     }
                 }
-                let (events, now_s) = (self.events(), self.now.as_secs_f64());
-                if !self.memory_ok() || !self.guard.events(events, now_s) || !self.guard.progress(self.now.0, 65536) || tick(self.now) {
+                if !self.memory_ok() || !self.guard.progress(self.now.0, 65536) || tick(self.now) {
                     return false;
                 }
             }
@@ -685,11 +684,14 @@ impl Sim {
         self.guard.static_bytes + self.metrics.heap_bytes() + held + events + flows + scratch
     }
 
-    /// Count the memory the run holds (see [`crate::guard`]): false, with
-    /// the run stopped, when it is over the limit.
+    /// Count the memory the run holds and the work it has done (see
+    /// [`crate::guard`]): false, with the run stopped, when either is over
+    /// its limit. Work is events and packet arrivals at links, as the
+    /// estimate counts them (a burst of arrivals in one event is work too).
     fn memory_ok(&mut self) -> bool {
-        let used = self.memory_bytes();
-        self.guard.counted(used, self.now.as_secs_f64())
+        let (used, now_s) = (self.memory_bytes(), self.now.as_secs_f64());
+        let work = self.events() + self.links.iter().map(|l| l.arrivals).sum::<u64>();
+        self.guard.counted(used, now_s) && self.guard.events(work, now_s)
     }
 
     pub fn conservation(&self) -> Conservation {

@@ -147,6 +147,16 @@ fn a_run_stops_at_its_events_limit() {
     let Some(Stop::Events(m)) = &sim.guard.stop else { panic!("{:?}", sim.guard.stop) };
     assert!(m.contains("more than limits.events = 100000") && m.contains("raise limits.events"), "{m}");
     assert!((100_000..100_000 + 65_536).contains(&sim.events()), "{}", sim.events());
+    // Packets a single event sends count too: five 65535-segment initial
+    // windows are 327 675 arrivals in five events.
+    let burst = "duration = \"1s\"\n[limits]\nmemory = \"256mb\"\n[[links]]\nid = \"a\"\nrate = \"1Gbit\"\ndelay = \"10ms\"\n\
+                 [[flows]]\nid = \"f\"\ncount = 5\npath = [\"a\"]\ntcp = { init_cwnd = 65535, tso = false, wmem_default = \"1gb\", wmem_max = \"1gb\", rmem_default = \"1gb\", rmem_max = \"1gb\" }\n";
+    let p = scenario::parse(burst, "t.toml", &[]).unwrap();
+    let mut sim = scenario::build::build(&p.scenario);
+    sim.guard.events_limit = 100_000;
+    assert!(!sim.run_until_tick(SimTime::ZERO + Dur::from_secs(1), &mut |_| false));
+    assert!(matches!(sim.guard.stop, Some(Stop::Events(_))), "{:?}", sim.guard.stop);
+    assert!(sim.events() < 100_000, "{} events", sim.events());
 }
 
 /// 200 000 `[[links]]` passed `validate` and aborted when built: the
