@@ -92,6 +92,9 @@ fn run<'py>(
     let mut last = t0;
     let mut files = spill_dir.as_deref().map(SpillFiles::new);
     let mut spill_err: Option<String> = None;
+    // The exception that stopped the run (Ctrl-C's KeyboardInterrupt, or what a
+    // signal handler raised, such as the CLI's on SIGTERM), raised again after.
+    let mut stopped_by: Option<PyErr> = None;
     // Time spent waiting for the writer during the run, left out of the engine's wall time.
     let mut writing = std::time::Duration::ZERO;
     let res = py.detach(|| {
@@ -119,12 +122,19 @@ fn run<'py>(
                             // handled while it ran (its KeyboardInterrupt) must.
                             if let Err(e) = cb.call1(py, (now_s, end_s)) {
                                 if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                                    stopped_by = Some(e);
                                     return true;
                                 }
                             }
                         }
                     }
-                    py.check_signals().is_err()
+                    match py.check_signals() {
+                        Ok(()) => false,
+                        Err(e) => {
+                            stopped_by = Some(e);
+                            true
+                        }
+                    }
                 })
             }, spill_to)
         }))
@@ -142,7 +152,7 @@ fn run<'py>(
             return Err(SimulationError::new_err(format!("{file}: simulator failure: {msg}")));
         }
         Ok(Err(e)) => return Err(scenario_err(py, &e)),
-        Ok(Ok(None)) => return Err(PyKeyboardInterrupt::new_err("simulation interrupted")),
+        Ok(Ok(None)) => return Err(stopped_by.unwrap_or_else(|| PyKeyboardInterrupt::new_err("simulation interrupted"))),
         Ok(Ok(Some(out))) => out,
     };
     let mut summary = out.summary;
@@ -192,6 +202,30 @@ fn validate(py: Python<'_>, text: &str, path: Option<&str>, overrides: Vec<Strin
     }
 }
 
+/// The scenario's estimated cost: {"memory", "disk", "events", "packets",
+/// "state"} (bytes, bytes, count, count, bytes), as the limits check it.
+/// `streamed`: for a run whose tables go to disk (`memory` leaves them out).
+#[pyfunction]
+#[pyo3(signature = (text, path=None, overrides=Vec::new(), streamed=false))]
+fn estimate<'py>(py: Python<'py>, text: &str, path: Option<&str>, overrides: Vec<String>, streamed: bool) -> PyResult<Bound<'py, PyDict>> {
+    let p = ccbench_core::scenario::parse_opts(text, path.unwrap_or("<string>"), &overrides, streamed).map_err(|e| scenario_err(py, &e))?;
+    let c = ccbench_core::scenario::limits::estimate(&p.scenario);
+    let d = PyDict::new(py);
+    d.set_item("memory", if streamed { c.memory_streamed } else { c.memory })?;
+    d.set_item("disk", c.disk)?;
+    d.set_item("events", c.events)?;
+    d.set_item("packets", c.packets)?;
+    d.set_item("state", c.state)?;
+    Ok(d)
+}
+
+/// A file name (without extension) for an id: the id itself when it is
+/// plain, else with every other byte written %XX (see the core's `file_name`).
+#[pyfunction]
+fn file_name(id: &str) -> String {
+    ccbench_core::scenario::file_name(id)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -203,6 +237,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(file_name, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     Ok(())
