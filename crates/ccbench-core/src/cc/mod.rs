@@ -457,4 +457,15 @@ mod tests {
         assert_eq!(t.cwnd, 11);
         assert_eq!(t.cwnd_cnt, 0);
     }
+
+    /// TCP_CONG_NEEDS_ECN is in the flags of tcp_dctcp.c and tcp_prague.c
+    /// only; the SCE modules and the classic algorithms follow tcp_ecn.
+    #[test]
+    fn only_dctcp_and_prague_need_ecn() {
+        use CcKind::*;
+        for kind in [Reno, Cubic, Dctcp, Prague, Bbr, RenoSce, CubicSce, DctcpSce] {
+            let cc = CcConfig::default_for(kind).build();
+            assert_eq!(cc.needs_ecn(), matches!(kind, Dctcp | Prague), "{kind:?}");
+        }
+    }
 }
