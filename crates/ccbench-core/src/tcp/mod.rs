@@ -164,3 +164,32 @@ pub fn ack_wire_size(nsack: u8) -> u32 {
         base + 4 + 8 * u32::from(nsack)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SimRng;
+
+    /// Noise is on when either part is: jitter alone, or stalls alone.
+    #[test]
+    fn host_noise_is_on_when_either_part_is() {
+        let n = |jitter: u64, stall_prob: f64| HostNoise { jitter: Dur::from_micros(jitter), stall_prob, stall: Dur::from_micros(2500) };
+        assert!(!n(0, 0.0).is_on());
+        assert!(n(1, 0.0).is_on());
+        assert!(n(0, 0.001).is_on());
+        assert!(TcpConfig::default().host_noise().is_on());
+    }
+
+    /// Draws lie in 0..jitter, stalls in jitter..stall, at the stated rate.
+    #[test]
+    fn host_noise_draws_jitter_and_stalls_in_their_ranges() {
+        let noise = HostNoise { jitter: Dur::from_micros(50), stall_prob: 0.1, stall: Dur::from_micros(2500) };
+        let mut rng = SimRng::for_component(7, "noise");
+        let draws: Vec<Dur> = (0..20_000).map(|_| noise.draw(&mut rng)).collect();
+        assert!(draws.iter().all(|d| *d <= noise.stall));
+        let stalls = draws.iter().filter(|d| **d > noise.jitter).count() as f64 / draws.len() as f64;
+        assert!((stalls - 0.1).abs() < 0.01, "stall fraction {stalls}");
+        let long = draws.iter().filter(|d| **d > Dur::from_micros(1300)).count() as f64 / draws.len() as f64;
+        assert!((long - 0.05).abs() < 0.01, "stalls are uniform over jitter..stall: {long}");
+    }
+}
