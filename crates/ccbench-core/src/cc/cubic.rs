@@ -92,6 +92,7 @@ impl CubicConfig {
             s: State::default(),
             hy: HyStart::new(SimTime::ZERO, 0),
             loss_cwnd: 0,
+            sce_mss: None,
         }
     }
 }
@@ -114,8 +115,9 @@ struct State {
     delay_min: Dur,
     /// Start of the congestion-avoidance epoch.
     epoch_start: Option<SimTime>,
-    /// ACKed segments not yet credited to `w_est`.
-    ack_cnt: u32,
+    /// ACKed segments not yet credited to `w_est`; for cubic-sce bytes
+    /// of its `mss` per segment, less its SCE debits (may go negative).
+    ack_cnt: i64,
     /// W_est (RFC 9438 §4.3, `tcp_cwnd`).
     w_est: u32,
     /// HyStart already ended slow start.
@@ -160,6 +162,10 @@ pub struct Cubic {
     hy: HyStart,
     /// cwnd when `ssthresh()` last ran, for undo.
     loss_cwnd: u32,
+    /// cubic-sce's `ca->mss` (its SCE handler sets it on every ACK):
+    /// `ack_cnt` then counts `mss` bytes per ACKed segment, as
+    /// tcp_cubic_sce.c does; `None` is mainline's count of segments.
+    sce_mss: Option<u32>,
 }
 
 /// ⌊∛a⌋, exact. The f64 root is within one of the true one for every u128
@@ -182,7 +188,9 @@ impl Cubic {
     fn update(&mut self, cwnd: u32, acked: u32, now: SimTime) {
         let s = &mut self.s;
         let jiffies = now.0 / JIFFY_NS;
-        s.ack_cnt = s.ack_cnt.saturating_add(acked);
+        // tcp_cubic_sce.c adds acked·mss in bictcp_cong_avoid, just before.
+        let unit = i64::from(self.sce_mss.unwrap_or(1));
+        s.ack_cnt += i64::from(acked) * unit;
         if s.last_cwnd == cwnd && jiffies.saturating_sub(s.last_time) <= HZ_DIV_32 {
             return;
         }
@@ -192,7 +200,8 @@ impl Cubic {
             s.last_time = jiffies;
             if s.epoch_start.is_none() {
                 s.epoch_start = Some(now);
-                s.ack_cnt = acked;
+                // tcp_cubic_sce.c starts the count at 0, mainline at acked.
+                s.ack_cnt = if self.sce_mss.is_some() { 0 } else { i64::from(acked) };
                 s.w_est = cwnd;
                 //= RFC 9438 §4.2: K = cubic_root((W_max - cwnd_epoch)/C)
                 (s.k, s.origin) = if s.w_max <= cwnd {
@@ -231,11 +240,15 @@ impl Cubic {
         //= RFC 9438 §4.3: W_est += alpha_cubic * segments_acked / cwnd
         // Linux: +1 per cwnd·beta_scale/8 ACKed (cwnd·15/8 for β = 717).
         if self.cfg.tcp_friendliness {
-            let delta = ((u64::from(cwnd) * self.beta_scale) >> 3).max(1);
-            let acks = u64::from(s.ack_cnt);
-            if acks > delta {
-                let n = acks / delta;
-                s.ack_cnt = (acks - n * delta) as u32;
+            // tcp_cubic_sce.c: scale = beta_scale·mss, delta = cwnd·scale/8.
+            let delta = match self.sce_mss {
+                None => (i64::from(cwnd) * self.beta_scale as i64) >> 3,
+                Some(mss) => i64::from(cwnd) * self.beta_scale as i64 * i64::from(mss) / 8,
+            }
+            .max(1);
+            if s.ack_cnt > delta {
+                let n = s.ack_cnt / delta;
+                s.ack_cnt -= n * delta;
                 s.w_est = s.w_est.saturating_add(n as u32);
             }
             if s.w_est > cwnd {
@@ -296,6 +309,113 @@ impl Cubic {
                 }
             }
         }
+    }
+}
+
+/// `⌈√cwnd⌉ − 1`, the largest s with s² < cwnd: tcp_cubic_sce.c's
+/// `sqrt_cnt`, which `bictcp_cong_avoid` steps to this value on every
+/// congestion-avoidance ACK and the SCE step-down keeps there.
+pub(crate) fn sqrt_cnt(cwnd: u32) -> u32 {
+    let mut s = (f64::from(cwnd)).sqrt() as u32 + 1;
+    while s > 0 && s * s >= cwnd {
+        s -= 1;
+    }
+    s
+}
+
+/// The parts of chromi/sce's tcp_cubic_sce.c that live inside CUBIC's
+/// state; `cc/sce.rs` (`CubicSce`) drives them from its ACK handler.
+impl Cubic {
+    /// A CUBIC whose `ack_cnt` counts bytes (`acked·mss`), as
+    /// tcp_cubic_sce.c's does.
+    pub(crate) fn for_sce(cfg: &CubicConfig, mss: u32) -> Cubic {
+        let mut c = cfg.build();
+        c.sce_mss = Some(mss);
+        c
+    }
+
+    /// `ca->mss = inet_csk(sk)->icsk_ack.rcv_mss` (each ACK).
+    pub(crate) fn set_sce_mss(&mut self, mss: u32) {
+        self.sce_mss = Some(mss);
+    }
+
+    /// An epoch runs (`ca->epoch_start != 0`): set by the first
+    /// congestion-avoidance ACK, cleared by `ssthresh()` and on RTO.
+    pub(crate) fn epoch_running(&self) -> bool {
+        self.s.epoch_start.is_some()
+    }
+
+    /// tcp_cubic_sce.c `bictcp_handle_ack`, its branch for an ESCE ACK
+    /// while an epoch runs, `acked_bytes` being the ACK's advance of
+    /// snd_una in bytes:
+    ///
+    /// 1. "Reduce gradient of CUBIC function": with t = now − epoch_start
+    ///    (jiffies, then 2^-10 s) above K, the epoch moves on by K and K
+    ///    becomes t, the plateau (`bic_origin_point`) rising to the
+    ///    curve's present value; below K, the epoch restarts now, K goes to
+    ///    0 and the plateau moves by `delta2 − delta1`, where delta2 is the
+    ///    cube of `bic_K − t` taken as u64: for t > 0 that wraps, delta2 is
+    ///    2^24 − 1 and the u32 plateau drops through zero to about
+    ///    2^32 − 2^24. The source does exactly this; it leaves cnt at its
+    ///    floor of 2 (cwnd +1 per 2 ACKed segments) until the next
+    ///    `ssthresh()` resets the epoch.
+    /// 2. "A full cwnd of ESCE results in sqrt(cwnd) reduction":
+    ///    `ack_cnt −= acked_bytes·sqrt_cnt`, and while `ack_cnt ≤ −mss·cwnd`
+    ///    (cwnd as on entry) cwnd steps down by one (not below 2) and the
+    ///    plateau with it. `mss` is the sender's `rcv_mss`, so with
+    ///    1448-byte segments each marked segment weighs 1448/536 ≈ 2.7
+    ///    `sqrt_cnt`; every ACKed segment credits `mss` back in
+    ///    `bictcp_cong_avoid`.
+    /// 3. ssthresh = cwnd/2 ("drop out of slow-start").
+    pub(crate) fn on_sce(&mut self, tcp: &mut TcpCcState, acked_bytes: u32) {
+        let Some(epoch) = self.s.epoch_start else {
+            return;
+        };
+        let mss = self.sce_mss.unwrap_or(tcp.mss);
+        let cnt_over = i64::from(mss) * i64::from(tcp.cwnd);
+        let mut sqrt_cnt = sqrt_cnt(tcp.cwnd);
+        let scale = self.cube_rtt_scale;
+        // (cube_rtt_scale·offs³) >> 40 in u64 arithmetic, kept as u32.
+        let cube = |offs: u64| -> u32 {
+            (scale.wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs) >> (10 + 3 * BICTCP_HZ)) as u32
+        };
+        let s = &mut self.s;
+        let now_j = tcp.now.0 / JIFFY_NS;
+        let epoch_j = epoch.0 / JIFFY_NS;
+        // t = ((now − epoch_start) << BICTCP_HZ) / HZ, no delay_min here.
+        let mut t = (now_j.saturating_sub(epoch_j) << BICTCP_HZ) as i64 / 1000;
+        let k = s.k as i64;
+        if t < k {
+            let delta1 = cube((k - t) as u64);
+            s.epoch_start = Some(tcp.now);
+            let mut k_new = (k - t) as u32;
+            k_new = if acked_bytes < sqrt_cnt { k_new * (sqrt_cnt - acked_bytes) / sqrt_cnt } else { 0 };
+            // `offs = ca->bic_K - t` with t still the old epoch's: negative, as u64.
+            let delta2 = cube((i64::from(k_new) - t) as u64);
+            s.k = u64::from(k_new);
+            s.origin = s.origin.wrapping_sub(delta2.wrapping_sub(delta1));
+        } else {
+            let delta1 = cube((t - k) as u64);
+            // epoch_start += (bic_K·HZ) >> BICTCP_HZ jiffies.
+            s.epoch_start = Some(epoch + Dur(((s.k * 1000) >> BICTCP_HZ) * JIFFY_NS));
+            t -= k;
+            let k_new = if acked_bytes < sqrt_cnt { t * i64::from(acked_bytes) / i64::from(sqrt_cnt) } else { t };
+            let delta2 = cube((t - k_new) as u64);
+            s.k = k_new as u64;
+            s.origin = s.origin.wrapping_add(delta1.wrapping_sub(delta2));
+        }
+        s.ack_cnt -= i64::from(acked_bytes) * i64::from(sqrt_cnt);
+        while cnt_over > 0 && s.ack_cnt <= -cnt_over {
+            s.ack_cnt += cnt_over;
+            if tcp.cwnd > 2 {
+                tcp.cwnd -= 1;
+                if sqrt_cnt * sqrt_cnt >= tcp.cwnd {
+                    sqrt_cnt -= 1;
+                }
+            }
+            s.origin = s.origin.saturating_sub(1);
+        }
+        tcp.ssthresh = tcp.cwnd / 2;
     }
 }
 

@@ -168,7 +168,7 @@ impl CongestionControl for Dctcp {
     }
 
     // Linux in_ack_event = dctcp_update_alpha.
-    fn on_ack_event(&mut self, tcp: &TcpCcState, _ev: &AckEvent) {
+    fn on_ack_event(&mut self, tcp: &mut TcpCcState, _ev: &AckEvent) {
         self.update_alpha(tcp);
     }
 
@@ -210,7 +210,7 @@ mod tests {
         t.snd_una = t.snd_nxt;
         t.delivered += u64::from(n);
         t.delivered_ce += u64::from(ce);
-        d.on_ack_event(t, &AckEvent { acked: n, acked_ce: ce, ece: false });
+        d.on_ack_event(t, &AckEvent { acked: n, acked_ce: ce, ..Default::default() });
     }
 
     #[test]
@@ -237,7 +237,7 @@ mod tests {
             t.snd_una += u64::from(n);
             t.delivered += u64::from(n);
             t.delivered_ce += u64::from(ce);
-            d.on_ack_event(t, &AckEvent { acked: n, acked_ce: ce, ece: false });
+            d.on_ack_event(t, &AckEvent { acked: n, acked_ce: ce, ..Default::default() });
         };
         // 40 segments out; the first ACK closes the initial (empty) window
         // and opens one that ends when segment 40 is ACKed.

@@ -173,6 +173,8 @@ pub struct AckEvent {
     pub acked_ce: u32,
     /// The ACK carried ECE (classic feedback).
     pub ece: bool,
+    /// The ACK carried ESCE (SCE feedback, chromi/sce `CA_ACK_ESCE`).
+    pub esce: bool,
 }
 
 /// How a flow uses ECN: the codepoint it sends and the feedback it reads.
@@ -212,8 +214,9 @@ pub trait CongestionControl {
     /// Linux `set_state()`.
     /// May adjust ssthresh (DCTCP sets the Reno cut on entering Recovery).
     fn on_state(&mut self, _tcp: &mut TcpCcState, _state: CaState) {}
-    /// Linux `in_ack_event()`.
-    fn on_ack_event(&mut self, _tcp: &TcpCcState, _ev: &AckEvent) {}
+    /// Linux `in_ack_event()`, before the ACK's loss/ECN state changes and
+    /// cwnd growth; may change cwnd and ssthresh (chromi/sce's SCE handlers).
+    fn on_ack_event(&mut self, _tcp: &mut TcpCcState, _ev: &AckEvent) {}
     /// Linux `cwnd_event(CA_EVENT_TX_START)`: sending resumes after the
     /// flight drained (app-limited idle), `idle` long.
     fn on_tx_start(&mut self, _tcp: &TcpCcState, _idle: Dur) {}
@@ -352,7 +355,7 @@ impl CcConfig {
             CcConfig::Prague(c) => AnyCc::Prague(Box::new(c.build())),
             CcConfig::Bbr(c) => AnyCc::Bbr(Box::new(c.build())),
             CcConfig::RenoSce(c) => AnyCc::RenoSce(sce::Sce::new(c.build(), sce::SceLaw::Reno)),
-            CcConfig::CubicSce(c) => AnyCc::CubicSce(Box::new(sce::Sce::new(c.build(), sce::SceLaw::Cubic))),
+            CcConfig::CubicSce(c) => AnyCc::CubicSce(Box::new(sce::CubicSce::new(c))),
             CcConfig::DctcpSce(c) => AnyCc::DctcpSce(Box::new(sce::Sce::new(c.build(), sce::SceLaw::Dctcp))),
         }
     }
@@ -366,7 +369,7 @@ pub enum AnyCc {
     Prague(Box<prague::Prague>),
     Bbr(Box<bbr::Bbr>),
     RenoSce(sce::Sce<reno::Reno>),
-    CubicSce(Box<sce::Sce<cubic::Cubic>>),
+    CubicSce(Box<sce::CubicSce>),
     DctcpSce(Box<sce::Sce<dctcp::Dctcp>>),
 }
 
@@ -398,7 +401,7 @@ impl CongestionControl for AnyCc {
     fn on_state(&mut self, tcp: &mut TcpCcState, state: CaState) {
         cc_dispatch!(self, c => c.on_state(tcp, state))
     }
-    fn on_ack_event(&mut self, tcp: &TcpCcState, ev: &AckEvent) {
+    fn on_ack_event(&mut self, tcp: &mut TcpCcState, ev: &AckEvent) {
         cc_dispatch!(self, c => c.on_ack_event(tcp, ev))
     }
     fn on_tx_start(&mut self, tcp: &TcpCcState, idle: Dur) {

@@ -478,8 +478,8 @@ impl TcpSender {
             // (Linux tcp_rearm_rto); the backoff ends with a fresh sample.
             self.rto_at = if self.sb.packets_out() > 0 { now + self.rto } else { SimTime::NEVER };
         }
-        let ev = AckEvent { acked: delivered, acked_ce, ece: ack.ece };
-        self.cc.on_ack_event(&self.t, &ev);
+        let ev = AckEvent { acked: delivered, acked_ce, ece: ack.ece, esce: ack.esce };
+        self.cc.on_ack_event(&mut self.t, &ev);
 
         //= Linux tcp_fastretrans_alert: D-SACK undo in Recovery, and in
         // Open/Disorder for a recovery that ended before the D-SACKs came.

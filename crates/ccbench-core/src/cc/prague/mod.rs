@@ -631,7 +631,7 @@ impl CongestionControl for Prague {
         self.ca_state = state;
     }
 
-    fn on_ack_event(&mut self, tcp: &TcpCcState, _ev: &AckEvent) {
+    fn on_ack_event(&mut self, tcp: &mut TcpCcState, _ev: &AckEvent) {
         self.start(tcp);
     }
 

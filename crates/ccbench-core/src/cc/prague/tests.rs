@@ -17,7 +17,7 @@ fn started(cfg: PragueConfig, t: &TcpCcState) -> Prague {
     p
 }
 fn ev(acked: u32, acked_ce: u32) -> AckEvent {
-    AckEvent { acked, acked_ce, ece: false }
+    AckEvent { acked, acked_ce, ..Default::default() }
 }
 fn set_alpha(p: &mut Prague, a: f64) {
     p.upscaled_alpha = ((a * MAX_ALPHA as f64) as u64) << p.cfg.shift_g;
