@@ -6,9 +6,15 @@
 //!
 //! - knee = 1/ramp_divisor, ramp_lo = knee/(target/2), ramp_hi = (1 − knee)/target
 //!   (divisor > 1024: knee 0, ramp_lo 0, ramp_hi 1/target);
-//! - sojourn ≤ target/2: 0; target/2 < sojourn ≤ target:
-//!   (sojourn − target/2)·ramp_lo; above target: knee + (sojourn − target)·ramp_hi
-//!   (≥ 1: always).
+//! - sojourn ≤ target/2: 0; beyond, while COBALT's `over_target` is false:
+//!   (sojourn − target/2)·ramp_lo; once it is true: knee + (sojourn −
+//!   target)·ramp_hi (≥ 1: always).
+//!
+//! `over_target` is sch_cake.c's (`cobalt_should_drop`): sojourn above
+//! target *and* above 2·mtu_time·bulk_flows and 4·mtu_time, so at low rates
+//! (mtu_time·4 > target) a sojourn past target stays on the lower ramp,
+//! which runs past the knee there. Queues without that floor pass
+//! `sojourn > target` ([`SceRamp::apply`]).
 //!
 //! With divisor 1 (tc `sce`) the probability rises linearly from 0 at
 //! target/2 to 1 at target. Cake computes the ramp in fixed point; here it
@@ -46,12 +52,19 @@ impl SceRamp {
         Some(SceRamp { target_ns: t, knee, ramp_lo, ramp_hi })
     }
 
-    /// Marking probability at this sojourn time, in [0, 1].
+    /// Marking probability at this sojourn time, in [0, 1], with
+    /// over-target meaning sojourn > target.
     pub fn prob(&self, sojourn: Dur) -> f64 {
+        self.prob_cobalt(sojourn, sojourn.nanos() as f64 > self.target_ns)
+    }
+
+    /// Marking probability at this sojourn time given COBALT's
+    /// `over_target` verdict for the packet, in [0, 1].
+    pub fn prob_cobalt(&self, sojourn: Dur, over_target: bool) -> f64 {
         let s = sojourn.nanos() as f64;
         let p = if s <= self.target_ns / 2.0 {
             0.0
-        } else if s <= self.target_ns {
+        } else if !over_target {
             (s - self.target_ns / 2.0) * self.ramp_lo
         } else {
             self.knee + (s - self.target_ns) * self.ramp_hi
@@ -62,10 +75,15 @@ impl SceRamp {
     /// Mark an ECT(0) packet ECT(1) with the ramp's probability; returns
     /// whether it was marked. Other codepoints draw no random number.
     pub fn apply(&self, pkt: &mut Packet, sojourn: Dur, rng: &mut SimRng) -> bool {
+        self.apply_cobalt(pkt, sojourn, sojourn.nanos() as f64 > self.target_ns, rng)
+    }
+
+    /// [`SceRamp::apply`] with COBALT's `over_target` for the packet (Cake).
+    pub fn apply_cobalt(&self, pkt: &mut Packet, sojourn: Dur, over_target: bool, rng: &mut SimRng) -> bool {
         if pkt.ecn != Ecn::Ect0 {
             return false;
         }
-        let p = self.prob(sojourn);
+        let p = self.prob_cobalt(sojourn, over_target);
         if p > 0.0 && rng.bernoulli(p) {
             pkt.ecn = Ecn::Ect1;
             return true;
@@ -88,6 +106,22 @@ mod tests {
         assert!((r.prob(T) - 1.0).abs() < 1e-12);
         assert_eq!(r.prob(Dur::from_millis(50)), 1.0);
         assert!(SceRamp::new(T, 0).is_none());
+    }
+
+    /// sch_cake.c takes the upper ramp only when COBALT is over target; a
+    /// sojourn past target below COBALT's MTU-time floor stays on the
+    /// lower one: with divisor 4 at 6 ms, (6 − 2.5)·0.25/2.5 = 0.35, not
+    /// the upper ramp's 0.25 + 1·0.75/5 = 0.4.
+    #[test]
+    fn past_target_below_cobalts_floor_stays_on_the_lower_ramp() {
+        let r = SceRamp::new(T, 4).unwrap();
+        let s = Dur::from_millis(6);
+        assert!((r.prob_cobalt(s, false) - 0.35).abs() < 1e-12);
+        assert!((r.prob_cobalt(s, true) - 0.4).abs() < 1e-12);
+        assert_eq!(r.prob(s), r.prob_cobalt(s, true));
+        // Divisor 1: the lower ramp is past 1 beyond target either way.
+        let r = SceRamp::new(T, 1).unwrap();
+        assert_eq!(r.prob_cobalt(s, false), 1.0);
     }
 
     #[test]

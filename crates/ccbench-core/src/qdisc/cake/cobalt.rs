@@ -146,6 +146,9 @@ pub struct CobaltVars {
     pub p_drop: u32,
     pub dropping: bool,
     pub ecn_marked: bool,
+    /// The last packet's `over_target` (sojourn past target and the MTU-time
+    /// floor), which chromi/sce's SCE ramp reads.
+    pub over_target: bool,
 }
 
 impl CobaltVars {
@@ -209,6 +212,7 @@ impl CobaltVars {
         let now = cx.now;
         let sojourn = now.since(pkt.enq_at);
         let over_target = sojourn > p.threshold(bulk);
+        self.over_target = over_target;
         let mut schedule = now.diff_ns(self.drop_next);
         let mut next_due = self.count != 0 && schedule >= 0;
         let mut drop = false;

@@ -12,7 +12,11 @@
 //! SCE (chromi/sce's Cake, aqm.md §9): with `sce` (ramp divisor; `true` =
 //! 1), a packet COBALT delivers is SCE-marked (ECT(0) → ECT(1)) with the
 //! sojourn ramp of `blocks/sce.rs` on its tin's target, after the CE/BLUE
-//! verdict; off, Cake is mainline's, bit for bit.
+//! verdict, the ramp's upper part chosen by COBALT's `over_target` as in
+//! `cobalt_should_drop`; off, Cake is mainline's, bit for bit. The ramp
+//! reads each packet's own sojourn, with no interval: a burst that arrives
+//! at once is marked from its packet at target/2 on (about the 11th at 50
+//! Mbit/s), however short-lived the queue.
 //!
 //! Units: time in ns; rates in bytes/s inside (`bandwidth` is given in
 //! bits/s, as tc takes it); the shaper's time per byte is Linux's fixed
@@ -816,7 +820,7 @@ impl Qdisc for Cake {
                         // ECT(0) packet is SCE-marked on the sojourn ramp.
                         if let Some(r) = &b.sce {
                             let sojourn = now.since(p.enq_at);
-                            if r.apply(&mut p, sojourn, cx.rng) {
+                            if r.apply_cobalt(&mut p, sojourn, f.cvars.over_target, cx.rng) {
                                 b.sce_marks += 1;
                             }
                         }
