@@ -124,9 +124,9 @@ fn sce_markers_of_the_reports_mark_cubic_sce_flows() {
 /// marked from the packet that waits past 2.5 ms on, whatever the queue's
 /// average; cubic-sce's step-down (acked_bytes·√cwnd against rcv_mss·cwnd,
 /// rcv_mss 536) answers that. Without CE the flow holds about a quarter of
-/// the link on 1-in-10 marked segments and a p99 sojourn under 2·target;
-/// runs that meet the below-inflection wrap grow to CE and reach more. The
-/// former per-segment √cwnd law held 12 %.
+/// the link with about one segment in five SCE-marked and a p99 sojourn
+/// under 2·target; runs that meet the below-inflection wrap grow to CE and
+/// reach more.
 #[test]
 fn cubic_sce_through_cake_sce_behind_wifi_slots() {
     const SLOTS: &str = r#"child = { kind = "netem", delay = "200us", limit = 512, slot = { min = "800us", max = "10ms", packets = 42 } }"#;

@@ -849,7 +849,7 @@ fn sce_marks_ect0_on_the_sojourn_ramp() {
 /// 4·mtu_time. At 2 Mbit/s (mtu_time 6 ms, target 9.1 ms, floor 24 ms) with
 /// divisor 4, a packet between target and the floor is marked on the lower
 /// ramp, (sojourn − target/2)·ramp_lo: over 10 seeds the marks match Σ of
-/// that within 4σ and miss Σ of the upper ramp, the former model, by more.
+/// that within 4σ and miss Σ of the upper ramp by more.
 #[test]
 fn sce_past_target_but_below_cobalts_floor_takes_the_lower_ramp() {
     let (mut marked, mut lo, mut hi, mut var) = (0.0, 0.0, 0.0, 0.0);
