@@ -60,7 +60,6 @@ impl AccEcnFeedback {
         let delta = corrected_ace.wrapping_sub(self.delivered_ce) & ACE_MASK;
         let d = self.count(delta, delivered, delivered_bytes, opt_valid, self.ce_bytes.wrapping_sub(old_ceb), mss);
         self.delivered_ce = self.delivered_ce.wrapping_add(d);
-        if std::env::var("ACCDBG").is_ok() && self.delivered_ce != ack.cep { eprintln!("diverge ack={} nsack={} cep={} mine={} d={} delta={} pkts={} bytes={} tsp={} optv={} dceb={}", ack.ack, ack.sack.len(), ack.cep, self.delivered_ce, d, delta, delivered, delivered_bytes, ts_progress, opt_valid, self.ce_bytes.wrapping_sub(old_ceb)); }
         d
     }
 
