@@ -181,6 +181,16 @@ mod tests {
     }
 
     #[test]
+    fn below_sixteen_packets_the_bytes_only_choose_delta_or_safe_delta() {
+        let mss = 1448;
+        // 15 packets, the field moved by 3, CE bytes of 6 segments: no
+        // estimate below 2·8 packets; the bytes exceed delta·mss, so
+        // safe_delta = 15 − (12 & 7) = 11 (an estimate would give 3).
+        let mut f = AccEcnFeedback::default();
+        assert_eq!(f.process(&ack(3, 6 * 1448), 15, 15 * 1448, false, mss), 11);
+    }
+
+    #[test]
     fn the_byte_counter_follows_its_24_bit_field() {
         let mut f = AccEcnFeedback { delivered_ce: 0, ce_bytes: BYTES_MASK - 100 };
         assert!(f.read_option(50));
