@@ -41,10 +41,22 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-/// Bytes allocated and not freed, and their peak since the last reset (with
-/// [`Counting`] installed).
-pub fn live_and_peak() -> (i64, i64) {
-    (LIVE.load(Ordering::Relaxed), PEAK.load(Ordering::Relaxed))
+/// Bytes allocated and not freed now (with [`Counting`] installed); also
+/// restarts the peak from here, for [`peak_above`].
+pub fn live_from_here() -> i64 {
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    base
+}
+
+/// The most bytes allocated at once since [`live_from_here`] returned `base`.
+pub fn peak_above(base: i64) -> i64 {
+    PEAK.load(Ordering::Relaxed) - base
+}
+
+/// Bytes allocated and not freed since [`live_from_here`] returned `base`.
+pub fn live_above(base: i64) -> i64 {
+    LIVE.load(Ordering::Relaxed) - base
 }
 
 /// Limits every input runs under (as `--set`, after its own overrides), so
@@ -135,8 +147,7 @@ fn check_unguarded(input: &gen::Input) -> Result<Outcome, Failure> {
         written += t.iter().map(|(_, c)| c.len() as u64 * if c.dtype() == "u32" { 4 } else { 8 }).sum::<u64>();
         true
     };
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = live_from_here();
     let out = ccbench_core::run_with_spill(
         &input.text,
         "fuzz.toml",
@@ -148,7 +159,7 @@ fn check_unguarded(input: &gen::Input) -> Result<Outcome, Failure> {
         },
         Some((1 << 20, &mut sink)),
     );
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let peak = peak_above(base);
     if peak > 2 * MEMORY_LIMIT + (16 << 20) {
         return fail(format!("{} MiB allocated under a limit of {} MiB", peak >> 20, MEMORY_LIMIT >> 20));
     }

@@ -6,34 +6,11 @@
 //! links and flows hold before any packet moves, against what building
 //! them allocates. The allocator is process-wide, so the tests take turns.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use ccbench_core::guard::Stop;
 use ccbench_core::scenario;
-
-struct Counting;
-/// Bytes allocated and not freed (capacity, whether touched or not).
-static LIVE: AtomicI64 = AtomicI64::new(0);
-static PEAK: AtomicI64 = AtomicI64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let v = LIVE.fetch_add(l.size() as i64, Ordering::Relaxed) + l.size() as i64;
-        PEAK.fetch_max(v, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as i64, Ordering::Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        let v = LIVE.fetch_add(n as i64 - l.size() as i64, Ordering::Relaxed) + n as i64 - l.size() as i64;
-        PEAK.fetch_max(v, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use ccbench_fuzz::{live_above, live_from_here, peak_above, Counting};
 
 #[global_allocator]
 static A: Counting = Counting;
@@ -52,13 +29,12 @@ fn stops_within_the_limit(what: &str, text: &str) {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let p = scenario::parse_opts(text, what, &[], true).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(p.scenario.limits.memory.0, LIMIT as u64);
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = live_from_here();
     let mut sim = scenario::build::build(&p.scenario);
     let end = sim.end;
     let mut sink = |_: &'static str, _: ccbench_core::metrics::Table| true;
     let finished = sim.run_until_io(end, &mut |_| false, Some((1 << 20, &mut sink)));
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let peak = peak_above(base);
     let counted = sim.memory_bytes() as i64;
     assert!(!finished, "{what}: finished within {} MiB", LIMIT >> 20);
     assert!(matches!(sim.guard.stop, Some(Stop::Memory(_))), "{what}: {:?}", sim.guard.stop);
@@ -159,9 +135,9 @@ tcp = { init_cwnd = 65535, wmem_default = "1gb", wmem_max = "1gb", rmem_default 
 /// Bytes building `text` allocates.
 fn built_bytes(text: &str) -> (i64, u64) {
     let p = scenario::parse(text, "t.toml", &["limits.memory=\"1000gb\"".into()]).unwrap_or_else(|e| panic!("{e}"));
-    let base = LIVE.load(Ordering::Relaxed);
+    let base = live_from_here();
     let sim = scenario::build::build(&p.scenario);
-    let bytes = LIVE.load(Ordering::Relaxed) - base;
+    let bytes = live_above(base);
     drop(sim);
     (bytes, scenario::limits::state_bytes(&p.scenario))
 }
