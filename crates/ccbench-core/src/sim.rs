@@ -7,11 +7,11 @@ use crate::cc::CongestionControl;
 use crate::event::{End, Event, EventQueue};
 use crate::flow::{Endpoints, Flow};
 use crate::guard::Guard;
-use crate::link::{Link, LinkStep};
+use crate::link::Link;
 use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig, ROW_BYTES};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
-use crate::qdisc::Qdisc;
+use crate::qdisc::{AnyQdisc, Qdisc};
 use crate::tcp::receiver::TcpReceiver;
 use crate::units::{Dur, Rate, SimTime};
 
@@ -38,8 +38,11 @@ pub struct Sim {
     link_at_warmup: Vec<LinkCounts>,
     /// Per flow: (retransmits, RTOs, CE marks) at the end of the warm-up.
     flow_at_warmup: Vec<[u64; 3]>,
-    /// Per link: rate history (time, rate), for utilization.
-    rate_history: Vec<Vec<(SimTime, Rate)>>,
+    /// Per link: history of its capacity (time, [`Link::capacity`]: line
+    /// rate or shaper, the slower), for utilization.
+    capacity_history: Vec<Vec<(SimTime, Rate)>>,
+    /// Per link: its line rate at the start (summary `rate_mbps`).
+    start_rate: Vec<Rate>,
     /// Ids as the outputs number them: a TCP flow's index among TCP flows
     /// (summary `flows`), a prober's among probers (summary `probes`), a
     /// scenario link's among scenario links (summary `links`).
@@ -82,7 +85,8 @@ pub struct Conservation {
 
 impl Sim {
     pub fn new(name: String, seed: u64, duration: Dur, links: Vec<Link>, flows: Vec<Flow>, mcfg: MetricsConfig) -> Sim {
-        let rate_history = links.iter().map(|l| vec![(SimTime::ZERO, l.rate)]).collect();
+        let capacity_history = links.iter().map(|l| vec![(SimTime::ZERO, l.capacity())]).collect();
+        let start_rate = links.iter().map(|l| l.rate).collect();
         let (mut tcp, mut ping) = (0u32, 0u32);
         let out_id = flows
             .iter()
@@ -113,7 +117,8 @@ impl Sim {
             media_srtt: vec![Vec::new(); flows.len()],
             link_at_warmup: vec![LinkCounts::default(); links.len()],
             flow_at_warmup: vec![[0; 3]; flows.len()],
-            rate_history,
+            capacity_history,
+            start_rate,
             links,
             flows,
             metrics: Metrics::with_warmup(mcfg.warmup),
@@ -341,13 +346,12 @@ impl Sim {
                 break;
             }
             let (_, step) = link.schedule.pop_front().unwrap();
-            if let LinkStep::Rate(r) = step {
-                // The packet on the wire finishes at the old rate; the new one
-                // applies from the next packet, so capacity counts it from then.
-                let from = if link.busy() { link.tx_span.1.max(now) } else { now };
-                self.rate_history[l.0 as usize].push((from, r));
-            }
             link.apply(now, step);
+            // A rate step or a new shaper: the packet on the wire finishes at
+            // the old rate, the new capacity applies from the next packet, so
+            // it counts from then.
+            let from = if link.busy() { link.tx_span.1.max(now) } else { now };
+            self.capacity_history[l.0 as usize].push((from, link.capacity()));
         }
         // New parameters may release packets now (or at a new wake-up).
         if !link.busy() {
@@ -790,7 +794,7 @@ impl Sim {
             if l.internal {
                 continue;
             }
-            let cap_bits = capacity_bits(&self.rate_history[i], warm, end);
+            let cap_bits = capacity_bits(&self.capacity_history[i], warm, end);
             let two_queues = l.qdisc.has_two_queues();
             // Bytes on the wire in [warm, end], counting a packet being
             // serialized at either edge pro rata, as capacity is counted.
@@ -800,7 +804,9 @@ impl Sim {
             links.push(LinkSummary {
                 id: l.name.clone(),
                 qdisc: l.qdisc_name,
-                rate_mbps: (!self.rate_history[i][0].1.is_unlimited()).then(|| self.rate_history[i][0].1.mbps()),
+                rate_mbps: (!self.start_rate[i].is_unlimited()).then(|| self.start_rate[i].mbps()),
+                capacity_mbps: (!self.capacity_history[i][0].1.is_unlimited()).then(|| self.capacity_history[i][0].1.mbps()),
+                pure_delay: !matches!(l.qdisc, AnyQdisc::Granted(_)) && self.capacity_history[i].iter().all(|&(_, r)| r.is_unlimited()),
                 utilization: cap_bits.and_then(|c| (c > 0.0).then(|| sent_bits / c)),
                 rate_mean_mbps: cap_bits.and_then(|c| (window > 0.0).then(|| c / window / 1e6)),
                 sojourn_ms: SojournStats::from_hist(&m.sojourn_stats.get(self.link_out_id[i], None)),
@@ -856,7 +862,7 @@ fn goodput_between(marks: &IntervalMarks) -> Option<f64> {
     (t1 > t0).then(|| (b1 - b0) as f64 * 8.0 / (t1 - t0) / 1e6)
 }
 
-/// Bits the link could carry over [from, to] given its rate history; None
+/// Bits the link could carry over [from, to] given its capacity history; None
 /// if it was unlimited at any point.
 fn capacity_bits(hist: &[(SimTime, Rate)], from: SimTime, to: SimTime) -> Option<f64> {
     let mut bits = 0.0;
