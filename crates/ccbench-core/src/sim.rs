@@ -56,6 +56,9 @@ pub struct Sim {
     interval_marks: Vec<Vec<IntervalMarks>>,
     /// Per flow: a media flow's sampled sRTT (ms) after the warm-up.
     media_srtt: Vec<Vec<f64>>,
+    /// Per flow: a media sender's (`rtp_wait_total`, `packets_sent`) at the
+    /// last sample, for the series' mean RTP-queue wait per interval.
+    media_wait_mark: Vec<(Dur, u64)>,
 }
 
 /// A named interval's last (time s, delivered bytes) flow sample at or
@@ -115,6 +118,7 @@ impl Sim {
             tx_at_warmup: vec![0.0; links.len()],
             interval_marks: flows.iter().map(|f| vec![[None; 2]; f.intervals.len()]).collect(),
             media_srtt: vec![Vec::new(); flows.len()],
+            media_wait_mark: vec![(Dur::ZERO, 0); flows.len()],
             link_at_warmup: vec![LinkCounts::default(); links.len()],
             flow_at_warmup: vec![[0; 3]; flows.len()],
             capacity_history,
@@ -436,8 +440,10 @@ impl Sim {
                 self.arm(fi, End::Receiver);
             }
             (Endpoints::Media { tx, rx }, Header::Feedback(fb)) => {
+                let n0 = self.out.len();
                 let out = &mut self.out;
                 tx.on_feedback(rx.report(fb.report_id), now, &mut |p| out.push(p));
+                record_rtp_waits(&mut self.metrics.rtp_wait_stats, self.out_id[fi], &self.out[n0..]);
                 self.arm(fi, End::Sender);
             }
             _ => debug_assert!(false, "packet delivered to the wrong kind of endpoint"),
@@ -499,9 +505,11 @@ impl Sim {
             }
             (Endpoints::Ping(_), End::Receiver) => {}
             (Endpoints::Media { tx, .. }, End::Sender) => {
+                let n0 = self.out.len();
                 let out = &mut self.out;
                 let queued = tx.held_bytes();
                 tx.on_timer(now, &mut |p| out.push(p));
+                record_rtp_waits(&mut self.metrics.rtp_wait_stats, self.out_id[fi], &self.out[n0..]);
                 // A frame joins the RTP queue at once, however large, and what
                 // is sent is recorded until it is reported.
                 let grown = tx.held_bytes().saturating_sub(queued) as i64;
@@ -532,8 +540,10 @@ impl Sim {
                 p.next_at = now;
             }
             Endpoints::Media { tx, .. } => {
+                let n0 = self.out.len();
                 let out = &mut self.out;
                 tx.start(now, &mut |p| out.push(p));
+                record_rtp_waits(&mut self.metrics.rtp_wait_stats, self.out_id[fi], &self.out[n0..]);
             }
         }
         self.flush();
@@ -602,7 +612,11 @@ impl Sim {
                 ms.flow.push(self.out_id[i]);
                 ms.target_mbps.push(st.target_bps / 1e6);
                 ms.tx_mbps.push(st.tx_rate_bps / 1e6);
-                ms.rtp_queue_delay_ms.push(st.rtp_queue_delay.as_millis_f64());
+                // Mean wait of the RTP packets sent in the interval (NaN if none).
+                let (w0, n0) = self.media_wait_mark[i];
+                let sent = st.packets_sent - n0;
+                ms.rtp_queue_delay_ms.push(if sent > 0 { (st.rtp_wait_total - w0).as_millis_f64() / sent as f64 } else { f64::NAN });
+                self.media_wait_mark[i] = (st.rtp_wait_total, st.packets_sent);
                 ms.qdelay_ms.push(st.qdelay.as_millis_f64());
                 ms.cwnd_bytes.push(st.cwnd_bytes);
                 ms.bytes_in_flight.push(st.bytes_in_flight);
@@ -845,12 +859,22 @@ impl Sim {
         MediaSummary {
             target_mbps: summary::mean(&sorted(&|k| ms.target_mbps[k])),
             tx_mbps: summary::mean(&sorted(&|k| ms.tx_mbps[k])),
-            rtp_queue_delay_ms: SojournStats::from_sorted(&sorted(&|k| ms.rtp_queue_delay_ms[k])),
+            rtp_queue_delay_ms: SojournStats::from_hist(&self.metrics.rtp_wait_stats.get(out, None)),
             qdelay_ms: SojournStats::from_sorted(&sorted(&|k| ms.qdelay_ms[k])),
             packets_sent: st.packets_sent,
             packets_lost: st.packets_lost,
             rtp_discards: st.rtp_discards,
             frames: st.frames,
+        }
+    }
+}
+
+/// Record the RTP-queue wait of each RTP packet a media sender just put
+/// out (it leaves with `enq_at` = when it was queued) as flow `id`'s.
+fn record_rtp_waits(stats: &mut crate::metrics::hist::IdStats, id: u32, sent: &[Packet]) {
+    for p in sent {
+        if let Header::Rtp(_) = p.hdr {
+            stats.record(p.sent_at.0, id, 0, p.sent_at.since(p.enq_at).0);
         }
     }
 }

@@ -84,6 +84,9 @@ pub struct MediaSummary {
     pub target_mbps: Option<f64>,
     /// Mean transmitted RTP rate, Mbit/s.
     pub tx_mbps: Option<f64>,
+    /// How long the RTP packets sent after the warm-up waited in the
+    /// sender's RTP queue, each packet one sample (packets the queue
+    /// flushed are counted in `rtp_discards` instead).
     pub rtp_queue_delay_ms: SojournStats,
     /// SCReAM's own network queue-delay estimate.
     pub qdelay_ms: SojournStats,
