@@ -45,9 +45,14 @@ Any numeric field of an entry of ``summary.json``'s ``flows``, ``links`` or
 - flows: ``goodput_mbps``, ``rtt_mean_ms``, ``rtt_p50_ms``, ``rtt_p95_ms``,
   ``rtt_p99_ms``, ``retransmits``, ``rto_count``, ``ce_marks``,
   ``delivered_bytes``, ...
-- links: ``rate_mbps``, ``utilization`` (0..1), ``sojourn_mean_ms``,
-  ``sojourn_p50_ms``, ``sojourn_p99_ms``, ``sojourn_max_ms``, ``drops``,
-  ``marks``, ``lost``, ...
+- links: ``rate_mbps`` (the line rate), ``capacity_mbps`` (what limits the
+  link: the slower of the line rate and its qdisc's shaper, such as Cake's
+  bandwidth or an HTB rate), ``rate_mean_mbps`` (the capacity's mean after
+  the warm-up, following a schedule), ``utilization`` (0..1, bits sent over
+  that capacity), ``sojourn_mean_ms``, ``sojourn_p50_ms``, ``sojourn_p99_ms``,
+  ``sojourn_max_ms``, ``drops``, ``marks``, ``lost``, ... (a stage that only
+  delays, such as a netem ``delay`` without a rate, has ``pure_delay``
+  true: its sojourn is that delay, not a queue's)
 - probes: ``rtt_mean_ms``, ``rtt_p50_ms``, ``rtt_p95_ms``, ``rtt_p99_ms``,
   ``min_ms``, ``max_ms``, ``sent``, ``received``.
 
