@@ -322,6 +322,35 @@ def test_l4s_testing_builds_the_six_topologies() -> None:
             assert "reno" in {r.values["flows"] for r in part.plan()}
 
 
+def capacity(link: dict[str, Any]) -> float:
+    """The rate (Mbit/s) that limits a resolved link: the wire or its HTB's, the slower; inf if none."""
+    rates = [mbit(link["rate"])] if "rate" in link else []
+    if link["qdisc"]["kind"] == "htb":
+        rates.append(mbit(link["qdisc"]["rate"]))
+    return min(rates, default=float("inf"))
+
+
+def test_l4s_testing_tables_show_only_queues_that_can_form() -> None:
+    """A queue-delay table names a link slower than every link before it on the data path: a queue
+    behind a slower one gets packets no faster than it sends them and reads 0 in every run (S2/S3's
+    unshaped DualPI2 behind the 50 Mbit fq_codel)."""
+    shown = 0
+    for part in load_suite("l4s-testing").parts:
+        _, links, flows = resolved(part.plan()[0])
+        path = flows["a"]["path"]
+        for table in part.report.tables:
+            if not table.title.startswith("Queue delay"):
+                continue
+            cell = str(table.cell)
+            m = re.search(r'link="([^"]+)"', cell)
+            assert m, (part.name, cell)
+            at = path.index(m[1])
+            upstream = min((capacity(links[x]) for x in path[:at]), default=float("inf"))
+            assert capacity(links[m[1]]) < upstream, (part.name, table.title, m[1], upstream)
+            shown += 1
+    assert shown == 2 + 1 + 1 + 2 + 3 + 2 + 3 + 2  # S1 C and L, S2, S3, S4 C and L, S5, S6, S5-ce, S6-ce
+
+
 # --- smoke forms: each suite runs end to end -------------------------------------------------
 
 

@@ -148,8 +148,9 @@ def test_runs_table_shows_per_kind_goodput_when_kinds_mix(mixed, tmp_path: Path)
     md = (res.dir / "report.md").read_text()
     header = next(line for line in md.split("## Runs\n", 1)[1].splitlines() if line.startswith("|"))
     for title in ("goodput (Mbit/s)", "TCP goodput (Mbit/s)", "media goodput (Mbit/s)", "TCP RTT p99 (ms)",
-                  "media RTT p99 (ms)", "TCP Jain"):
+                  "media RTT p99 (ms)", "TCP Jain", "queue p99 bottleneck (ms)", "queue p99 ret (ms)", "util"):
         assert f"| {title} |" in header, title
+    assert header.index("queue p99 bottleneck (ms)") < header.index("queue p99 ret (ms)")
     run = StoredRun(res.dir / res.runs[0].dir)
     row = next(line for line in md.split("## Runs\n", 1)[1].splitlines() if line.startswith("| 1 |"))
     for title in ("media RTT p99 (ms)", "media goodput (Mbit/s)", "TCP goodput (Mbit/s)"):
@@ -180,3 +181,66 @@ def test_counter_growth_per_key_from_the_last_sample_before_the_warm_up_end() ->
     late = _TableRun(df.filter(pl.col("k") == 2).with_columns(pl.col("time_s") + 10), warmup=2.0)
     assert counter_after_warmup(late, "t", "k", "c") == 7  # no sample before the warm-up's end: from 0
     assert counter_after_warmup(_TableRun(df.clear(), 2.0), "t", "k", "c") is None
+
+
+class _SummaryRun:
+    """A run that is only a summary.json (what the queue and util columns read)."""
+
+    def __init__(self, links: list[dict]) -> None:
+        self.summary = {"warmup_s": 0.0, "duration_s": 10.0, "flows": [], "links": links}
+
+    def table(self, name: str, columns=None) -> pl.DataFrame:
+        return pl.DataFrame()
+
+
+def _link(id: str, qdisc: str, util: float | None, p99: float | None, rate_mean: float | None = None,
+          **extra) -> dict:
+    return {"id": id, "qdisc": qdisc, "utilization": util, "rate_mean_mbps": rate_mean,
+            "sojourn_ms": {"mean": p99, "p50": p99, "p99": p99, "max": p99}, **extra}
+
+
+def test_queue_columns_name_each_queue_bottleneck_first_and_skip_delay_stages() -> None:
+    from ccbench.run_metrics import bottleneck, run_columns
+
+    # As l4s-testing S2 at 80 ms: a netem stage whose "sojourn" is its 40 ms delay, the 50 Mbit
+    # fq_codel (the bottleneck), an unshaped DualPI2 behind it and the ACK-path queues.
+    s2 = _SummaryRun([
+        _link("delay_f", "netem", None, 40.0, pure_delay=True),
+        _link("m3_r", "dualpi2", 0.001, 0.0, 1000.0, pure_delay=False),
+        _link("m2_f", "htb", 0.98, 7.1, 50.0, pure_delay=False),
+        _link("m3_f", "dualpi2", 0.05, 0.0, 1000.0, pure_delay=False),
+        _link("delay_r", "netem", None, 40.0, pure_delay=True),
+    ])
+    cols = run_columns([s2])
+    titles = [c.title for c in cols]
+    queue_titles = [t for t in titles if t.startswith("queue p99")]
+    assert queue_titles == ["queue p99 m2_f (ms)", "queue p99 m3_r (ms)", "queue p99 m3_f (ms)"]
+    assert titles.index("queue p99 m2_f (ms)") < titles.index("util")
+    got = {c.title: c.value(s2) for c in cols if c.title.startswith("queue p99") or c.title == "util"}
+    assert got == {"queue p99 m2_f (ms)": 7.1, "queue p99 m3_r (ms)": 0.0, "queue p99 m3_f (ms)": 0.0,
+                   "util": 0.98}
+    assert all(40.0 != v for v in got.values())  # the delay stages' 40 ms is never a queue's
+    legend = {c.title: c.meaning for c in cols}
+    assert "the bottleneck in every run" in legend["queue p99 m2_f (ms)"]
+    assert "never the bottleneck" in legend["queue p99 m3_f (ms)"]
+
+    # Summaries written before `pure_delay`: a netem stage without a line rate is a delay.
+    old = _SummaryRun([_link("delay", "netem", None, 10.0, rate_mbps=None),
+                       _link("shaped_netem", "netem", 0.9, 3.0, 20.0, rate_mbps=20.0),
+                       _link("fifo", "pfifo", 0.5, 2.0, 10.0, rate_mbps=10.0)])
+    assert [c.title for c in run_columns([old]) if c.title.startswith("queue")] == \
+        ["queue p99 shaped_netem (ms)", "queue p99 fifo (ms)"]
+
+    # Equal utilization: the slower queue is the bottleneck.
+    tie = _SummaryRun([_link("fast", "pfifo", 0.9, 1.0, 100.0, pure_delay=False),
+                       _link("slow", "pfifo", 0.9, 2.0, 10.0, pure_delay=False)])
+    assert bottleneck(tie.summary)["id"] == "slow"
+
+    # Across runs: the queue that is the bottleneck in most of them comes first.
+    up = _SummaryRun([_link("up", "cake", 0.99, 5.0, 10.0, pure_delay=False),
+                      _link("down", "cake", 0.10, 1.0, 10.0, pure_delay=False)])
+    down = _SummaryRun([_link("up", "cake", 0.05, 1.0, 10.0, pure_delay=False),
+                        _link("down", "cake", 0.97, 4.0, 10.0, pure_delay=False)])
+    cols = [c for c in run_columns([up, down, down]) if c.title.startswith("queue")]
+    assert [c.title for c in cols] == ["queue p99 down (ms)", "queue p99 up (ms)"]
+    assert "the bottleneck in 2 of 3 runs" in cols[0].meaning and "1 of 3" in cols[1].meaning

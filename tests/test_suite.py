@@ -444,6 +444,33 @@ def test_event_functions_measure_spikes_and_recovery() -> None:
         evaluate("qdisc", run, {"bw": 50, "qdisc": "pie"})
 
 
+def test_recovery_needs_the_goodput_held_not_one_sample_of_data_sent_before_the_event() -> None:
+    # 100 ms samples of a flow at 48 Mbit/s; an event at 10 s. The sample ending at 10.1 s still
+    # delivers what was in flight before it (50 Mbit/s), then goodput collapses to 10; it climbs
+    # above 90 % of the settled 48 (43.2) for 0.5 s from 11.5 s, falls back, and holds from 13.2 s.
+    t = [round(10 + k / 10, 6) for k in range(1, 101)]  # 10.1 .. 20.0
+
+    def goodput(x: float) -> float:
+        if x <= 10.1:
+            return 50.0
+        if 11.5 <= x < 12.0:
+            return 45.0
+        return 10.0 if x < 13.2 else 48.0
+
+    run = _Synthetic({"flow_series": {"time_s": t, "flow": [0] * len(t), "goodput_mbps": [goodput(x) for x in t]}})
+    # The first sample alone (what a one-sample definition reports) would say 0.1 s.
+    assert evaluate('recovery_s(flow="f", from=10, to=20, hold="100ms")', run) == pytest.approx(0.1)
+    # Held for 1 s (the default): from the sample ending at 13.2 s on.
+    assert evaluate('recovery_s(flow="f", from=10, to=20)', run) == pytest.approx(3.2)
+    # A 0.5 s hold accepts the 11.5..11.9 s excursion (five samples spanning 11.4..11.9 s).
+    assert evaluate('recovery_s(flow="f", from=10, to=20, hold="0.5s")', run) == pytest.approx(1.5)
+    assert evaluate('recovery_s(flow="f", from=10, to=20, hold="0.6s")', run) == pytest.approx(3.2)
+    # Never held that long inside the window: no data.
+    assert evaluate('recovery_s(flow="f", from=10, to=20, hold="7s")', run) is None
+    with pytest.raises(ExprError, match="unknown argument 'hold'"):
+        evaluate('mean_goodput(flow="f", hold=1)', run)
+
+
 GRID = """\
 name = "grid"
 base = "tiny.toml"

@@ -715,8 +715,10 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
         ("retrans", _int("retransmits")), ("CE\nmarks", _int("ce_marks")),
     ])
-    _table(console, "links (rate in Mbit/s, queue delay in ms)", summary.get("links", []), [
-        ("link", _str("id")), ("rate", _float("rate_mbps")), ("util", _percent("utilization")),
+    # Utilization is against the capacity (a shaper's rate where it is below the line rate).
+    _table(console, "links (capacity in Mbit/s, queue delay in ms)", summary.get("links", []), [
+        ("link", _str("id")), ("capacity", lambda row: _num(row.get("capacity_mbps", row.get("rate_mbps")))),
+        ("util", _percent("utilization")),
         ("delay\nmean", _float("sojourn_ms", "mean")), ("delay\np50", _float("sojourn_ms", "p50")),
         ("delay\np99", _float("sojourn_ms", "p99")), ("delay\nmax", _float("sojourn_ms", "max")),
         ("drops", _int("drops")), ("marks", _int("marks")),

@@ -45,9 +45,14 @@ Any numeric field of an entry of ``summary.json``'s ``flows``, ``links`` or
 - flows: ``goodput_mbps``, ``rtt_mean_ms``, ``rtt_p50_ms``, ``rtt_p95_ms``,
   ``rtt_p99_ms``, ``retransmits``, ``rto_count``, ``ce_marks``,
   ``delivered_bytes``, ...
-- links: ``rate_mbps``, ``utilization`` (0..1), ``sojourn_mean_ms``,
-  ``sojourn_p50_ms``, ``sojourn_p99_ms``, ``sojourn_max_ms``, ``drops``,
-  ``marks``, ``lost``, ...
+- links: ``rate_mbps`` (the line rate), ``capacity_mbps`` (what limits the
+  link: the slower of the line rate and its qdisc's shaper, such as Cake's
+  bandwidth or an HTB rate), ``rate_mean_mbps`` (the capacity's mean after
+  the warm-up, following a schedule), ``utilization`` (0..1, bits sent over
+  that capacity), ``sojourn_mean_ms``, ``sojourn_p50_ms``, ``sojourn_p99_ms``,
+  ``sojourn_max_ms``, ``drops``, ``marks``, ``lost``, ... (a stage that only
+  delays, such as a netem ``delay`` without a rate, has ``pure_delay``
+  true: its sojourn is that delay, not a queue's)
 - probes: ``rtt_mean_ms``, ``rtt_p50_ms``, ``rtt_p95_ms``, ``rtt_p99_ms``,
   ``min_ms``, ``max_ms``, ``sent``, ``received``.
 
@@ -97,9 +102,17 @@ and ``to`` are seconds or strings with a unit, ``"500ms"``, ``"20s"``,
   the window minus the lowest (a slow-start or event spike above the floor);
   ``rtt_spike_s(...)``: its width in seconds at half its height (from the first
   to the last sample at or above floor + height/2).
-- ``recovery_s(flow=SEL, from=EVENT, to=)``: seconds after ``from`` until the
-  flow's goodput first reaches 90 % of its mean over the second half of the
-  window (its settled rate); no data if it never does.
+- ``recovery_s(flow=SEL, from=EVENT, to=, hold="1s")``: seconds after ``from``
+  until the flow's goodput is back at 90 % of its settled rate (its mean over
+  the second half of the window) and stays there for ``hold``: the end of
+  the first ``flow_series`` sample of a run of samples, each at or above
+  that level, that spans at least ``hold``; no data if there is none. A
+  single sample is not enough: the first samples after an event still
+  carry the data sent before it (a window of it arrives over the next
+  round trip, and a queue that drains adds its own), so goodput can read
+  normal for a moment and then collapse. ``hold`` must outlast that, so it
+  should be longer than an RTT plus the queue delay; 1 s covers both at
+  usual Internet RTTs.
 
 A division by zero, like any other problem, is an :class:`ExprError`; a report
 shows it under its table.
@@ -337,6 +350,8 @@ _WINDOWED = ("mean_goodput", "mean_rtt", "rtt_percentile", "mean_sojourn", "sojo
              "rtt_spike_ms", "rtt_spike_s", "recovery_s")
 FUNCTIONS = (*_AGGREGATES, "jain", "ratio", "share", *_WINDOWED)
 _WINDOW_KWARGS = {"from", "to"}
+#: Keyword arguments of one windowed function only.
+_OWN_KWARGS = {"recovery_s": {"hold"}}
 
 
 def _check(node: Node) -> None:
@@ -351,7 +366,8 @@ def _check(node: Node) -> None:
         selectors = [k for k in kw if k in _KIND_KEYWORDS]
         if len(selectors) > 1:
             raise ExprError(f"{name}(): give one of {', '.join(selectors)}, not several", node.col)
-        bad = set(kw) - set(_KIND_KEYWORDS) - (_WINDOW_KWARGS if name in _WINDOWED else set())
+        bad = set(kw) - set(_KIND_KEYWORDS) - (_WINDOW_KWARGS if name in _WINDOWED else set()) \
+            - _OWN_KWARGS.get(name, set())
         if bad:
             raise ExprError(f"{name}(): unknown argument {sorted(bad)[0]!r}", node.col)
         if name in _AGGREGATES or name == "jain":
@@ -557,6 +573,7 @@ class _Eval:
             if not isinstance(qv, float) or not 0 <= qv <= 100:
                 raise ExprError(f"{n.name}(): the percentile must be a number 0..100", n.col)
             q = qv
+        hold = self.time(kw["hold"]) if "hold" in kw else RECOVERY_HOLD
         kind_kw = self.kind_keyword(n)
         kind = _KIND_KEYWORDS[kind_kw] if kind_kw else None
         sel = self.string(kw[kind_kw]) if kind_kw else (self.string(args[0]) if args else None)
@@ -584,7 +601,7 @@ class _Eval:
             if col.len() == 0:
                 continue
             if n.name in ("rtt_spike_ms", "rtt_spike_s", "recovery_s"):
-                x = _event_measure(n.name, rows["time_s"].to_numpy(), col.to_numpy(), start, end)
+                x = _event_measure(n.name, rows["time_s"].to_numpy(), col.to_numpy(), start, end, hold)
             else:
                 x = col.mean() if q is None else col.quantile(q / 100, interpolation="linear")
             if isinstance(x, (int, float)):
@@ -619,16 +636,22 @@ def parse_seconds(text: str, col: int | None = None) -> float:
 
 #: recovery_s: the goodput level, as a fraction of the settled rate, that counts as recovered.
 RECOVERED = 0.9
+#: recovery_s: how long (s) the goodput must stay at that level, by default.
+RECOVERY_HOLD = 1.0
 
 
-def _event_measure(name: str, t: Any, v: Any, start: float, end: float) -> float | None:
+def _event_measure(name: str, t: Any, v: Any, start: float, end: float,
+                   hold: float = RECOVERY_HOLD) -> float | None:
     """The event functions on one flow's or probe's samples (times ``t``, values ``v``) in the window.
 
     rtt_spike_ms: highest minus lowest RTT sample (the spike above the floor);
     rtt_spike_s: its full width at half height, from the first to the last
     sample at or above floor + height/2 (0 without a spike); recovery_s: how
-    long after ``start`` the goodput first reaches RECOVERED x its mean over
-    the second half of the window (the settled rate); None if it never does.
+    long after ``start`` until the goodput reaches RECOVERED x its mean over
+    the second half of the window (the settled rate) and holds it for
+    ``hold`` seconds: the end time of the first sample of a run of samples
+    at or above that level whose span (from the start of its first sample
+    to the end of its last) is at least ``hold``; None if there is none.
     """
     if name == "rtt_spike_ms":
         return float(v.max() - v.min())
@@ -638,11 +661,26 @@ def _event_measure(name: str, t: Any, v: Any, start: float, end: float) -> float
             return 0.0
         above = t[v >= lo + (hi - lo) / 2]
         return float(above.max() - above.min())
+    import numpy as np
+
+    order = np.argsort(t, kind="stable")
+    t, v = t[order], v[order]
     settled = v[t > (start + end) / 2]
     if settled.size == 0:
         return None
-    reached = t[v >= RECOVERED * float(settled.mean())]
-    return float(reached.min() - start) if reached.size else None
+    # A sample covers the interval since the previous one: its span is the sampling step.
+    step = float(np.median(np.diff(t))) if t.size > 1 else float(t[0] - start)
+    ok = v >= RECOVERED * float(settled.mean())
+    first = None
+    for i in range(t.size):
+        if not ok[i]:
+            first = None
+            continue
+        if first is None:
+            first = i
+        if t[i] - t[first] + step >= hold - 1e-9:
+            return float(t[first] - start)
+    return None
 
 
 def _select(ids: Sequence[str], selector: str) -> list[int]:

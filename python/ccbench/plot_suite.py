@@ -257,10 +257,12 @@ def _wide_range_log(ax: Axes, *, symlog: bool) -> None:
 
 
 def _busiest_link(run: RunData) -> int | None:
-    links = run.summary.get("links", []) or []
-    if not links:
-        return None
-    return max(range(len(links)), key=lambda i: float(links[i].get("utilization") or 0.0))
+    """Index of the run's bottleneck (:func:`ccbench.run_metrics.bottleneck`) among its links."""
+    from ccbench.run_metrics import bottleneck
+
+    summary = run.summary
+    b = bottleneck(summary)
+    return None if b is None else next(i for i, x in enumerate(summary.get("links", []) or []) if x is b)
 
 
 _CDF_PROBS = np.linspace(0.0, 1.0, 201)

@@ -41,7 +41,7 @@ import polars as pl
 
 from ccbench.expr import ExprError, evaluate
 from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
-from ccbench.run_metrics import RUN_COLUMNS, RunColumn, legend as legend_of
+from ccbench.run_metrics import RunColumn, legend as legend_of, run_columns
 from ccbench.suite import PLOT_TITLES, RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
 from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, write_atomic
 from ccbench.workers import in_workers, start_early
@@ -457,13 +457,14 @@ def _comparison(spec: TableSpec, rows_axis: Any, grid: Grid, fixed: Mapping[str,
 
 def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
                root: Path, progress: Progress) -> tuple[Grid, list[dict[str, str]]]:
-    """One row per run: axis values, status, the RUN_COLUMNS that have a value in some run, the suite's columns."""
-    values: dict[str, dict[str, float | None]] = {c.title: {} for c in RUN_COLUMNS}
+    """One row per run: axis values, status, the run_columns that have a value in some run, the suite's columns."""
+    every = run_columns(_readable([stored[r.key] for r in records if r.key in stored]))
+    values: dict[str, dict[str, float | None]] = {c.title: {} for c in every}
     for rec in records:
-        for c in RUN_COLUMNS:
+        for c in every:
             values[c.title][rec.key] = _run_value(c, stored.get(rec.key))
         progress.step(f"run {rec.key}")
-    builtin = [c for c in RUN_COLUMNS if any(v is not None for v in values[c.title].values())
+    builtin = [c for c in every if any(v is not None for v in values[c.title].values())
                and (c.same_as is None or values[c.title] != values[c.same_as])]
     columns = ([a.label for a in suite.axes] + ["status"] + [c.title for c in builtin]
                + [c.title for c in suite.report.columns] + ["wall (s)"])
@@ -494,6 +495,18 @@ def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, 
     if stored and not any(len(row) > 1 for row in links):
         legend.append(f"per-run plots: none drawn; `ccbench plot {root}` draws each run's timeseries.png and links it here")
     return Grid("Runs", "", "#", columns, rows, notes, legend), links
+
+
+def _readable(runs: Sequence[StoredRun]) -> list[StoredRun]:
+    """The runs whose summary can be read (a damaged run directory is left out, not fatal)."""
+    out = []
+    for run in runs:
+        try:
+            run.summary
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        out.append(run)
+    return out
 
 
 def _run_value(column: RunColumn, run: StoredRun | None) -> float | None:

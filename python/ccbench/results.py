@@ -49,7 +49,7 @@ L4S α):
     =================== ======= ================================================
     target_mbps         Float64 encoder target bitrate
     tx_mbps             Float64 transmitted RTP rate (last ≥ 100 ms window)
-    rtp_queue_delay_ms  Float64 age of the oldest packet in the RTP queue
+    rtp_queue_delay_ms  Float64 mean RTP-queue wait of the packets sent (NaN: none)
     qdelay_ms           Float64 SCReAM's network queue-delay estimate
     cwnd_bytes          UInt64  reference window (ref_wnd)
     bytes_in_flight     UInt64  bytes in flight

@@ -14,12 +14,18 @@ see :class:`ccbench.report.StoredRun`) giving one number or None (shown as
   the last sample at or before the warm-up's end.
 
 :data:`RUN_COLUMNS` lists them in table order with the caption printed under
-the table (:func:`legend`). Columns without a value in any run are left out
-of a report.
+the table (:func:`legend`); :func:`run_columns` adds, for the runs of one
+table, a queue-delay column per queue, named after its link, the bottleneck
+first. A queue is a link something holds to a rate (its line rate, a shaping
+qdisc or a grant gate): a stage that only delays (a netem ``delay`` with no
+``rate``) is none, since its "sojourn" is that delay. The bottleneck is the
+busiest queue: its utilization, against its capacity, is the highest.
+Columns without a value in any run are left out of a report.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,8 +33,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["RUN_COLUMNS", "RunColumn", "counter_after_warmup", "legend", "tcp_jain", "tcp_jain_of",
-           "window_goodput_mbps"]
+__all__ = ["RUN_COLUMNS", "RunColumn", "bottleneck", "counter_after_warmup", "is_queue", "legend", "queues",
+           "run_columns", "tcp_jain", "tcp_jain_of", "window_goodput_mbps"]
 
 
 class RunData(Protocol):
@@ -145,8 +151,79 @@ def _max(values: list[float]) -> float | None:
     return max(values) if values else None
 
 
-def _links(run: RunData) -> list[Mapping[str, Any]]:
-    return list(run.summary.get("links", []) or [])
+def is_queue(link: Mapping[str, Any]) -> bool:
+    """Whether a summary.json link holds a queue rather than only delaying (``pure_delay``).
+
+    Summaries written before that field: a netem stage without a line rate
+    is taken as a delay."""
+    if "pure_delay" in link:
+        return not link["pure_delay"]
+    return not (link.get("qdisc") == "netem" and link.get("rate_mbps") is None)
+
+
+def queues(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The links of a summary that are queues, in the scenario's order."""
+    return [x for x in summary.get("links", []) or [] if is_queue(x)]
+
+
+def _number(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def bottleneck(summary: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The busiest queue: the highest utilization (which the core measures against the link's
+    capacity, the slower of its line rate and its shaper); on a tie the lower mean capacity, then
+    the first. None without a queue with a utilization."""
+    best: tuple[float, float] | None = None
+    found = None
+    for x in queues(summary):
+        util = _number(x.get("utilization"))
+        if util is None:
+            continue
+        capacity = _number(x.get("rate_mean_mbps"))
+        key = (util, -(capacity if capacity is not None else math.inf))
+        if best is None or key > best:
+            best, found = key, x
+    return found
+
+
+def _queue_p99(link_id: str) -> Callable[[RunData], float | None]:
+    def value(run: RunData) -> float | None:
+        link = next((x for x in queues(run.summary) if x.get("id") == link_id), None)
+        return None if link is None else _number((link.get("sojourn_ms") or {}).get("p99"))
+    return value
+
+
+def _bottleneck_util(run: RunData) -> float | None:
+    b = bottleneck(run.summary)
+    return None if b is None else _number(b.get("utilization"))
+
+
+def queue_columns(runs: Sequence[RunData]) -> list[RunColumn]:
+    """A "queue p99 ID (ms)" column per queue of these runs: the queue that is the bottleneck in
+    the most runs first, then the others in the scenarios' order."""
+    order: dict[str, int] = {}
+    wins: dict[str, int] = {}
+    for run in runs:
+        for x in queues(run.summary):
+            order.setdefault(str(x.get("id")), len(order))
+        b = bottleneck(run.summary)
+        if b is not None:
+            wins[str(b.get("id"))] = wins.get(str(b.get("id")), 0) + 1
+    out = []
+    for link_id in sorted(order, key=lambda i: (-wins.get(i, 0), order[i])):
+        n = wins.get(link_id, 0)
+        role = ("the bottleneck in every run" if n == len(runs) else
+                f"the bottleneck in {n} of {len(runs)} runs" if n else "never the bottleneck")
+        out.append(RunColumn(f"queue p99 {link_id} (ms)", _queue_p99(link_id), None,
+                             f"99th percentile queue delay at link {link_id} after the warm-up ({role})"))
+    return out
+
+
+def run_columns(runs: Sequence[RunData]) -> list[RunColumn]:
+    """:data:`RUN_COLUMNS` with :func:`queue_columns` of these runs before "util"."""
+    i = next(k for k, c in enumerate(RUN_COLUMNS) if c.title == "util")
+    return [*RUN_COLUMNS[:i], *queue_columns(runs), *RUN_COLUMNS[i:]]
 
 
 RUN_COLUMNS: tuple[RunColumn, ...] = (
@@ -165,11 +242,10 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
               "highest 99th percentile of the media flows' RTT (SCReAM's samples) after the warm-up"),
     RunColumn("ping p99 (ms)", lambda r: _max(_stat(r.summary.get("probes", []) or [], "rtt_ms", "p99")), None,
               "highest 99th percentile ping RTT after the warm-up"),
-    RunColumn("queue p99 (ms)", lambda r: _max(_stat(_links(r), "sojourn_ms", "p99")), None,
-              "highest 99th percentile queue delay of any link after the warm-up"),
-    RunColumn("util", lambda r: _max([float(x["utilization"]) for x in _links(r)
-                                      if isinstance(x.get("utilization"), (int, float))]), "{:.0%}",
-              "highest link utilization after the warm-up"),
+    RunColumn("util", _bottleneck_util, "{:.0%}",
+              "the bottleneck's utilization after the warm-up: bits sent over its capacity, the rate that "
+              "limits it (a shaping qdisc's rate, such as Cake's bandwidth or an HTB rate, where it is below "
+              "the line rate; a rate schedule's rate in force)"),
     RunColumn("drops", lambda r: counter_after_warmup(r, "link_series", "link", "drops"), "{:.0f}",
               "packets dropped on all links from the end of the warm-up to the end of the run"),
 )

@@ -25,6 +25,9 @@ pub struct Link {
     pub qdisc: AnyQdisc,
     pub stats: QdiscStats,
     pub rate: Rate,
+    /// The qdisc's own shaping rate in force ([`QdiscConfig::shaped_rate`]:
+    /// Cake's bandwidth, an HTB ceil, a TBF or netem rate), if any.
+    pub shaped: Option<Rate>,
     pub delay: Dur,
     pub loss: f64,
     pub rng: SimRng,
@@ -99,6 +102,7 @@ impl Link {
             qdisc: q.build(&mut rng),
             stats: QdiscStats::default(),
             rate: rate.unwrap_or(Rate::UNLIMITED),
+            shaped: q.shaped_rate(),
             delay,
             loss,
             rng,
@@ -155,11 +159,26 @@ impl Link {
     pub fn apply(&mut self, now: SimTime, step: LinkStep) {
         match step {
             LinkStep::Rate(r) => self.rate = r,
-            LinkStep::Replace(cfg) => self.qdisc.replace(&cfg, &mut self.rng, &mut self.stats),
+            LinkStep::Replace(cfg) => {
+                self.qdisc.replace(&cfg, &mut self.rng, &mut self.stats);
+                self.shaped = cfg.shaped_rate();
+            }
             LinkStep::Change(cfg) => {
                 let (q, mut cx) = self.cx(now);
                 q.change(&cfg, &mut cx).expect("qdisc changes are validated with the scenario");
+                self.shaped = cfg.shaped_rate();
             }
+        }
+    }
+
+    /// The rate that limits what the link carries: the slower of its line
+    /// rate and its qdisc's shaper (a 10 Mbit/s Cake on a 1 Gbit/s wire:
+    /// 10 Mbit/s); [`Rate::UNLIMITED`] if neither limits it.
+    pub fn capacity(&self) -> Rate {
+        match (self.rate.is_unlimited(), self.shaped) {
+            (true, Some(s)) => s,
+            (false, Some(s)) if !s.is_unlimited() => s.min(self.rate),
+            _ => self.rate,
         }
     }
 

@@ -7,11 +7,11 @@ use crate::cc::CongestionControl;
 use crate::event::{End, Event, EventQueue};
 use crate::flow::{Endpoints, Flow};
 use crate::guard::Guard;
-use crate::link::{Link, LinkStep};
+use crate::link::Link;
 use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig, ROW_BYTES};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
-use crate::qdisc::Qdisc;
+use crate::qdisc::{AnyQdisc, Qdisc};
 use crate::tcp::receiver::TcpReceiver;
 use crate::units::{Dur, Rate, SimTime};
 
@@ -38,8 +38,11 @@ pub struct Sim {
     link_at_warmup: Vec<LinkCounts>,
     /// Per flow: (retransmits, RTOs, CE marks) at the end of the warm-up.
     flow_at_warmup: Vec<[u64; 3]>,
-    /// Per link: rate history (time, rate), for utilization.
-    rate_history: Vec<Vec<(SimTime, Rate)>>,
+    /// Per link: history of its capacity (time, [`Link::capacity`]: line
+    /// rate or shaper, the slower), for utilization.
+    capacity_history: Vec<Vec<(SimTime, Rate)>>,
+    /// Per link: its line rate at the start (summary `rate_mbps`).
+    start_rate: Vec<Rate>,
     /// Ids as the outputs number them: a TCP flow's index among TCP flows
     /// (summary `flows`), a prober's among probers (summary `probes`), a
     /// scenario link's among scenario links (summary `links`).
@@ -53,6 +56,9 @@ pub struct Sim {
     interval_marks: Vec<Vec<IntervalMarks>>,
     /// Per flow: a media flow's sampled sRTT (ms) after the warm-up.
     media_srtt: Vec<Vec<f64>>,
+    /// Per flow: a media sender's (`rtp_wait_total`, `packets_sent`) at the
+    /// last sample, for the series' mean RTP-queue wait per interval.
+    media_wait_mark: Vec<(Dur, u64)>,
 }
 
 /// A named interval's last (time s, delivered bytes) flow sample at or
@@ -82,7 +88,8 @@ pub struct Conservation {
 
 impl Sim {
     pub fn new(name: String, seed: u64, duration: Dur, links: Vec<Link>, flows: Vec<Flow>, mcfg: MetricsConfig) -> Sim {
-        let rate_history = links.iter().map(|l| vec![(SimTime::ZERO, l.rate)]).collect();
+        let capacity_history = links.iter().map(|l| vec![(SimTime::ZERO, l.capacity())]).collect();
+        let start_rate = links.iter().map(|l| l.rate).collect();
         let (mut tcp, mut ping) = (0u32, 0u32);
         let out_id = flows
             .iter()
@@ -111,9 +118,11 @@ impl Sim {
             tx_at_warmup: vec![0.0; links.len()],
             interval_marks: flows.iter().map(|f| vec![[None; 2]; f.intervals.len()]).collect(),
             media_srtt: vec![Vec::new(); flows.len()],
+            media_wait_mark: vec![(Dur::ZERO, 0); flows.len()],
             link_at_warmup: vec![LinkCounts::default(); links.len()],
             flow_at_warmup: vec![[0; 3]; flows.len()],
-            rate_history,
+            capacity_history,
+            start_rate,
             links,
             flows,
             metrics: Metrics::with_warmup(mcfg.warmup),
@@ -341,13 +350,12 @@ impl Sim {
                 break;
             }
             let (_, step) = link.schedule.pop_front().unwrap();
-            if let LinkStep::Rate(r) = step {
-                // The packet on the wire finishes at the old rate; the new one
-                // applies from the next packet, so capacity counts it from then.
-                let from = if link.busy() { link.tx_span.1.max(now) } else { now };
-                self.rate_history[l.0 as usize].push((from, r));
-            }
             link.apply(now, step);
+            // A rate step or a new shaper: the packet on the wire finishes at
+            // the old rate, the new capacity applies from the next packet, so
+            // it counts from then.
+            let from = if link.busy() { link.tx_span.1.max(now) } else { now };
+            self.capacity_history[l.0 as usize].push((from, link.capacity()));
         }
         // New parameters may release packets now (or at a new wake-up).
         if !link.busy() {
@@ -432,8 +440,10 @@ impl Sim {
                 self.arm(fi, End::Receiver);
             }
             (Endpoints::Media { tx, rx }, Header::Feedback(fb)) => {
+                let n0 = self.out.len();
                 let out = &mut self.out;
                 tx.on_feedback(rx.report(fb.report_id), now, &mut |p| out.push(p));
+                record_rtp_waits(&mut self.metrics.rtp_wait_stats, self.out_id[fi], &self.out[n0..]);
                 self.arm(fi, End::Sender);
             }
             _ => debug_assert!(false, "packet delivered to the wrong kind of endpoint"),
@@ -495,9 +505,11 @@ impl Sim {
             }
             (Endpoints::Ping(_), End::Receiver) => {}
             (Endpoints::Media { tx, .. }, End::Sender) => {
+                let n0 = self.out.len();
                 let out = &mut self.out;
                 let queued = tx.held_bytes();
                 tx.on_timer(now, &mut |p| out.push(p));
+                record_rtp_waits(&mut self.metrics.rtp_wait_stats, self.out_id[fi], &self.out[n0..]);
                 // A frame joins the RTP queue at once, however large, and what
                 // is sent is recorded until it is reported.
                 let grown = tx.held_bytes().saturating_sub(queued) as i64;
@@ -528,8 +540,10 @@ impl Sim {
                 p.next_at = now;
             }
             Endpoints::Media { tx, .. } => {
+                let n0 = self.out.len();
                 let out = &mut self.out;
                 tx.start(now, &mut |p| out.push(p));
+                record_rtp_waits(&mut self.metrics.rtp_wait_stats, self.out_id[fi], &self.out[n0..]);
             }
         }
         self.flush();
@@ -598,7 +612,11 @@ impl Sim {
                 ms.flow.push(self.out_id[i]);
                 ms.target_mbps.push(st.target_bps / 1e6);
                 ms.tx_mbps.push(st.tx_rate_bps / 1e6);
-                ms.rtp_queue_delay_ms.push(st.rtp_queue_delay.as_millis_f64());
+                // Mean wait of the RTP packets sent in the interval (NaN if none).
+                let (w0, n0) = self.media_wait_mark[i];
+                let sent = st.packets_sent - n0;
+                ms.rtp_queue_delay_ms.push(if sent > 0 { (st.rtp_wait_total - w0).as_millis_f64() / sent as f64 } else { f64::NAN });
+                self.media_wait_mark[i] = (st.rtp_wait_total, st.packets_sent);
                 ms.qdelay_ms.push(st.qdelay.as_millis_f64());
                 ms.cwnd_bytes.push(st.cwnd_bytes);
                 ms.bytes_in_flight.push(st.bytes_in_flight);
@@ -790,7 +808,7 @@ impl Sim {
             if l.internal {
                 continue;
             }
-            let cap_bits = capacity_bits(&self.rate_history[i], warm, end);
+            let cap_bits = capacity_bits(&self.capacity_history[i], warm, end);
             let two_queues = l.qdisc.has_two_queues();
             // Bytes on the wire in [warm, end], counting a packet being
             // serialized at either edge pro rata, as capacity is counted.
@@ -800,7 +818,9 @@ impl Sim {
             links.push(LinkSummary {
                 id: l.name.clone(),
                 qdisc: l.qdisc_name,
-                rate_mbps: (!self.rate_history[i][0].1.is_unlimited()).then(|| self.rate_history[i][0].1.mbps()),
+                rate_mbps: (!self.start_rate[i].is_unlimited()).then(|| self.start_rate[i].mbps()),
+                capacity_mbps: (!self.capacity_history[i][0].1.is_unlimited()).then(|| self.capacity_history[i][0].1.mbps()),
+                pure_delay: !matches!(l.qdisc, AnyQdisc::Granted(_)) && self.capacity_history[i].iter().all(|&(_, r)| r.is_unlimited()),
                 utilization: cap_bits.and_then(|c| (c > 0.0).then(|| sent_bits / c)),
                 rate_mean_mbps: cap_bits.and_then(|c| (window > 0.0).then(|| c / window / 1e6)),
                 sojourn_ms: SojournStats::from_hist(&m.sojourn_stats.get(self.link_out_id[i], None)),
@@ -839,12 +859,22 @@ impl Sim {
         MediaSummary {
             target_mbps: summary::mean(&sorted(&|k| ms.target_mbps[k])),
             tx_mbps: summary::mean(&sorted(&|k| ms.tx_mbps[k])),
-            rtp_queue_delay_ms: SojournStats::from_sorted(&sorted(&|k| ms.rtp_queue_delay_ms[k])),
+            rtp_queue_delay_ms: SojournStats::from_hist(&self.metrics.rtp_wait_stats.get(out, None)),
             qdelay_ms: SojournStats::from_sorted(&sorted(&|k| ms.qdelay_ms[k])),
             packets_sent: st.packets_sent,
             packets_lost: st.packets_lost,
             rtp_discards: st.rtp_discards,
             frames: st.frames,
+        }
+    }
+}
+
+/// Record the RTP-queue wait of each RTP packet a media sender just put
+/// out (it leaves with `enq_at` = when it was queued) as flow `id`'s.
+fn record_rtp_waits(stats: &mut crate::metrics::hist::IdStats, id: u32, sent: &[Packet]) {
+    for p in sent {
+        if let Header::Rtp(_) = p.hdr {
+            stats.record(p.sent_at.0, id, 0, p.sent_at.since(p.enq_at).0);
         }
     }
 }
@@ -856,7 +886,7 @@ fn goodput_between(marks: &IntervalMarks) -> Option<f64> {
     (t1 > t0).then(|| (b1 - b0) as f64 * 8.0 / (t1 - t0) / 1e6)
 }
 
-/// Bits the link could carry over [from, to] given its rate history; None
+/// Bits the link could carry over [from, to] given its capacity history; None
 /// if it was unlimited at any point.
 fn capacity_bits(hist: &[(SimTime, Rate)], from: SimTime, to: SimTime) -> Option<f64> {
     let mut bits = 0.0;

@@ -114,3 +114,55 @@ fn cubic_outgrows_reno_on_a_long_fat_path() {
         assert!((0.80..=0.90).contains(share), "seed {seed}: CUBIC share {share:.3} (all {shares:.3?}) vs kernel 0.846-0.858");
     }
 }
+
+/// Utilization is against what limits the link, not the wire: one CUBIC
+/// flow keeps a 10 Mbit/s HTB on a 1 Gbit/s wire busy (≥ 95 %, where the
+/// wire reads 1 %); a `tc qdisc replace` to 20 Mbit/s halfway through the
+/// measured window makes the mean capacity (10 + 20) / 2. A netem stage
+/// that only delays has no capacity and is marked a pure delay.
+#[test]
+fn utilization_is_against_the_shaper_not_the_wire() {
+    let text = r#"
+name = "shaped"
+duration = "20s"
+seed = 1
+[[links]]
+id = "delay"
+qdisc = { kind = "netem", delay = "10ms" }
+[[links]]
+id = "bottleneck"
+rate = "1Gbit"
+qdisc = { kind = "htb", rate = "10Mbit", child = { kind = "fq_codel" } }
+[[links]]
+id = "return"
+rate = "1Gbit"
+delay = "10ms"
+[[flows]]
+id = "cubic"
+cc = "cubic"
+path = ["delay", "bottleneck"]
+reverse = ["return"]
+"#;
+    let out = run(text, &["metrics.warmup=\"5s\""]);
+    let l = link(&out.summary, "bottleneck");
+    assert_eq!((l.rate_mbps, l.capacity_mbps, l.rate_mean_mbps), (Some(1000.0), Some(10.0), Some(10.0)));
+    let u = l.utilization.unwrap();
+    assert!((0.95..=1.0).contains(&u), "utilization {u}");
+    assert!(!l.pure_delay);
+    let d = link(&out.summary, "delay");
+    assert!(d.pure_delay && d.capacity_mbps.is_none() && d.utilization.is_none(), "{d:?}");
+    let r = link(&out.summary, "return");
+    assert!(!r.pure_delay && r.capacity_mbps == Some(1000.0));
+
+    let replaced = text.replace(
+        "child = { kind = \"fq_codel\" } }\n",
+        "child = { kind = \"fq_codel\" } }\nschedule = [{ at = \"12.5s\", qdisc = { kind = \"htb\", rate = \"20Mbit\", child = { kind = \"fq_codel\" } } }]\n",
+    );
+    let out = run(&replaced, &["metrics.warmup=\"5s\""]);
+    let l = link(&out.summary, "bottleneck");
+    assert_eq!(l.capacity_mbps, Some(10.0));
+    let mean = l.rate_mean_mbps.unwrap();
+    assert!((mean - 15.0).abs() < 1e-3, "mean capacity {mean}");
+    let u = l.utilization.unwrap();
+    assert!((0.85..=1.0).contains(&u), "utilization {u}");
+}

@@ -335,9 +335,12 @@ fn the_bottleneck_shift_example_runs() {
         out.metrics.sojourn.class.contains(&1),
         "Prague's packets were in the L queue"
     );
-    // A link shaped only by its qdisc has no line rate, so no utilization;
-    // Prague's goodput shows the shaper was kept busy across both switches.
-    assert!(s.links[0].utilization.is_none());
+    // A link shaped only by its qdisc has no line rate: its capacity is the
+    // shaper's 50 Mbit/s through both switches, and Prague kept it busy.
+    let l = &s.links[0];
+    assert_eq!((l.rate_mbps, l.capacity_mbps, l.rate_mean_mbps), (None, Some(50.0), Some(50.0)));
+    let u = l.utilization.unwrap();
+    assert!(u > 0.8 && u <= 1.0, "{u}");
     let g = s.flows[0].goodput_mbps;
     assert!(g > 40.0 && g < 50.0, "{g}");
     let p = &s.probes[0];

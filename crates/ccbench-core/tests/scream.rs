@@ -114,3 +114,20 @@ fn request_grant_upstream_caps_at_the_granted_rate_and_adds_the_grant_wait() {
     let granted = p50(&run(&with_grant(prague), &["metrics.warmup=\"5s\""]));
     assert!(plain < 1.0 && (4.0..=6.5).contains(&granted), "L sojourn p50 {granted} ms vs {plain} ms on a plain link");
 }
+
+/// At 50 fps the 100 ms samples fall on frame ticks: the RTP-queue delay
+/// counts each packet's wait in the sender's queue, so it is not 0 there;
+/// the series' mean per interval agrees with the summary's mean per packet.
+#[test]
+fn rtp_queue_delay_counts_every_packets_wait_at_50_fps() {
+    let text = dumbbell("20Mbit", 25.0, r#"{ kind = "dualpi2" }"#, "10s", &media("scream", "ect1", ", fps = 50"));
+    let out = run(&text, &["metrics.warmup=\"2s\""]);
+    let d = &flow(&out.summary, "scream").media.as_ref().unwrap().rtp_queue_delay_ms;
+    let (mean, p99) = (d.mean.unwrap(), d.p99.unwrap());
+    assert!(mean > 0.1 && p99 >= mean && d.max.unwrap() >= p99, "{d:?}");
+    let ms = &out.metrics.media_series;
+    let v: Vec<f64> = media_rows(&out, 2.05, 10.0).map(|k| ms.rtp_queue_delay_ms[k]).collect();
+    assert!(v.iter().all(|x| x.is_finite() && *x >= 0.0), "{v:?}");
+    let series_mean = v.iter().sum::<f64>() / v.len() as f64;
+    assert!((series_mean / mean - 1.0).abs() < 0.25, "series {series_mean} ms vs summary {mean} ms");
+}

@@ -55,7 +55,13 @@
 //! Stats: `tx_rate_bps` is RTP bytes (header + payload, comparable with
 //! `target_bps`) sent over the last completed window of ≥ 100 ms (windows
 //! close lazily at events; SCReAM's rate estimators use 100 ms too);
-//! `rtp_queue_delay` is the oldest queued packet's age as of the last event.
+//! `rtp_queue_delay` is the oldest queued packet's age as of the last event
+//! (what SCReAM is told at each frame); `rtp_wait_total` sums, over the
+//! packets sent, how long each waited in the queue. A packet leaves with
+//! `enq_at` = when it was queued, so the simulator can record every
+//! packet's wait: sampling the oldest age instead reads 0 whenever the
+//! samples fall on frame ticks after the previous frame drained (every
+//! 100 ms sample at 50 fps).
 
 use std::collections::VecDeque;
 
@@ -84,6 +90,10 @@ pub struct MediaStats {
     pub target_bps: f64,
     pub tx_rate_bps: f64,
     pub rtp_queue_delay: Dur,
+    /// Sum over the packets sent of the time each waited in the RTP queue
+    /// (from its frame's tick to its transmission); with `packets_sent`,
+    /// the mean wait over any span.
+    pub rtp_wait_total: Dur,
     pub qdelay: Dur,
     pub srtt: Dur,
     pub cwnd_bytes: u64,
@@ -418,10 +428,14 @@ impl<C: MediaCc> MediaSender<C> {
                 size: head.rtp_bytes - RTP_HDR + RTP_OVERHEAD,
                 ecn: self.ect,
                 sent_at: now,
+                // The RTP queue is the packet's first queue: its wait there
+                // is `sent_at - enq_at` (the first link restamps it).
+                enq_at: head.enq_at,
                 hdr: Header::Rtp(rtp),
                 ..self.tmpl
             });
             self.stats.packets_sent += 1;
+            self.stats.rtp_wait_total += now.since(head.enq_at);
             self.stats.rtp_bytes_sent += u64::from(head.rtp_bytes);
             self.rate_bytes += u64::from(head.rtp_bytes);
             match self.pacing {

@@ -267,6 +267,9 @@ pub struct Metrics {
     pub rtt_stats: hist::IdStats,
     pub sojourn_stats: hist::IdStats,
     pub probe_stats: hist::IdStats,
+    /// Per media flow: how long each RTP packet sent after the warm-up
+    /// waited in its sender's RTP queue.
+    pub rtp_wait_stats: hist::IdStats,
     /// Bytes of each table (in [`TABLES`] order) handed out so far.
     spilled: [u64; TABLES.len()],
 }
@@ -275,7 +278,7 @@ impl Metrics {
     /// Empty buffers whose statistics leave out samples before `warmup`.
     pub fn with_warmup(warmup: Dur) -> Metrics {
         let mut m = Metrics::default();
-        for s in [&mut m.rtt_stats, &mut m.sojourn_stats, &mut m.probe_stats] {
+        for s in [&mut m.rtt_stats, &mut m.sojourn_stats, &mut m.probe_stats, &mut m.rtp_wait_stats] {
             s.from_ns = warmup.0;
         }
         m
@@ -304,7 +307,7 @@ impl Metrics {
     /// statistics' histograms.
     pub fn heap_bytes(&self) -> u64 {
         let rows: u64 = (0..TABLES.len()).map(|k| self.rows(k) as u64 * ROW_BYTES[k]).sum();
-        rows + self.rtt_stats.heap_bytes() + self.sojourn_stats.heap_bytes() + self.probe_stats.heap_bytes()
+        rows + self.rtt_stats.heap_bytes() + self.sojourn_stats.heap_bytes() + self.probe_stats.heap_bytes() + self.rtp_wait_stats.heap_bytes()
     }
 
     /// Table `k` of [`TABLES`], taken out of its buffers. `keep`: the

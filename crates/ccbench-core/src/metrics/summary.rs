@@ -84,6 +84,9 @@ pub struct MediaSummary {
     pub target_mbps: Option<f64>,
     /// Mean transmitted RTP rate, Mbit/s.
     pub tx_mbps: Option<f64>,
+    /// How long the RTP packets sent after the warm-up waited in the
+    /// sender's RTP queue, each packet one sample (packets the queue
+    /// flushed are counted in `rtp_discards` instead).
     pub rtp_queue_delay_ms: SojournStats,
     /// SCReAM's own network queue-delay estimate.
     pub qdelay_ms: SojournStats,
@@ -97,16 +100,27 @@ pub struct MediaSummary {
 pub struct LinkSummary {
     pub id: String,
     pub qdisc: &'static str,
-    /// The link's rate at the start, Mbit/s (null if unlimited).
+    /// The link's line rate at the start, Mbit/s (null if unlimited).
     pub rate_mbps: Option<f64>,
+    /// The link's capacity at the start, Mbit/s: the rate that limits it,
+    /// the slower of its line rate and its qdisc's shaper (Cake's
+    /// `bandwidth`, an HTB ceil, a TBF or netem `rate`); null if neither
+    /// limits it.
+    pub capacity_mbps: Option<f64>,
     /// Mean capacity over the measured window (after warm-up), Mbit/s:
-    /// differs from `rate_mbps` when the link has a rate `schedule`. Null
-    /// if unlimited at any point or the window is empty.
+    /// differs from `capacity_mbps` when a `schedule` changes the rate or
+    /// the shaper. Null if unlimited at any point or the window is empty.
     pub rate_mean_mbps: Option<f64>,
     /// Bits on the wire / capacity over the measured window (a packet being
-    /// serialized at either edge counts pro rata); null if unlimited or
-    /// the window is empty.
+    /// serialized at either edge counts pro rata), so a link behind its
+    /// own shaper is measured against the shaper's rate, not the wire's
+    /// (a shaper that adds per-packet overhead, Cake's `overhead`, tops out
+    /// below 1); null if unlimited or the window is empty.
     pub utilization: Option<f64>,
+    /// Nothing limits the link's rate at any time (no line rate, shaper or
+    /// grant gate): it only delays (netem `delay`) or drops what passes,
+    /// so its sojourn is that delay, not a queue's.
+    pub pure_delay: bool,
     pub sojourn_ms: SojournStats,
     /// Sojourn per queue of a two-queue qdisc (DualPI2: C classic, L L4S);
     /// absent for single-queue qdiscs.

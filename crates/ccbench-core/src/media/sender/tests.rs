@@ -296,3 +296,41 @@ fn microburst_paces_single_packets_at_low_rates() {
         assert_eq!(*g, pace_interval(rtp(&w[0].1).rtp_bytes, rate), "packets are paced individually");
     }
 }
+
+/// Each packet leaves with `enq_at` = its frame's tick, so its RTP-queue
+/// wait is exact: library pacing at 10 Mbit/s spaces the 1212-B packets of
+/// a 4.84 Mbit/s, 50 fps frame (10 × 1212 B + 112 B) 969.6 µs apart, so
+/// packet k of a frame waits k × 969.6 µs, 55 × 969.6 µs per frame. The
+/// oldest packet's age read at the 100 ms ticks, which are frame ticks,
+/// is 0 every time: the previous frame left 10.3 ms before.
+#[test]
+fn rtp_queue_wait_is_counted_per_packet_not_sampled_at_frame_ticks() {
+    let cfg = MediaConfig { pacing_mode: PacingMode::Library, ..Default::default() };
+    let mut s = sender(&cfg, Fake::new(4.84e6, 10e6, u64::MAX));
+    let step = pace_interval(1212, 10e6);
+    let mut log = vec![];
+    s.start(SimTime::ZERO, &mut |p| log.push(p));
+    let mut sampled = vec![s.stats().rtp_queue_delay];
+    loop {
+        let t = s.next_timer();
+        if t > ms(999) {
+            break;
+        }
+        s.on_timer(t, &mut |p| log.push(p));
+        if t.0 % 100_000_000 == 0 {
+            sampled.push(s.stats().rtp_queue_delay);
+        }
+    }
+    assert_eq!(log.len(), 50 * 11);
+    for frame in log.chunks(11) {
+        for (k, p) in frame.iter().enumerate() {
+            assert_eq!(p.sent_at.since(p.enq_at), step * k as u64, "packet {k} of the frame at {:?}", frame[0].sent_at);
+        }
+    }
+    let st = s.stats();
+    assert_eq!(st.rtp_wait_total, step * (50 * 55));
+    let mean_ms = st.rtp_wait_total.as_millis_f64() / st.packets_sent as f64;
+    assert!((mean_ms - 4.848).abs() < 1e-9, "{mean_ms}");
+    assert_eq!(sampled.len(), 10);
+    assert!(sampled.iter().all(|&d| d == Dur::ZERO), "{sampled:?}");
+}
