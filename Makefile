@@ -26,7 +26,7 @@ build: setup  ## build the Rust extension (release, profile-guided) into .venv, 
 	PGO=$(PGO) VENV=$(abspath $(VENV)) $(PY) tools/build.py
 
 run: build  ## run the default suite (SCReAM test record, Test 2) and write its report
-	$(VENV)/bin/ccbench suite run scream-test-record -o out
+	$(VENV)/bin/ccbench suite run scream-test-record -o out/
 
 test: test-rust test-emu test-py  ## every Rust and Python test (test-emu needs root)
 

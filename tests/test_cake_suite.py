@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import ccbench
@@ -49,3 +50,15 @@ def test_smoke_runs_end_to_end_with_a_report(tmp_path: Path) -> None:
         assert links[busy]["drops"] > 0 and links["down_far"]["drops"] == 0, (r["values"], links)
     md = (res.dir / "report.md").read_text()
     assert "Download goodput, total (Mbit/s)" in md and "4 MTU x flows" in md
+
+
+def test_the_path_has_no_delay_stage_the_report_does_not_name() -> None:
+    """The report lists Cake, the link and the far-side TBF, and no delay stage: none is added."""
+    suite = load_suite("cake-mtu-scaling")
+    assert "no added delay" in suite.description
+    for run in suite.plan():
+        links = {x["id"]: x for x in tomllib.loads(run.scenario)["links"]}
+        assert all(x.get("delay", "0ms") in ("0ms", "0s", "0ns") for x in links.values()), links
+    # Every remaining assumption is stated in the suite file.
+    for assumed in ("ethernet", "diffserv3", "LENGTH 60 s", "burst 15000 B", "CUBIC without ECN", "Base RTT"):
+        assert assumed in suite.text, assumed

@@ -193,3 +193,43 @@ def test_sweep_module_is_callable_however_it_is_imported() -> None:
     code = "import ccbench.sweep as s, ccbench\nprint(callable(s), ccbench.sweep is s, callable(ccbench.load_suite))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "True", "True"]
+
+
+MEDIA = """
+name = "media"
+duration = "3s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbit"
+delay = "10ms"
+qdisc = { kind = "dualpi2" }
+[[links]]
+id = "ret"
+rate = "20Mbit"
+delay = "10ms"
+[[flows]]
+id = "scream"
+kind = "media"
+ecn = "ect1"
+media = { mtu = 1360 }
+path = ["bottleneck"]
+reverse = ["ret"]
+intervals = [{ name = "late", from = "1s", to = "3s" }, { name = "after-end", from = "5s", to = "6s" }]
+"""
+
+
+def test_show_of_a_media_run_gives_its_media_fields_and_named_intervals(run_cli, tmp_path) -> None:
+    (tmp_path / "media.toml").write_text(MEDIA)
+    assert run_cli("run", "media.toml", "-o", "out").exit_code == 0
+    flow = json.loads(Path("out/summary.json").read_text())["flows"][0]
+    shown = run_cli("show", "out")
+    assert shown.exit_code == 0, shown.stderr
+    text = shown.stdout
+    media = text.split("media flows", 1)[1].split("named intervals", 1)[0]
+    for value in (flow["media"]["target_mbps"], flow["media"]["tx_mbps"], flow["media"]["qdelay_ms"]["p99"]):
+        assert _num(value) in media, (value, media)
+    assert f"{flow['media']['packets_sent']:,}" in media
+    intervals = text.split("named intervals", 1)[1].split("links", 1)[0]
+    late, after = flow["intervals"]
+    assert after["goodput_mbps"] is None  # the run ended before it
+    assert "late" in intervals and _num(late["goodput_mbps"]) in intervals and "after-end" in intervals

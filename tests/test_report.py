@@ -391,11 +391,11 @@ class _Goodputs:
 
 
 def test_a_legend_of_many_long_run_labels_fits_beside_the_plot() -> None:
-    """36 runs labelled as scream-interop's are: the figure grows to hold the legend, which stays whole."""
+    """36 runs with labels as long as scream-interop's: the figure grows to hold the legend, which stays whole."""
     import io
     import warnings
 
-    runs = [(f"downstream 100 Mbit/s / {rtt} ms / up to 5 L4S QUIC-like / {k}", _Goodputs())
+    runs = [(f"downstream 100 Mbit/s / {rtt} ms / up to 10 Prague flows / {k}", _Goodputs())
             for rtt in range(12) for k in range(3)]
     fig = plot_suite.goodput_cdf(runs)
     with warnings.catch_warnings():

@@ -84,11 +84,11 @@ def test_a_run_whose_time_cannot_advance_is_refused_not_hung(run_module: Callabl
 def test_a_suite_whose_base_is_not_toml_is_a_located_error(run_cli: Callable[..., CliResult], tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text('name = "s"\nbase = "broken.toml"\n[[axes]]\nname = "a"\nvalues = [1]\nkey = "seed"\n')
     (tmp_path / "broken.toml").write_text("duration = \"1s\"\nx = = 1\n")
-    result = run_cli("suite", "run", "s.toml", "-o", "out")
+    result = run_cli("suite", "run", "s.toml", "-o", "out/")
     assert result.exit_code == 2
     assert result.stderr.startswith("broken.toml:2:5: not a TOML scenario: Invalid value"), result.stderr
     (tmp_path / "broken.toml").write_bytes(b"\xff\xfe\x00binary")
-    result = run_cli("suite", "run", "s.toml", "-o", "out")
+    result = run_cli("suite", "run", "s.toml", "-o", "out/")
     assert result.exit_code == 2 and "cannot read scenario" in result.stderr and "not UTF-8" not in result.stdout
     no_traceback(result)
 
@@ -98,7 +98,7 @@ def test_suite_parts_naming_each_other_are_refused(run_cli: Callable[..., CliRes
     (tmp_path / "a.toml").write_text('name = "a"\nparts = ["b.toml"]\n')
     (tmp_path / "b.toml").write_text('name = "b"\nparts = ["a.toml"]\n')
     for suite in ("loop.toml", "a.toml"):
-        result = run_cli("suite", "run", suite, "-o", "out")
+        result = run_cli("suite", "run", suite, "-o", "out/")
         assert result.exit_code == 2, result.stderr
         assert "a part must be a suite with axes, not a suite of suites" in result.stderr
         no_traceback(result)
@@ -182,7 +182,7 @@ def test_sigterm_stops_a_sweep_and_its_workers_without_leftovers(tmp_path: Path)
                                      'key = "seed"\n')
     runs = tmp_path / "out" / "s" / "runs"
     # As `timeout` does: the whole process group gets it.
-    proc = ccbench_process("suite", "run", "s.toml", "-o", "out", "-j", "2", cwd=tmp_path, start_new_session=True)
+    proc = ccbench_process("suite", "run", "s.toml", "-o", "out/", "-j", "2", cwd=tmp_path, start_new_session=True)
     wait_for(proc, lambda: len(list(runs.glob(".*.tmp-spill-*/*.parquet"))) >= 2)
     os.killpg(proc.pid, signal.SIGTERM)
     out, err = proc.communicate()

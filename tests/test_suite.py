@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from ccbench.expr import ExprError, evaluate, parse
 from ccbench.report import render
 from ccbench.suite import SUITE_PLOTS, SuiteError, builtin_suites, format_value, load_suite, parse_suite
 from conftest import TINY, line_of
+
+REPO = Path(__file__).resolve().parents[1]
 
 SUITE = """\
 name = "mini"
@@ -237,7 +240,7 @@ def test_builtin_suites_are_listed_and_valid(run_cli) -> None:
 
     # Every built-in suite expands into valid scenarios.
     expected = {"l4s-dualpi2": 18, "rtt-independence": 4, "scream-test-record": 5, "scream-test-record-1": 4,
-                "scream-test-record-3": 5, "scream-interop": 36}
+                "scream-test-record-3": 5, "scream-interop": 24}
     for name, runs in expected.items():
         plan = load_suite(name).plan()
         assert len(plan) == runs and not any(r.error for r in plan), name
@@ -346,8 +349,8 @@ def test_format_value() -> None:
 
 
 @pytest.mark.parametrize("name, version", [
-    ("scream-test-record", "2024-10"), ("scream-test-record-1", "2024-10-28"),
-    ("scream-test-record-3", "2024-10"), ("scream-interop", "2024-10"),
+    ("scream-test-record", "76a298a"), ("scream-test-record-1", "994f9a4"),
+    ("scream-test-record-3", "76a298a"), ("scream-interop", "76a298a"),
 ])
 def test_scream_suites_resolve_to_the_code_and_network_the_experiments_ran(name: str, version: str) -> None:
     import tomllib
@@ -371,6 +374,30 @@ def test_scream_suites_resolve_to_the_code_and_network_the_experiments_ran(name:
     # head stays one override away.
     head = suite.with_overrides(['flows.scream.media.version="head"']).plan()[0]
     assert tomllib.loads(head.scenario)["flows"][0]["media"]["version"] == "head"
+
+
+# Notes kept outside the repository, which built-in suites used to cite.
+OUTSIDE_NOTES = re.compile(r"reference/|shared reference|\b(?:scenarios|scream|scream-2024|aqm|transports|flent-format)\.md\b")
+
+
+def test_built_in_suites_cite_only_sources_anyone_can_open() -> None:
+    """Suite files cite primary sources or the repository's docs/, never notes that are not shipped."""
+    root = Path(ccbench.__file__).parent / "suites"
+    files = sorted(root.rglob("*.toml"))
+    assert len(files) > 20
+    for f in files:
+        text = f.read_text()
+        assert not OUTSIDE_NOTES.search(text), f"{f.relative_to(root)}: {OUTSIDE_NOTES.search(text)[0]}"
+        for doc in re.findall(r"\bdocs/[\w.-]+\.md\b", text):
+            assert (REPO / doc).is_file(), f"{f.name} cites {doc}, which is not in the repository"
+
+
+def test_scream_interop_offers_no_quic_runs_it_cannot_model() -> None:
+    """The interop's Apple QUIC flows are not modelled; Prague standing in for them only repeated its own runs."""
+    suite = load_suite("scream-interop")
+    assert suite.axis("competition").values == ("prague2", "prague10")
+    assert not any("QUIC" in t.title for t in suite.report.tables)
+    assert "Apple" in suite.text and "not modelled" in suite.description
 
 
 def test_test_record_suites_carry_the_published_tables() -> None:
@@ -540,7 +567,7 @@ def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp
     suite = load_suite(tmp_path / "both.toml")
     assert [p.name for p in suite.parts] == ["grid", "fifo"] and suite.size == 4
     assert all(any(o.text == "seed=7" for o in p.overrides) for p in suite.parts[1].points())
-    result = run_cli("suite", "run", tmp_path / "both.toml", "-o", tmp_path / "out", "-j", "1")
+    result = run_cli("suite", "run", tmp_path / "both.toml", "-o", f"{tmp_path / 'out'}/", "-j", "1")
     assert result.exit_code == 0, result.stderr
     root = tmp_path / "out" / "both"
     for part, runs in (("grid", 3), ("fifo", 1)):
@@ -611,3 +638,44 @@ rtt = [0, "3x"]
     (tmp_path / "bad.toml").write_text(text.replace('rtt = [0, "3x"]', 'rtt = [50, 20]'), encoding="utf-8")
     with pytest.raises(SuiteError, match=r"report.bounds\[1\].rtt: expected \[bottom, top\]"):
         load_suite(tmp_path / "bad.toml")
+
+
+def test_only_on_a_suite_of_suites_skips_the_parts_without_that_axis_and_says_so(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    (tmp_path / "grid.toml").write_text(GRID, encoding="utf-8")
+    (tmp_path / "delays.toml").write_text(
+        'name = "delays"\nbase = "tiny.toml"\nset = [\'duration="1s"\']\n'
+        '[[axes]]\nname = "delay"\nvalues = ["5ms", "20ms"]\nset = ["links.bottleneck.delay={value}"]\n',
+        encoding="utf-8")
+    (tmp_path / "both.toml").write_text('name = "both"\nparts = ["grid.toml", "delays.toml"]\n', encoding="utf-8")
+    suite = load_suite(tmp_path / "both.toml")
+    only = suite.restricted({"rate": "5Mbit"})
+    # A point without a rate axis has no rate 5Mbit: the part is left out, and listed, not run in full.
+    assert [p.name for p in only.parts] == ["grid"] and only.skipped == (("delays", ("rate",)),)
+    assert only.size == 2
+    kept = suite.restricted({"rate": "5Mbit"}, missing="keep")
+    assert [p.name for p in kept.parts] == ["grid", "delays"] and kept.size == 4
+    with pytest.raises(SuiteError, match="no part has every axis"):
+        suite.restricted({"rate": "5Mbit", "delay": "5ms"})
+    result = run_cli("suite", "run", tmp_path / "both.toml", "--only", "rate=5Mbit", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "skipping part delays (it has no axis rate)" in result.stderr
+    assert "grid: 2 runs" in result.stderr and "delays:" not in result.stderr.replace("part delays", "")
+
+
+def test_suite_run_dash_o_names_the_suite_directory_as_run_does(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    (tmp_path / "grid.toml").write_text(GRID, encoding="utf-8")
+    into = run_cli("suite", "run", "grid.toml", "-o", "mine", "-j", "1", "--only", "qdisc=fifo")
+    assert into.exit_code == 0, into.stderr
+    assert (tmp_path / "mine" / "suite.json").is_file() and not (tmp_path / "mine" / "grid").exists()
+    parent = run_cli("suite", "run", "grid.toml", "-o", "res/", "-j", "1", "--only", "qdisc=fifo")
+    assert parent.exit_code == 0 and (tmp_path / "res" / "grid" / "suite.json").is_file()
+    again = run_cli("suite", "run", "grid.toml", "-o", "mine", "-j", "1", "--only", "qdisc=fifo", "--resume")
+    assert again.exit_code == 0 and "from an earlier sweep" in again.stdout
+    # A directory holding something else is refused before anything runs, with what would work.
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.txt").write_text("mine")
+    refused = run_cli("suite", "run", "grid.toml", "-o", "docs", "-j", "1")
+    assert refused.exit_code != 0 and "-o docs/" in refused.stderr
+    assert sorted(p.name for p in (tmp_path / "docs").iterdir()) == ["notes.txt"]

@@ -183,7 +183,7 @@ def test_a_failing_run_does_not_lose_the_others(write_suite, tmp_path: Path, run
     foreign.mkdir(parents=True)
     (foreign / "thesis.tex").write_text("keep")
 
-    result = run_cli("suite", "run", suite, "-j", "2", "-o", "out")
+    result = run_cli("suite", "run", suite, "-j", "2", "-o", "out/")
     assert result.exit_code == 1, result.stderr
     manifest = read_manifest(tmp_path / "out" / "sweep")
     status = {r.key: r for r in manifest.runs}
@@ -208,7 +208,7 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_runs(write_suite,
     write_suite(LONGER)
     out = tmp_path / "out"
     runs = out / "longer" / "runs"
-    cmd = [sys.executable, "-m", "ccbench", "suite", "run", "suite.toml", "-j", "2", "-o", "out"]
+    cmd = [sys.executable, "-m", "ccbench", "suite", "run", "suite.toml", "-j", "2", "-o", "out/"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -220,13 +220,13 @@ def test_an_interrupted_sweep_resumes_without_redoing_finished_runs(write_suite,
         proc.kill()
     if sig == signal.SIGINT:
         assert proc.returncode == 130, stderr
-        assert "resume with: ccbench suite run suite.toml --resume -o out -j 2" in stderr
+        assert "resume with: ccbench suite run suite.toml --resume -o out/ -j 2" in stderr
         assert read_manifest(out / "longer").data["interrupted"] is True
     finished = mtimes(out / "longer")
     assert 1 <= len(finished) < 8, "the sweep was not interrupted in the middle"
 
     time.sleep(0.02)
-    result = run_cli("suite", "run", "suite.toml", "--resume", "-j", "2", "-o", "out")
+    result = run_cli("suite", "run", "suite.toml", "--resume", "-j", "2", "-o", "out/")
     assert result.exit_code == 0, result.stderr
     assert f"8 runs: 8 ok ({len(finished)} from an earlier sweep)" in result.stdout
     after = mtimes(out / "longer")
@@ -253,7 +253,7 @@ def test_dask_local_cluster_gives_the_same_summaries(write_suite, tmp_path: Path
 def test_cli_dask_local_starts_a_local_cluster(write_suite, run_cli) -> None:
     pytest.importorskip("distributed")
     write_suite()
-    result = run_cli("suite", "run", "suite.toml", "--dask", "local", "-j", "1", "-o", "out")
+    result = run_cli("suite", "run", "suite.toml", "--dask", "local", "-j", "1", "-o", "out/")
     assert result.exit_code == 0, result.stderr
     assert "4 runs: 4 ok, 0 failed" in result.stdout
     assert len(summaries(Path("out/sweep"))) == 4
@@ -339,7 +339,7 @@ def test_dry_run_states_the_size_at_once_and_with_resume_which_runs_are_reused(w
 
     for rec in first.runs[1:]:
         shutil.rmtree(first.dir / rec.dir)
-    result = run_cli("suite", "run", suite, "--dry-run", "--resume", "-o", "out")
+    result = run_cli("suite", "run", suite, "--dry-run", "--resume", "-o", "out/")
     assert result.exit_code == 0, result.stderr
     assert result.stderr.splitlines()[0] == "sweep: 4 runs (2 rate x 2 seed)"
     lines = dict(line.split("\t")[:2] for line in result.stdout.splitlines())

@@ -35,7 +35,7 @@ class SimulationError(Exception):
 def run(text: str, path: str | None, overrides: list[str],
         progress: Callable[[float, float], object] | None = None) -> RunOutput:
     """Simulate a scenario; releases the GIL. `path` only names the text in errors.
-    `progress(now_s, end_s)` is called about twice a second of wall-clock time."""
+    `progress(now_s, end_s)` is called each time simulated time advances by another thousandth of the run."""
 
 def warnings(text: str, path: str | None, overrides: list[str]) -> list[Problem]:
     """The scenario's warnings, or raise ScenarioError."""

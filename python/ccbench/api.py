@@ -50,8 +50,9 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
         **kw: Any) -> Result:
     """Simulate a scenario and return its :class:`~ccbench.results.Result`.
 
-    ``progress(now_s, end_s)``, if given, is called about twice a second
-    while the simulation runs. Legal but suspicious values (a ``"100Mbps"``
+    ``progress(now_s, end_s)``, if given, is called each time the simulated
+    clock has advanced by another thousandth of the run (the same simulated
+    times on every machine, however fast). Legal but suspicious values (a ``"100Mbps"``
     rate) are reported as :class:`~ccbench.errors.ScenarioWarning`.
 
     With ``spill_dir`` (an existing directory), the core writes every table

@@ -535,8 +535,9 @@ def suite_list() -> None:
 @suite.command("run")
 @click.argument("suite_ref", metavar="SUITE")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Runs at a time.  [default: CPU cores]")
-@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
-              show_default=True, help="Results go to OUT/SUITE-NAME/ (runs/, suite.json, report.html).")
+@click.option("-o", "--out", type=click.Path(file_okay=False),  # str: a trailing "/" means a parent directory
+              help="The suite's result directory (runs/, suite.json, report.html), as `run -o` takes it; ending "
+                   "in '/' it is a parent: the results go to OUT/SUITE-NAME/.  [default: results/SUITE-NAME]")
 @click.option("--resume", is_flag=True, help="Keep the runs already finished in OUT; run only the others.")
 @click.option("--dask", metavar="ADDRESS|local", help="Run on a Dask cluster: a scheduler address, or "
               "'local' for a LocalCluster of --jobs worker processes.")
@@ -544,8 +545,9 @@ def suite_list() -> None:
 @click.option("--dry-run", is_flag=True, help="List the runs and their overrides (with --resume: which are reused); "
               "run nothing.")
 @click.option("--only", "only", multiple=True, metavar="AXIS=V[,V...]",
-              help="Run only the points with these axis values (repeatable), e.g. --only rtt=20,80.")
-def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: str | None,
+              help="Run only the points with these axis values (repeatable), e.g. --only rtt=20,80. In a suite "
+                   "of suites, parts without such an axis are skipped (and listed).")
+def suite_run(suite_ref: str, jobs: int | None, out: str | None, resume: bool, dask: str | None,
               overrides: Sequence[str], dry_run: bool, only: Sequence[str]) -> None:
     """Run SUITE (a suite file or a built-in name) and write its report.
 
@@ -563,17 +565,22 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
     loaded = load_suite(suite_ref)
     if only:
         loaded = loaded.restricted(_only(only))
+        for name, lacks in getattr(loaded, "skipped", ()):
+            click.echo(f"--only: skipping part {name} (it has no axis {', '.join(lacks)})", err=True)
+    target = suite_dir(out, loaded.name)
     parts = loaded.parts if isinstance(loaded, SuiteSet) else (loaded,)
     for part in parts:
         if part.base_text is not None:
             _suite_warnings(part.with_overrides(overrides))
     if dry_run:
         for part in parts:
-            _dry_run(part.with_overrides(overrides), out / loaded.name if part is not loaded else out, resume)
+            _dry_run(part.with_overrides(overrides), target / part.name if part is not loaded else target, resume)
         return
-    again = resume_command(suite_ref, out, jobs=jobs, dask=dask, overrides=overrides, only=only)
+    again = resume_command(suite_ref, out if out is not None else "results/", jobs=jobs, dask=dask,
+                           overrides=overrides, only=only)
     try:
-        res = run_suite(loaded, out, jobs=jobs, resume=resume, dask=dask, set=list(overrides))
+        res = run_suite(loaded, target.parent, jobs=jobs, resume=resume, dask=dask, set=list(overrides),
+                        into=target)
     except SweepInterrupted as e:
         r = e.result
         click.echo(f"interrupted: {r.ok} of {len(r.runs)} runs finished, kept in {r.dir}", err=True)
@@ -591,6 +598,27 @@ def suite_run(suite_ref: str, jobs: int | None, out: Path, resume: bool, dask: s
         raise click.exceptions.Exit(1)
 
 
+def suite_dir(out: str | None, name: str) -> Path:
+    """Where ``ccbench suite run`` writes, as ``run_dir`` for ``ccbench run``: OUT, OUT/<suite name>
+    for OUT ending in "/", results/<suite name> by default.
+
+    Refuses, before anything runs, an existing directory that holds something
+    but no suite result (no user data is mixed with runs), with the command
+    that would work.
+    """
+    from ccbench.sweep import MANIFEST
+
+    if out is None:
+        return Path("results") / name
+    if out.endswith(("/", os.sep)):
+        return Path(out) / name
+    target = Path(out)
+    if target.is_dir() and not (target / MANIFEST).is_file() and any(target.iterdir()):
+        hint = f"; to write the suite inside it, end the name with '/': -o {out.rstrip('/' + os.sep)}/"
+        raise OSError(errno.EEXIST, f"exists and is not a ccbench suite directory{hint}", str(target))
+    return target
+
+
 def _only(items: Sequence[str]) -> dict[str, list[str]]:
     """``--only AXIS=V[,V...]`` options as axis -> values."""
     out: dict[str, list[str]] = {}
@@ -602,18 +630,18 @@ def _only(items: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def _dry_run(loaded: Any, out: Path, resume: bool) -> None:
+def _dry_run(loaded: Any, where: Path, resume: bool) -> None:
     """Print the suite's size at once (on stderr), then one line per run as it is resolved.
 
     Lines are ``key<TAB>overrides``; with ``resume``, ``key<TAB>reused|to run<TAB>overrides``,
-    where reused means a finished result with that key is in OUT/SUITE-NAME/runs.
+    where reused means a finished result with that key is in WHERE/runs (the suite's or the part's directory).
     """
     from ccbench.results import SUMMARY_FILE
     from ccbench.sweep import RUNS_DIR
 
     sizes = " x ".join(f"{len(a.values)} {a.name}" for a in loaded.axes) or "no axes"
     click.echo(f"{loaded.name}: {loaded.size:,} runs ({sizes})", err=True)
-    runs_dir = out / loaded.name / RUNS_DIR
+    runs_dir = where / RUNS_DIR
     reused = 0
     for p in loaded.iter_plan():
         text = "  ".join(o.text for o in p.overrides)
@@ -714,6 +742,20 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         ("RTT\nmean", _float("rtt_ms", "mean")), ("RTT\np50", _float("rtt_ms", "p50")),
         ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
         ("retrans", _int("retransmits")), ("CE\nmarks", _int("ce_marks")),
+    ])
+    media = [f for f in flows if isinstance(f.get("media"), dict)]
+    _table(console, "media flows (rates in Mbit/s, delays in ms)", media, [
+        ("flow", _str("id")), ("target", _float("media", "target_mbps")), ("sent", _float("media", "tx_mbps")),
+        ("RTP queue\nmean", _float("media", "rtp_queue_delay_ms", "mean")),
+        ("RTP queue\np99", _float("media", "rtp_queue_delay_ms", "p99")),
+        ("net queue\nmean", _float("media", "qdelay_ms", "mean")), ("net queue\np99", _float("media", "qdelay_ms", "p99")),
+        ("packets", _int("media", "packets_sent")), ("lost", _int("media", "packets_lost")),
+        ("discards", _int("media", "rtp_discards")), ("frames", _int("media", "frames")),
+    ])
+    intervals = [{"flow": f.get("id"), **i} for f in flows for i in (f.get("intervals") or []) if isinstance(i, dict)]
+    _table(console, "named intervals (goodput in Mbit/s)", intervals, [
+        ("flow", _str("flow")), ("interval", _str("name")), ("from s", _float("from_s")), ("to s", _float("to_s")),
+        ("goodput", _float("goodput_mbps")),
     ])
     # Utilization is against the capacity (a shaper's rate where it is below the line rate).
     _table(console, "links (capacity in Mbit/s, queue delay in ms)", summary.get("links", []), [

@@ -455,23 +455,24 @@ class SuiteSet:
     file: str
     text: str
     parts: tuple[Suite, ...]
+    # Parts a restriction left out: (part name, the restricting axes it lacks).
+    skipped: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def with_overrides(self, overrides: Iterable[str]) -> SuiteSet:
         return replace(self, parts=tuple(p.with_overrides(overrides) for p in self.parts))
 
-    def restricted(self, only: Mapping[str, Any]) -> SuiteSet:
-        """Each part restricted on the axes it has, to the given values it has (a part
-        without an axis named in ``only`` is kept whole; one with none of the values
-        runs nothing). Raises SuiteError for an axis or a value no part has."""
-        parts = []
-        for p in self.parts:
-            sel: dict[str, list[Any]] = {}
-            for name, given in only.items():
-                axis = next((a for a in p.axes if a.name == name), None)
-                if axis is not None:
-                    sel[name] = [v for v in (given if isinstance(given, (list, tuple)) else [given])
-                                 if axis.find(v) is not None]
-            parts.append(p.restricted(sel))
+    def restricted(self, only: Mapping[str, Any], *, missing: str = "skip") -> SuiteSet:
+        """The parts restricted to the points with the given axis values.
+
+        A part without one of the named axes has no point with that value:
+        with ``missing="skip"`` (what ``--only`` does) it is left out and
+        listed in ``skipped`` with the axes it lacks; with ``missing="keep"``
+        it is restricted only on the axes it has (a few points of every part,
+        as the smoke tests take them). A part with none of the given values
+        runs nothing. Raises SuiteError for an axis or a value no part has,
+        and when every part is skipped."""
+        if missing not in ("skip", "keep"):
+            raise ValueError(f"missing={missing!r}: expected 'skip' or 'keep'")
         for name, given in only.items():
             axes = [a for p in self.parts for a in p.axes if a.name == name]
             if not axes:
@@ -482,7 +483,26 @@ class SuiteSet:
                     raise SuiteError(f"{self.file}: no part's axis {name!r} has the value {v!r}",
                                      [{"file": self.file, "line": None, "col": None, "key": name,
                                        "message": f"no value {v!r}"}])
-        return replace(self, parts=tuple(parts))
+        parts, skipped = [], list(self.skipped)
+        for p in self.parts:
+            names = {a.name for a in p.axes}
+            lacks = tuple(name for name in only if name not in names)
+            if lacks and missing == "skip":
+                skipped.append((p.name, lacks))
+                continue
+            sel: dict[str, list[Any]] = {}
+            for name, given in only.items():
+                axis = next((a for a in p.axes if a.name == name), None)
+                if axis is not None:
+                    sel[name] = [v for v in (given if isinstance(given, (list, tuple)) else [given])
+                                 if axis.find(v) is not None]
+            parts.append(p.restricted(sel))
+        if not parts:
+            axes = ", ".join(repr(n) for n in only)
+            message = f"no part has every axis of {axes}: each would be skipped"
+            raise SuiteError(f"{self.file}: {message}",
+                             [{"file": self.file, "line": None, "col": None, "key": next(iter(only)), "message": message}])
+        return replace(self, parts=tuple(parts), skipped=tuple(skipped))
 
     @property
     def size(self) -> int:

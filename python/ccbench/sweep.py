@@ -217,8 +217,10 @@ def run_suite(
     progress: bool = True,
     report: bool = True,
     console: Any = None,
+    into: str | os.PathLike[str] | None = None,
 ) -> SweepResult:
-    """Run every planned run of a suite into ``out/<suite name>/`` (see the module docs).
+    """Run every planned run of a suite into ``out/<suite name>/`` (see the module docs),
+    or into ``into`` itself when it is given (``ccbench suite run -o DIR``).
 
     A suite of suites runs its parts' runs in one pool, each part into
     ``out/<suite name>/<part name>/`` with its own suite.json and report; the
@@ -242,7 +244,7 @@ def run_suite(
     if set:
         suite = suite.with_overrides(set)
     jobs = max(1, jobs or cores())
-    root = Path(out) / suite.name
+    root = Path(into) if into is not None else Path(out) / suite.name
     if isinstance(suite, SuiteSet):
         units = [(part, part.plan(), root / part.name) for part in suite.parts]
     else:

@@ -197,6 +197,10 @@ impl Sim {
             return false;
         }
         let mut n: u32 = 0;
+        // `tick` also runs each time the clock passes another thousandth of the run, so
+        // progress follows simulated time (a short run reports as a long one does).
+        let step = Dur::from_nanos((self.end.0 / 1000).max(1));
+        let mut next_tick = self.now + step;
         while let Some((at, ev)) = self.q.pop_due(t) {
             assert!(at >= self.now, "time went backwards: {at:?} < {:?}", self.now);
             self.now = at;
@@ -217,6 +221,12 @@ impl Sim {
                     }
                 }
                 if !self.memory_ok() || !self.guard.progress(self.now.0, 65536) || tick(self.now) {
+                    return false;
+                }
+                next_tick = self.now + step;
+            } else if self.now >= next_tick {
+                next_tick = self.now + step;
+                if tick(self.now) {
                     return false;
                 }
             }

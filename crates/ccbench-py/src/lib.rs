@@ -71,8 +71,9 @@ fn table_dict<'py>(py: Python<'py>, cols: Table) -> PyResult<Bound<'py, PyDict>>
 
 /// Run a scenario; returns {"summary": json, "scenario": toml, "tables":
 /// {...}, "files": {name: path}, "warnings": [problem, ...]}.
-/// `progress(now_s, end_s)`, if given, is called about twice a second of
-/// wall-clock time. With `spill_dir`, every table is written to
+/// `progress(now_s, end_s)`, if given, is called whenever the simulated
+/// clock has passed another thousandth of the run (the core ticks then and
+/// every 65536 events; at the same simulated times on every machine). With `spill_dir`, every table is written to
 /// `<spill_dir>/<table>.parquet` and listed in "files" ("tables" is then
 /// empty), as the run goes in row groups of `spill_bytes` or more
 /// (media_series at the end).
@@ -89,7 +90,8 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let file = path.unwrap_or("<string>");
     let t0 = Instant::now();
-    let mut last = t0;
+    // Progress follows simulated time, never the wall clock: the same run reports the same steps anywhere.
+    let mut next_report = 0.0f64;
     let mut files = spill_dir.as_deref().map(SpillFiles::new);
     let mut spill_err: Option<String> = None;
     // The exception that stopped the run (Ctrl-C's KeyboardInterrupt, or what a
@@ -116,8 +118,8 @@ fn run<'py>(
             ccbench_core::run_with_spill(text, file, &overrides, &mut |now_s, end_s| {
                 Python::attach(|py| {
                     if let Some(cb) = &progress {
-                        if last.elapsed().as_secs_f64() >= 0.5 {
-                            last = Instant::now();
+                        if now_s >= next_report {
+                            next_report = now_s + end_s / 1000.0;
                             // A failing callback must not abort the run, but Ctrl-C
                             // handled while it ran (its KeyboardInterrupt) must.
                             if let Err(e) = cb.call1(py, (now_s, end_s)) {

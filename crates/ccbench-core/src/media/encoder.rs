@@ -1,5 +1,5 @@
 //! Video encoder model of the SCReAM BW test tool (scream: code/scream_sender.cpp,
-//! `scream_bw_test_tx`; reference/scream.md §9 "Encoder model").
+//! `scream_bw_test_tx`, at c8f84c3).
 //!
 //! Each frame tick the tool asks SCReAM for a target bitrate and makes a
 //! frame of

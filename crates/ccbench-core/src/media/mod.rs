@@ -56,9 +56,10 @@ pub struct MediaConfig {
     /// `-relaxedpacing`.
     pub relaxed_pacing: bool,
     /// Which SCReAM code to run: `"head"` (today's, the default),
-    /// `"2024-10"` (commits 76a298a/e0af5ef, the interop and test-record
-    /// activity of 2024-10-31) or `"2024-10-28"` (994f9a4). The version
-    /// table is in `scream/version.rs`; the receiver follows it too.
+    /// `"76a298a"` (2024-10-31: the test record's activity of that day and
+    /// the interop, whose e0af5ef has the same code) or `"994f9a4"`
+    /// (2024-10-28); dates and older names are accepted as aliases. The
+    /// version table is in `scream/version.rs`; the receiver follows it too.
     pub version: ScreamVersion,
     /// Override of the version's L4S α filter. Absent: the version's (HEAD:
     /// fast attack α ← f/8 + 7α/8 when f ≥ α, slow decay α ← α·127/128;

@@ -1,6 +1,6 @@
 //! RFC 8888 congestion-control feedback (CCFB) and the SCReAM BW test
 //! tool's receiver (scream: code/ScreamRx.cpp, code/scream_receiver.cpp →
-//! `scream_bw_test_rx`; reference/scream.md §8).
+//! `scream_bw_test_rx`, at c8f84c3).
 //!
 //! Report contents (RFC 8888 §3.1): per media SSRC a `begin_seq`, a count,
 //! and per sequence number R (received), ECN (2 bits) and ATO, the arrival
@@ -21,7 +21,7 @@
 //!   interval is 0.2 s (the tool's initial 13107 in Q16) until 100 ms after
 //!   the first RTP packet, then the version's feedback interval: 40 ms
 //!   today (ScreamRx.cpp `kMaxRtcpInterval`), 5 ms in the 2024 code
-//!   (`media.version = "2024-10"`: ScreamRx.cpp:426-430 at 76a298a sets
+//!   (`media.version = "76a298a"`: ScreamRx.cpp:426-430 at 76a298a sets
 //!   min(5 ms, 1/rate) with rate ≤ 100 Hz, i.e. always 5 ms), unless
 //!   `media.feedback_interval` overrides it.
 //!
@@ -364,7 +364,7 @@ mod tests {
     fn receiver_of_2024_polls_every_5ms_and_the_key_overrides_it() {
         use crate::media::ScreamVersion;
         // ScreamRx.cpp:426-430 at 76a298a: min(5 ms, 1/rate) once running.
-        let cfg = MediaConfig { version: ScreamVersion::V2024_10, ..Default::default() };
+        let cfg = MediaConfig { version: ScreamVersion::V2024_10_31, ..Default::default() };
         let mut r = MediaReceiver::new(&cfg);
         r.on_rtp(&rtp(0, false), Ecn::NotEct, ms(10));
         assert_eq!(r.on_timer(ms(110)).map(|id| r.report(id).num), Some(1));

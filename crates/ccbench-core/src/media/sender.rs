@@ -1,6 +1,5 @@
 //! Media sender: the SCReAM BW test tool's sender loop (scream:
-//! code/scream_sender.cpp → `scream_bw_test_tx`; reference/scream.md §4,
-//! §5 and §9), sans-IO. A frame timer drives the encoder model
+//! code/scream_sender.cpp → `scream_bw_test_tx`, at c8f84c3), sans-IO. A frame timer drives the encoder model
 //! ([`Encoder`]); frames are packetized into an RTP queue (RFC 3550: one
 //! sequence number per packet, 90 kHz timestamp of the frame time, marker
 //! on a frame's last packet); packets leave through SCReAM's send gate and

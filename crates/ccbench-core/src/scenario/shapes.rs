@@ -1,6 +1,6 @@
 //! flent test shapes as scenario templates: a `[test]` table adds the flows
 //! of a flent test (see flent's tests/*.conf; composition as in
-//! shared reference "flent-format" §6): netperf-like bulk TCP flows that
+//! flent's tests/rrul.conf and tests/tcp_*.conf): netperf-like bulk TCP flows that
 //! run `length` starting after `delay`, and probes from 0 to
 //! length + 2·delay (flent's TOTAL_LENGTH). The resolved scenario lists
 //! the expanded flows, so it stays the whole truth of the run.

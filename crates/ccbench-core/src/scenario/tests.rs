@@ -132,16 +132,26 @@ fn tcp_nup_shape_uses_streams_and_checks_links() {
 
 #[test]
 fn media_version_parses_round_trips_and_bad_values_are_located() {
+    use crate::media::ScreamVersion as V;
     let media = |m: &str| BASE.replace("cc = \"cubic\"", &format!("kind = \"media\"\nmedia = {{ {m} }}"));
     let p = parse(&media("version = \"2024-10\""), "t.toml", &[]).unwrap();
     let m = p.scenario.flows[0].media.as_ref().unwrap();
-    assert_eq!(m.version, crate::media::ScreamVersion::V2024_10);
+    assert_eq!(m.version, crate::media::ScreamVersion::V2024_10_31);
     assert_eq!(m.version_params().feedback_interval, Dur::from_millis(5));
     let again = parse(&p.scenario.to_toml(), "r.toml", &[]).unwrap();
     assert_eq!(again.scenario, p.scenario);
     let e = err(&media("version = \"2023\""));
     assert_eq!(e.problems[0].key, "flows[0].media.version", "{e}");
     assert!(e.to_string().contains("2024-10-28"), "names the allowed values: {e}");
+    assert!(e.to_string().contains("got \"2023\""), "names what it read: {e}");
+    // The shell strips the quotes of --set ...version="2024-10-28": TOML reads a date.
+    let set = |v: &str| parse(&media("rand = 0"), "t.toml", &[format!("flows.0.media.version={v}")]);
+    for (v, want) in [("2024-10-28", V::V2024_10_28), ("2024-10-31", V::V2024_10_31), ("994f9a4", V::V2024_10_28)] {
+        let p = set(v).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(p.scenario.flows[0].media.as_ref().unwrap().version, want, "{v}");
+    }
+    let e = set("2024-11-01").err().unwrap().to_string();
+    assert!(e.contains("got") && e.contains("2024-11-01") && e.contains("\"994f9a4\""), "{e}");
     let e = err(&media("l4s_alpha_gain = 2.0"));
     assert!(e.to_string().contains("flows[0].media.l4s_alpha_gain: must be in (0, 1]"), "{e}");
     let e = err(&media("feedback_interval = \"0ms\""));

@@ -5,13 +5,13 @@
 //! §"Media rate control"); the Ericsson C++ code is authoritative where they
 //! differ (scream: code/ScreamV2Tx.cpp `incomingStandardizedFeedback`,
 //! `markAcked`, `detectLoss`, `updateCwnd`, `isOkToTransmit`; code/ScreamTx.h;
-//! code/ScreamV2TxStream.cpp). The constants follow the distilled fact sheet
-//! reference/scream.md §1–§7 (code HEAD c8f84c3); BW-tool defaults come from
+//! code/ScreamV2TxStream.cpp). The constants are those of EricssonResearch/scream
+//! at c8f84c3 (HEAD when this was written); BW-tool defaults come from
 //! [`MediaConfig`].
 //!
 //! Versions: `media.version` selects a row of [`version`]'s table. `head`
-//! (the default) is the law described here; `2024-10` (76a298a/e0af5ef) and
-//! `2024-10-28` (994f9a4) are the code the published experiments ran; their
+//! (the default) is the law described here; `76a298a` (2024-10-31; e0af5ef) and
+//! `994f9a4` (2024-10-28) are the code the published experiments ran; their
 //! differences (L4S backoff and re-anchor, increase law and phase-in, rate
 //! from cwnd, send gate, sRTT filter, sclI and cwndI, virtual CE, α filter,
 //! receiver cadence) are listed with file:line in `version.rs` and

@@ -453,7 +453,7 @@ fn same_inputs_give_the_same_trajectory() {
         let a = scripted_trace(l4s);
         assert_eq!(a, scripted_trace(l4s));
         assert!(a.iter().any(|x| x.0 != a[0].0), "the script moves cwnd");
-        for v in [ScreamVersion::V2024_10, ScreamVersion::V2024_10_28] {
+        for v in [ScreamVersion::V2024_10_31, ScreamVersion::V2024_10_28] {
             let b = scripted_trace_of(&cfg_v(v), l4s);
             assert_eq!(b, scripted_trace_of(&cfg_v(v), l4s));
             assert_ne!(a, b, "{v:?} follows its own law");
@@ -469,7 +469,7 @@ fn cfg_v(v: ScreamVersion) -> MediaConfig {
     MediaConfig { version: v, ..cfg() }
 }
 use crate::media::ScreamVersion;
-const V24: ScreamVersion = ScreamVersion::V2024_10;
+const V24: ScreamVersion = ScreamVersion::V2024_10_31;
 const V28: ScreamVersion = ScreamVersion::V2024_10_28;
 
 #[test]
@@ -1107,7 +1107,7 @@ fn head_l4s_cut_scales_at_low_delay_and_reanchors_after_a_long_quiet() {
 
 /// The 2024 reduction: a classic flow's CE cuts by beta; an L4S flow's by
 /// α/2 · max(0.5, 1 − MSS/cwnd), times max(sclI, 0.25) with the queue
-/// below T/4 (2024-10; not 2024-10-28).
+/// below T/4 (76a298a; not 994f9a4).
 #[test]
 fn v2024_cuts_classic_by_beta_and_l4s_by_alpha_with_scl_i_at_low_delay() {
     let cut = |v: ScreamVersion, l4s: bool, qdelay: Dur| {

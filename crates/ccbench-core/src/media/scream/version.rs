@@ -4,13 +4,13 @@
 //! one row of parameters per version; `ScreamTx` and the receiver read the
 //! row and branch on its named hooks, never on the version itself. Sources:
 //! EricssonResearch/scream at the named commit (paths under `code/`; line
-//! numbers are at that commit), summarised in reference/scream-2024.md.
+//! numbers are at that commit), summarised in docs/scream-versions.md.
 //!
-//! - `head` (default): today's code as reference/scream.md describes it
-//!   (HEAD c8f84c3). A user who sets nothing gets this.
-//! - `2024-10`: commits `76a298a` (2024-10-31) and `e0af5ef` (the interop;
-//!   its control law is identical), with the BW test tool of the same commit
-//!   and the receiver of that time:
+//! - `head` (default): today's code (HEAD c8f84c3). A user who sets
+//!   nothing gets this.
+//! - `76a298a` (2024-10-31; `e0af5ef`, the interop's commit of the same day,
+//!   changes only test-record.md and images), with the BW test tool of the
+//!   same commit and the receiver of that time:
 //!   - L4S backoff α/2 · max(0.5, 1 − MSS/cwnd), and when qdelay < T/4 also
 //!     · max(0.25, sclI) (ScreamV2Tx.cpp:1567-1583); no ÷rttScale, no ×0.25
 //!     undershoot guard, no jitter scale.
@@ -43,8 +43,8 @@
 //!   - L4S α: symmetric EWMA, gain 1/32 (:45, 736).
 //!   - receiver feedback at most every 5 ms once running (ScreamRx.cpp:
 //!     426-430: min(5 ms, 1/rate) with rate ≤ 100 Hz); HEAD: 40 ms.
-//! - `2024-10-28`: commit `994f9a4`, what the test record's Test 2 ran.
-//!   As `2024-10` except (ScreamV2Tx.cpp at 994f9a4): virtual CE already
+//! - `994f9a4` (2024-10-28), what the test record's 2024-10-28 activity ran.
+//!   As `76a298a` except (ScreamV2Tx.cpp at 994f9a4): virtual CE already
 //!   above qdelayAvg > T/4 (:773); no sclI scaling of the L4S backoff;
 //!   increase × sclI only while L4S is inactive, × 1 while active
 //!   (:1633-1640); sclI and the multiplicative term from the window after
@@ -67,16 +67,116 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::Dur;
 
-/// `media.version`.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// `media.version`: which SCReAM code runs, named by its commit.
+///
+/// Names are the commit ids (`"76a298a"`, `"994f9a4"`) or `"head"`; the day
+/// a commit was made is accepted too, as a string or as a bare TOML date
+/// (`--set media.version=2024-10-28` reaches TOML unquoted once the shell has
+/// taken the quotes), and so are the interop's commit `e0af5ef` (the same
+/// code as 76a298a) and the older name `"2024-10"` (76a298a: it meant the
+/// 2024-10-31 activity, although 994f9a4 of 2024-10-28 is the same month).
+/// A resolved scenario writes the commit id.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum ScreamVersion {
     #[default]
-    #[serde(rename = "head")]
     Head,
-    #[serde(rename = "2024-10")]
-    V2024_10,
-    #[serde(rename = "2024-10-28")]
+    /// 76a298a, 2024-10-31 (e0af5ef of the same day changes no code).
+    V2024_10_31,
+    /// 994f9a4, 2024-10-28.
     V2024_10_28,
+}
+
+/// Every accepted name: (name, version). The first name of each version is
+/// the one written back.
+const NAMES: &[(&str, ScreamVersion)] = &[
+    ("head", ScreamVersion::Head),
+    ("76a298a", ScreamVersion::V2024_10_31),
+    ("994f9a4", ScreamVersion::V2024_10_28),
+    ("76a298add1ebd3714f86ae6f4a31194ca04a168f", ScreamVersion::V2024_10_31),
+    ("2024-10-31", ScreamVersion::V2024_10_31),
+    ("e0af5ef", ScreamVersion::V2024_10_31),
+    ("e0af5ef4613a38a84f99b7995eef38c69a5c08fa", ScreamVersion::V2024_10_31),
+    ("2024-10", ScreamVersion::V2024_10_31),
+    ("994f9a40d4b4a78b8052551e3480b30269d75a3a", ScreamVersion::V2024_10_28),
+    ("2024-10-28", ScreamVersion::V2024_10_28),
+];
+
+/// What `media.version` takes, for error messages.
+pub const ALLOWED: &str = "\"head\" (today's code), \"76a298a\" (2024-10-31; also \"2024-10-31\", \"e0af5ef\", \
+                           \"2024-10\") or \"994f9a4\" (2024-10-28; also \"2024-10-28\")";
+
+impl ScreamVersion {
+    /// The version a name (or a date written as text) selects.
+    pub fn from_name(name: &str) -> Option<Self> {
+        NAMES.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+
+    /// The name a resolved scenario writes: the commit id, or "head".
+    pub fn name(self) -> &'static str {
+        NAMES.iter().find(|&&(_, v)| v == self).map(|&(n, _)| n).unwrap_or("head")
+    }
+}
+
+impl Serialize for ScreamVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ScreamVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(VersionVisitor)
+    }
+}
+
+struct VersionVisitor;
+
+fn refused<E: serde::de::Error>(read: std::fmt::Arguments) -> E {
+    E::custom(format!("got {read}; expected a SCReAM version: {ALLOWED}"))
+}
+
+impl<'de> serde::de::Visitor<'de> for VersionVisitor {
+    type Value = ScreamVersion;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a SCReAM version: {ALLOWED}")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ScreamVersion, E> {
+        ScreamVersion::from_name(v).ok_or_else(|| refused(format_args!("{v:?}")))
+    }
+
+    /// A bare TOML date (`version = 2024-10-28`) arrives as toml's datetime map.
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<ScreamVersion, A::Error> {
+        let Ok(date) = toml::value::Datetime::deserialize(serde::de::value::MapAccessDeserializer::new(map)) else {
+            return Err(refused(format_args!("a table")));
+        };
+        let text = date.to_string();
+        match (date.date.is_some() && date.time.is_none(), ScreamVersion::from_name(&text)) {
+            (true, Some(v)) => Ok(v),
+            _ => Err(refused(format_args!("the date {text}"))),
+        }
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ScreamVersion, E> {
+        Err(refused(format_args!("the number {v}")))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ScreamVersion, E> {
+        Err(refused(format_args!("the number {v}")))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<ScreamVersion, E> {
+        Err(refused(format_args!("the number {v}")))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<ScreamVersion, E> {
+        Err(refused(format_args!("{v}")))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<ScreamVersion, A::Error> {
+        Err(refused(format_args!("an array")))
+    }
 }
 
 /// How the L4S α follows the marked fraction f.
@@ -177,7 +277,7 @@ impl ScreamVersion {
         };
         match self {
             ScreamVersion::Head => head,
-            ScreamVersion::V2024_10 => v2024_10,
+            ScreamVersion::V2024_10_31 => v2024_10,
             ScreamVersion::V2024_10_28 => VersionParams {
                 scl_i_after_reduction: true,
                 backoff_scl_i: false,
@@ -202,25 +302,67 @@ pub(crate) fn median(hist: &[u64], n: usize) -> u64 {
 mod tests {
     use super::*;
 
+    #[derive(Deserialize, Serialize)]
+    struct W {
+        v: ScreamVersion,
+    }
+
+    fn parse(value: &str) -> Result<ScreamVersion, String> {
+        toml::from_str::<W>(&format!("v = {value}")).map(|w| w.v).map_err(|e| e.message().to_string())
+    }
+
     #[test]
-    fn versions_parse_from_their_scenario_names() {
-        #[derive(Deserialize)]
-        struct W {
-            v: ScreamVersion,
+    fn versions_parse_from_commit_ids_and_commit_days() {
+        use ScreamVersion::*;
+        for (text, want) in [
+            ("\"head\"", Head),
+            ("\"76a298a\"", V2024_10_31),
+            ("\"994f9a4\"", V2024_10_28),
+            ("\"2024-10-31\"", V2024_10_31),
+            ("\"2024-10-28\"", V2024_10_28),
+            ("\"e0af5ef\"", V2024_10_31),
+            ("\"2024-10\"", V2024_10_31),
+            // Bare TOML dates: what `--set media.version=2024-10-28` gives after the shell.
+            ("2024-10-31", V2024_10_31),
+            ("2024-10-28", V2024_10_28),
+        ] {
+            assert_eq!(parse(text), Ok(want), "{text}");
         }
-        let parse = |s: &str| toml::from_str::<W>(&format!("v = \"{s}\"")).map(|w| w.v);
-        assert_eq!(parse("head").unwrap(), ScreamVersion::Head);
-        assert_eq!(parse("2024-10").unwrap(), ScreamVersion::V2024_10);
-        assert_eq!(parse("2024-10-28").unwrap(), ScreamVersion::V2024_10_28);
-        assert!(parse("2024").is_err());
-        assert_eq!(ScreamVersion::default(), ScreamVersion::Head);
+        assert_eq!(ScreamVersion::default(), Head);
+    }
+
+    #[test]
+    fn a_resolved_scenario_names_the_commit() {
+        for (v, name) in [
+            (ScreamVersion::Head, "head"),
+            (ScreamVersion::V2024_10_31, "76a298a"),
+            (ScreamVersion::V2024_10_28, "994f9a4"),
+        ] {
+            let text = toml::to_string(&W { v }).unwrap();
+            assert_eq!(text.trim(), format!("v = \"{name}\""));
+            assert_eq!(toml::from_str::<W>(&text).unwrap().v, v);
+        }
+    }
+
+    #[test]
+    fn a_refused_version_says_what_was_read_and_what_is_allowed() {
+        for (text, read) in [
+            ("\"2024\"", "got \"2024\""),
+            ("2024-11-01", "got the date 2024-11-01"),
+            ("2024-10-28T10:00:00", "got the date 2024-10-28T10:00:00"),
+            ("2024", "got the number 2024"),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains(read), "{text}: {e}");
+            assert!(e.contains("\"76a298a\"") && e.contains("\"2024-10-28\"") && e.contains("\"head\""), "{e}");
+        }
     }
 
     #[test]
     fn the_2024_rows_carry_the_constants_of_their_commits() {
         let (h, a, b) = (
             ScreamVersion::Head.params(),
-            ScreamVersion::V2024_10.params(),
+            ScreamVersion::V2024_10_31.params(),
             ScreamVersion::V2024_10_28.params(),
         );
         // kL4sG = 1/32 (76a298a ScreamV2Tx.cpp:45); HEAD fast attack 1/8, decay 1/128.

@@ -1,9 +1,7 @@
 //! netem, the network emulator qdisc (Linux `net/sched/sch_netem.c`:
 //! `netem_enqueue`, `netem_dequeue`, `tabledist`, `get_crandom`,
 //! `loss_4state`, `loss_gilb_ell`, `get_slot_next`, `packet_time_ns`;
-//! options and defaults from iproute2 `tc/q_netem.c`; the scenarios'
-//! semantics in `reference/scenarios.md` Appendix B and `reference/aqm.md`
-//! §10).
+//! options and defaults from iproute2 `tc/q_netem.c`; tc-netem(8)).
 //!
 //! On enqueue a packet may be duplicated (the copy is enqueued first, with
 //! duplication off), lost (or CE-marked with `ecn`), tail-dropped at `limit`,
