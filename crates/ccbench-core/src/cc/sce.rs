@@ -469,6 +469,44 @@ mod tests {
         (c, t)
     }
 
+    /// RTT samples reach CUBIC underneath (`bictcp_acked`): HyStart's
+    /// delay test ends slow start for cubic-sce as for CUBIC, a round after
+    /// a 20 ms minimum when the round's RTTs stay ≥ 4 ms above it.
+    #[test]
+    fn cubic_sce_hands_rtt_samples_to_cubics_hystart() {
+        let run = |mut c: crate::cc::AnyCc| {
+            let mut t = ca(32);
+            t.ssthresh = crate::cc::INFINITE_SSTHRESH;
+            t.now = SimTime::from_secs_f64(1.0);
+            t.snd_nxt = 100;
+            c.on_rtt(&mut t, Dur::from_millis(20));
+            t.snd_una = 150;
+            t.snd_nxt = 300;
+            for _ in 0..10 {
+                t.now = t.now + Dur::from_millis(5);
+                c.on_rtt(&mut t, Dur::from_millis(30));
+            }
+            t.ssthresh
+        };
+        assert_eq!(run(CcConfig::Cubic(Default::default()).build()), 32, "CUBIC's HyStart");
+        assert_eq!(run(cubic_sce()), 32);
+    }
+
+    /// One ESCE ACK for five segments debits all their bytes at once
+    /// (5·1448·9 = 65 160 ≥ 100·536): cwnd steps down on that ACK, and the
+    /// five marked segments are counted.
+    #[test]
+    fn cubic_sce_debits_every_byte_an_esce_ack_covers() {
+        let mut c = CubicSce::new(&CubicConfig::default());
+        let mut t = ca(100);
+        t.now = SimTime::from_secs_f64(1.0);
+        ack(&mut c, &mut t, 1, false);
+        t.now = t.now + Dur::from_millis(1);
+        ack(&mut c, &mut t, 5, true);
+        assert_eq!(t.cwnd, 99);
+        assert_eq!(c.sce_acked, 5);
+    }
+
     #[test]
     fn a_bulk_senders_rcv_mss_is_tcp_mss_default() {
         assert_eq!(sender_rcv_mss(1448), 536);
