@@ -507,6 +507,36 @@ mod tests {
         assert_eq!(c.sce_acked, 5);
     }
 
+    /// Idle restart, undo and the SCE flag: cubic-sce answers as CUBIC
+    /// (`bictcp_cwnd_event` shifts the epoch by the idle time, so growth
+    /// resumes where it stopped; undo restores the window before the cut).
+    #[test]
+    fn cubic_sce_restarts_after_idle_and_undoes_as_cubic() {
+        let after_idle = |mut c: crate::cc::AnyCc, idle_hook: bool| {
+            let mut t = ca(100);
+            t.now = SimTime::from_secs_f64(1.0);
+            ack(&mut c, &mut t, 1, false);
+            t.now = t.now + Dur::from_secs(5);
+            if idle_hook {
+                c.on_tx_start(&t, Dur::from_secs(5));
+            }
+            for _ in 0..100 {
+                ack(&mut c, &mut t, 1, false);
+            }
+            t.cwnd
+        };
+        let cubic = || CcConfig::Cubic(Default::default()).build();
+        assert!(after_idle(cubic(), false) > after_idle(cubic(), true), "the idle time would count as growth");
+        assert_eq!(after_idle(cubic_sce(), true), after_idle(cubic(), true));
+        // A reduction from 80 undone at 50 restores 80.
+        let mut c = cubic_sce();
+        let mut t = ca(80);
+        t.ssthresh = c.ssthresh(&t);
+        t.cwnd = 50;
+        assert_eq!(c.undo_cwnd(&t, 80), 80);
+        assert!(c.sce());
+    }
+
     #[test]
     fn a_bulk_senders_rcv_mss_is_tcp_mss_default() {
         assert_eq!(sender_rcv_mss(1448), 536);
