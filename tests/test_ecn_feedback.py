@@ -1,6 +1,8 @@
 """The report case where late ACKs once counted phantom CE marks: `sce-l4s`
 S6 (jitter on the data and the ACK path), L4S half, 4 ± 2 ms netem
-jitter each way, TCP Prague through HTB + DualPI2. The sender's CE count comes
+jitter each way, TCP Prague (its classic-AQM detection off, as in
+`sce-l4s-no-fallback`, so that it keeps reacting to marks throughout) through
+HTB + DualPI2. The sender's CE count comes
 from the AccECN feedback of ACKs that are reordered on the way back; it must
 stay with what the queue marked (Linux's rules can over-count by at most 7 on
 an older ACK that newly SACKs data, which is rare)."""
@@ -10,7 +12,7 @@ from ccbench.suite import load_suite
 
 
 def test_s6_prague_counts_the_marks_the_queue_made() -> None:
-    part = next(p for p in load_suite("sce-l4s").parts if p.name == "s6-jitter")
+    part = next(p for p in load_suite("sce-l4s-no-fallback").parts if p.name == "s6-jitter")
     run = next(r for r in part.plan() if r.values == {"arch": "l4s", "jitter": 4})
     res = ccbench.run(run.scenario, set=['metrics.warmup="0s"'])
     flow = next(f for f in res.summary["flows"] if f["id"] == "flow1")
