@@ -730,8 +730,10 @@ mod tests {
         let a = data(&mut r, &at(2, 20), Ecn::NotEct, SimTime(3)).unwrap();
         assert_eq!((a.ack, a.tsecr), (4, SimTime(20 * MS)));
         // 5, sent at 18 ms, arrives after it: 2 ms older, dropped, dup ACK.
+        let before = r.received_bytes;
         let a = data(&mut r, &at(5, 18), Ecn::NotEct, SimTime(4)).expect("duplicate ACK");
         assert_eq!((a.ack, a.sack.len(), r.paws_rejected), (4, 0, 1));
+        assert_eq!(r.received_bytes - before, 1448, "a dropped segment still arrived");
         // 4 from 19 ms is within the window: kept.
         data(&mut r, &at(4, 19), Ecn::NotEct, SimTime(5));
         assert_eq!((r.rcv_nxt, r.paws_rejected), (5, 1));
@@ -789,6 +791,32 @@ mod tests {
         data(&mut r, &seg(0), Ecn::NotEct, ms(0));
         let acked: Vec<u64> = (2..50).filter(|&q| data(&mut r, &seg(q), Ecn::NotEct, ms(1)).is_some()).collect();
         assert_eq!(acked, [2, 3, 4, 49]);
+    }
+
+    /// Without a handshake RTT the hold follows the receiver's own RTT
+    /// estimate alone: min(1 ms, 20 ms / 20) = 1 ms.
+    #[test]
+    fn sack_compression_without_a_handshake_rtt_holds_for_rtt_over_twenty() {
+        let mut r = rx();
+        r.rcv_rtt_x8 = 8 * Dur::from_millis(20).0;
+        let ms = |x: u64| SimTime::ZERO + Dur::from_millis(x);
+        data(&mut r, &seg(0), Ecn::NotEct, ms(0));
+        let acked: Vec<bool> = (2..6).map(|q| data(&mut r, &seg(q), Ecn::NotEct, ms(1)).is_some()).collect();
+        assert_eq!(acked, [true, true, true, false]);
+        assert_eq!(r.next_timer(), ms(2));
+    }
+
+    /// `tcp_incr_quickack`: quick ACKs for at most half the advertised
+    /// window in segments (64 KiB / (2 · 1448) = 22 with the default
+    /// 128 KiB buffer), and never fewer than already granted.
+    #[test]
+    fn quick_acks_are_capped_at_half_the_window() {
+        let mut r = rx();
+        assert_eq!(r.window(), 65_536);
+        r.incr_quickack(64);
+        assert_eq!(r.quickacks, 22);
+        r.incr_quickack(3);
+        assert_eq!(r.quickacks, 22);
     }
 
     /// tcp_rcv_rtt_measure_ts / tcp_rcv_rtt_update: one sample per new
