@@ -4,10 +4,11 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 # What the tests need beyond PYDEPS: flent itself, for the flent-compatibility check (tests/flent_check.py);
-# Hypothesis, for the command line's fuzz properties (tests/test_fuzz_cli.py; pinned: fixed examples in make test).
-TESTDEPS := flent==2.3.0 hypothesis==6.170.17
+# Hypothesis, for the command line's fuzz properties (tests/test_fuzz_cli.py; pinned: fixed examples in make test);
+# Playwright, to open the report pages in Debian's Chromium (tests/test_web_report.py; no browser download).
+TESTDEPS := flent==2.3.0 hypothesis==6.170.17 playwright==1.65.2
 
-.PHONY: help setup build run test test-rust test-py test-tools test-emu bench bench-ns3 fuzz mutants clean
+.PHONY: help setup web build run test test-rust test-py test-tools test-emu bench bench-ns3 fuzz mutants clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -20,9 +21,22 @@ $(VENV)/.deps: pyproject.toml
 
 setup: $(VENV)/.deps  ## create .venv with the Python dependencies
 
+# The report pages' charting library (uPlot, pinned in web/package-lock.json) from the npm registry,
+# copied into the package (python/ccbench/_web/, not in git) so a saved run's page can carry it.
+WEB_DIR := python/ccbench/_web
+UPLOT   := web/node_modules/uplot
+$(WEB_DIR)/.stamp: web/package.json web/package-lock.json
+	npm ci --prefix web --no-audit --no-fund --loglevel=error
+	mkdir -p $(WEB_DIR)
+	cp $(UPLOT)/dist/uPlot.iife.min.js $(UPLOT)/dist/uPlot.min.css $(WEB_DIR)/
+	cp $(UPLOT)/LICENSE $(WEB_DIR)/uPlot.LICENSE
+	touch $@
+
+web: $(WEB_DIR)/.stamp  ## the report pages' charting library (npm ci in web/, copied into python/ccbench/_web/)
+
 # PGO=0 builds without the profile-guided step (see tools/build.py).
 PGO ?= 1
-build: setup  ## build the Rust extension (release, profile-guided) into .venv, and the bench binaries
+build: setup web  ## build the Rust extension (release, profile-guided) into .venv, and the bench binaries
 	PGO=$(PGO) VENV=$(abspath $(VENV)) $(PY) tools/build.py
 
 run: build  ## run the default suite (SCReAM test record, Test 2) and write its report
@@ -37,7 +51,7 @@ $(VENV)/.test-deps: $(VENV)/.deps Makefile
 	$(PIP) install -q $(TESTDEPS)
 	touch $@
 
-test-tools:  ## tshark for the pcap tests: installed from Debian's packages when root
+test-tools:  ## tshark for the pcap tests, Chromium for the report pages' tests: installed from Debian's packages when root
 	@command -v tshark >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing tshark (pcap tests)"; \
@@ -46,6 +60,14 @@ test-tools:  ## tshark for the pcap tests: installed from Debian's packages when
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; \
 	  else \
 	    echo "the pcap tests need tshark: sudo apt-get install -y tshark (or your system's package)" >&2; exit 1; \
+	  fi; }
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (report page tests)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "the report page tests need Chromium: sudo apt-get install -y chromium (or your system's package)" >&2; exit 1; \
 	  fi; }
 
 test-py: build $(VENV)/.test-deps test-tools  ## Python tests (CLI, API, errors, flent, pcap); none may skip
@@ -79,4 +101,4 @@ mutants:  ## mutation testing of tcp/, cc/, qdisc/, media/ (slow, not in make te
 	cargo mutants -p ccbench-core -j 1 $(MUTANTS)
 
 clean:  ## remove build outputs and results
-	rm -rf target out $(VENV)
+	rm -rf target out $(VENV) web/node_modules $(WEB_DIR)

@@ -5,10 +5,12 @@ run's ``summary.json`` (and, for interval metrics and plots, its Parquet
 tables) — and writes beside them::
 
     report.md       Markdown: run metadata, the suite's tables, one row per run
-    report.html     the same in one file: inline CSS, no scripts or CDN; the
-                    cross-run plots are embedded (PNG data URIs), per-run plots
-                    are linked (runs/<key>/timeseries.png, beside the report, when the
-                    suite draws them or ``ccbench plot`` has)
+    report.html     the same as a web page in one file: inline CSS and script, no
+                    CDN; tables sort on a header click and filter by a text box;
+                    each run row links to the run's own page (runs/<key>/report.html,
+                    ccbench.runpage) and to its PNG plots when the suite draws them
+                    or ``ccbench plot`` has; the cross-run plots are embedded (PNG
+                    data URIs)
     plots/*.png     the cross-run plots (ccbench.plot_suite)
 
 A table of the report spec has one row per value of its ``rows`` axis and one
@@ -41,6 +43,7 @@ import polars as pl
 
 from ccbench.expr import ExprError, evaluate
 from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
+from ccbench.runpage import PAGE_FILE
 from ccbench.run_metrics import RunColumn, legend as legend_of, run_columns
 from ccbench.suite import PLOT_TITLES, RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
 from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, write_atomic
@@ -278,7 +281,7 @@ def _render_set(root: Path, data: Mapping[str, Any], parts: Sequence[Path], *, p
         html += _html_tables(rep.tables, "h3")
         if rep.errors:
             html.append(f"<p>{len(rep.errors)} failed run(s): see the part's report.</p>")
-    html.append("</body></html>")
+    html += _html_foot()
     write_atomic(root / "report.html", "\n".join(html) + "\n")
     return root / "report.html"
 
@@ -490,9 +493,10 @@ def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, 
         cells.append(Cell(format_value(rec.wall_s, "{:.2f}") if rec.wall_s is not None else "—", rec.wall_s))
         rows.append((str(n), cells))
         pngs = {name: f"{rec.dir}/{name}.png" for name in RUN_PLOTS if (root / rec.dir / f"{name}.png").is_file()}
-        links.append({"run": rec.dir, **pngs})
+        page = {"page": f"{rec.dir}/{PAGE_FILE}"} if (root / rec.dir / PAGE_FILE).is_file() else {}
+        links.append({"run": rec.dir, **page, **pngs})
     legend = legend_of(builtin) + [f"{c.title}: the suite's expression {c.cell}" for c in suite.report.columns]
-    if stored and not any(len(row) > 1 for row in links):
+    if stored and not any(name in row for row in links for name in RUN_PLOTS):
         legend.append(f"per-run plots: none drawn; `ccbench plot {root}` draws each run's timeseries.png and links it here")
     return Grid("Runs", "", "#", columns, rows, notes, legend), links
 
@@ -676,6 +680,9 @@ ul.notes { color: #b00020; font-size: 0.9em; }
 p.legend, ul.legend { color: #444; font-size: 0.9em; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; }
+input.filter { margin-top: 0.4em; padding: 0.2em 0.4em; min-width: 16em; }
+th.sort { cursor: pointer; } th[aria-sort=ascending]::after { content: " ▲"; }
+th[aria-sort=descending]::after { content: " ▼"; }
 """
 
 
@@ -685,7 +692,9 @@ def _e(text: Any) -> str:
 
 def _html_cell(c: Cell) -> str:
     title = f' title="{_e(c.note)}"' if c.note else ""
-    return f'<td class="{_e(c.status)}"{title}>{_e(c.text)}</td>'
+    # the value itself, for sorting: the text may carry a unit, a ± or a thousands separator
+    value = f' data-v="{c.value!r}"' if isinstance(c.value, (int, float)) and math.isfinite(c.value) else ""
+    return f'<td class="{_e(c.status)}"{title}{value}>{_e(c.text)}</td>'
 
 
 def _html_grid(g: Grid, extra: list[str] | None = None) -> str:
@@ -696,7 +705,8 @@ def _html_grid(g: Grid, extra: list[str] | None = None) -> str:
         body.append(f"<tr><th>{_e(label)}</th>{''.join(_html_cell(c) for c in cells)}{tail}</tr>")
     notes = "".join(f"<li>{_e(n)}</li>" for n in g.notes)
     captions = "".join(f'<p class="sub">{_e(c)}</p>' for c in g.captions)
-    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    return ('<input type="search" class="filter" placeholder="filter rows" aria-label="filter rows">'
+            f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
             + captions + (f'<ul class="notes">{notes}</ul>' if notes else ""))
 
 
@@ -710,6 +720,12 @@ def _html_head(title: str, description: str) -> list[str]:
         f"<h1>{_e(title)}</h1>",
     ]
     return parts + ([f"<p>{_e(description)}</p>"] if description else [])
+
+
+def _html_foot() -> list[str]:
+    """A report page's end: the tables' sorting and filtering script (inline: the page stays one file)."""
+    script = (Path(__file__).with_name("js") / "tables.js").read_text(encoding="utf-8")
+    return [f"<script>{script}</script>", "</body></html>"]
 
 
 def _html_tables(grids: Sequence[Grid], heading: str) -> list[str]:
@@ -741,5 +757,5 @@ def to_html(report: Report, root: Path) -> str:
         parts.append("<h2>Failed runs</h2>")
         for key, err in report.errors:
             parts.append(f'<h3 id="{_e(key)}">{_e(key)}</h3><pre>{_e(err)}</pre>')
-    parts.append("</body></html>")
+    parts += _html_foot()
     return "\n".join(parts) + "\n"

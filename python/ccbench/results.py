@@ -5,7 +5,10 @@ A result directory holds::
     scenario.toml       the resolved scenario: the input with every default filled in
     summary.json        the summary computed by the core (written last; see below)
     <table>.parquet     one Parquet file per table below
-    timeseries.png      throughput, RTT and queue-delay plot (unless disabled)
+    report.html         the run's web page: figures the browser draws from the
+                        tables (ccbench.runpage); opens offline
+    assets/             the charting library the page loads (uPlot)
+    timeseries.png      throughput, RTT and queue-delay plot (when asked for)
 
 It is written atomically: everything goes into ``<dir>.tmp-<pid>`` beside the
 target (or into the run's work directory, :func:`ccbench.files.work_dir`),
@@ -117,6 +120,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccbench.png import write_figure
+from ccbench.runpage import write_page
 
 if TYPE_CHECKING:
     import polars as pl
@@ -376,6 +380,7 @@ class Result:
             (tmp / SCENARIO_FILE).write_text(self.scenario_toml, encoding="utf-8")
             for name in self.tables:
                 self.tables.write_parquet(name, tmp / f"{name}.parquet")
+            write_page(self, tmp)
             if plot:
                 self.plot(tmp / PLOT_FILE)
             if figures:

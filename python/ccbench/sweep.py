@@ -89,7 +89,7 @@ FORMAT = 1
 _SAVE_EVERY_S = 1.0
 
 Task = dict[str, Any]  # {"key", "scenario" (resolved TOML), "dir" (str or None), "plot" (bool), "figures"}
-Outcome = dict[str, Any]  # {"key", "ok", "error", "wall_s", "files" (name -> bytes, or None)}
+Outcome = dict[str, Any]  # {"key", "ok", "error", "wall_s", "files" (relative path -> bytes, or None)}
 
 
 @dataclass
@@ -181,7 +181,8 @@ def execute(task: Task) -> Outcome:
                 with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
                     result = ccbench.run(task["scenario"], spill_dir=tmp)
                     saved = result.save(Path(tmp) / "run", plot=task.get("plot", True), figures=task.get("figures"))
-                    files = {p.name: p.read_bytes() for p in sorted(saved.iterdir()) if p.is_file()}
+                    files = {p.relative_to(saved).as_posix(): p.read_bytes()
+                             for p in sorted(saved.rglob("*")) if p.is_file()}  # the page's assets/ too
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # a run's failure of any kind is recorded, not raised
@@ -429,6 +430,7 @@ def _write_run(target: Path, files: Mapping[str, bytes]) -> None:
         tmp.mkdir(parents=True)
         for name, data in files.items():
             if name != SUMMARY_FILE:
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # assets/
                 (tmp / name).write_bytes(data)
         (tmp / SUMMARY_FILE).write_bytes(files[SUMMARY_FILE])
         _replace_dir(tmp, target)

@@ -1,0 +1,84 @@
+// A run page's figures (ccbench.runpage): one uPlot chart per figure of the embedded data.
+// The charts share the cursor and the x range, and a legend click hides or shows a series'
+// group (a flow, a link) in every chart. window.ccbenchCharts lists the charts (tests read it).
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("ccbench-data").textContent);
+  var box = document.getElementById("charts");
+  var charts = [];
+  window.ccbenchCharts = charts;
+  if (typeof uPlot === "undefined") {
+    var note = document.getElementById("ccbench-missing");
+    if (note === null) {
+      note = document.createElement("p");
+      note.className = "missing";
+      note.textContent = "The charting library (assets/uPlot.iife.min.js) did not load: run `make build` and save the run again.";
+      box.appendChild(note);
+    }
+    return;
+  }
+  var groups = new Map(); // chart -> group of each series (index 0: time)
+  var following = false; // set while one chart's change is applied to the others
+
+  function number(u, v) {
+    if (v == null) return "—";
+    var a = Math.abs(v);
+    return a >= 100 ? v.toFixed(1) : a >= 1 ? v.toFixed(2) : v.toPrecision(3);
+  }
+  function width() {
+    return Math.max(480, box.clientWidth - 8);
+  }
+
+  function followScale(u, key) {
+    if (key !== "x" || following) return;
+    following = true;
+    var min = u.scales.x.min, max = u.scales.x.max;
+    charts.forEach(function (o) { if (o !== u) o.setScale("x", { min: min, max: max }); });
+    following = false;
+  }
+
+  function followSeries(u, i, opts) {
+    if (following || i == null || opts.show === undefined) return;
+    var group = groups.get(u)[i];
+    following = true;
+    charts.forEach(function (o) {
+      groups.get(o).forEach(function (g, j) {
+        if (j > 0 && g === group && o.series[j].show !== opts.show) o.setSeries(j, { show: opts.show });
+      });
+    });
+    following = false;
+  }
+
+  data.charts.forEach(function (c) {
+    var el = document.createElement("figure");
+    el.className = "chart";
+    el.id = "chart-" + c.id;
+    box.appendChild(el);
+    var series = [{ label: "time (s)", value: function (u, v) { return v == null ? "—" : v.toFixed(3); } }];
+    c.series.forEach(function (s) {
+      series.push({ label: s.label, stroke: s.color, width: 1.25, spanGaps: true,
+                    dash: s.dash || undefined, value: number });
+    });
+    var opts = {
+      title: c.title + " (" + c.unit + ")",
+      width: width(),
+      height: 240,
+      cursor: { sync: { key: "ccbench-run" }, drag: { x: true, y: false } },
+      scales: { x: { time: false, range: function (u, min, max) { return [min, max]; } } },
+      axes: [{ label: "time (s)" }, { label: c.unit, size: 60 }],
+      series: series,
+      hooks: { setScale: [followScale], setSeries: [followSeries] },
+    };
+    var u = new uPlot(opts, [c.x].concat(c.series.map(function (s) { return s.y; })), el);
+    groups.set(u, [null].concat(c.series.map(function (s) { return s.group; })));
+    charts.push(u);
+  });
+
+  var pending = 0;
+  window.addEventListener("resize", function () {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(function () {
+      charts.forEach(function (u) { u.setSize({ width: width(), height: 240 }); });
+    });
+  });
+})();

@@ -1,0 +1,284 @@
+"""A run's web page, ``report.html`` in its result directory: figures the browser draws from the run's data.
+
+The page carries its data as JSON in a ``<script type="application/json">``
+element (so it opens from ``file://``, where a page cannot fetch files) and
+loads the charting library from ``assets/`` beside it, copied there from the
+package: the page never reaches the network.
+
+The charting library is uPlot (MIT licence, about 50 KB minified, no
+dependencies), installed from the npm registry by ``make build`` (pinned in
+``web/package-lock.json``) and copied into ``ccbench/_web/``. It draws to a
+canvas and brings drag to zoom, a legend that reads out the values under the
+cursor and toggles series on click, and cursor sync between charts. Its
+published benchmark (166 650 points, in its README) renders in 34 ms from a
+48 KB library, where Chart.js 4 takes 38 ms from 254 KB with five times the
+script time on mouse moves, and Plotly.js 310 ms from 3.6 MB.
+
+Each figure is a list of series on one shared time column. A figure with more
+samples than the page needs is decimated here, not in the browser: the run's
+time is cut into buckets (:data:`BUCKETS`, fewer when a figure has many series)
+and each bucket of each series keeps its minimum and maximum, so peaks and
+dips survive and a 240 s run at 1 Gbit/s embeds under 1 MB. No matplotlib is
+involved: writing the page costs Polars group-bys, streamed through the
+per-packet tables (about 1 s and 150 MB for 40 M samples).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ccbench.results import Result
+
+__all__ = ["ASSETS", "BUCKETS", "PAGE_FILE", "assets_dir", "page_data", "write_page"]
+
+PAGE_FILE = "report.html"
+#: Files of the charting library a page loads, from ``assets/`` beside it.
+ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE")
+ASSETS_DIR = "assets"
+#: Buckets per series at most: a min and a max each, about two points per pixel column of a wide screen.
+BUCKETS = 2000
+#: Points a figure holds at most over all its series: figures with many flows get fewer buckets.
+_FIGURE_POINTS = 32_000
+#: The smallest number of buckets a figure gets, however many series it has.
+_MIN_BUCKETS = 200
+
+# matplotlib's tab10, so a flow has the colour it has in the PNG plots
+_FLOW_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+_LINK_COLORS = ["#000000", "#808080", "#8b4513", "#556b2f", "#483d8b", "#008b8b"]
+
+_JS = Path(__file__).with_name("js")
+
+
+def assets_dir() -> Path | None:
+    """Where the build put the charting library (``ccbench/_web``), or None if it is missing."""
+    d = Path(__file__).with_name("_web")
+    return d if all((d / name).is_file() for name in ASSETS) else None
+
+
+def write_page(result: Result, directory: Path) -> Path:
+    """Write ``report.html`` and ``assets/`` into a result directory being written; return the page's path.
+
+    Without the built assets the page is still written, and says how to get them.
+    """
+    src = assets_dir()
+    if src is not None:
+        dest = directory / ASSETS_DIR
+        dest.mkdir(exist_ok=True)
+        for name in ASSETS:
+            _link_or_copy(src / name, dest / name)
+    page = directory / PAGE_FILE
+    page.write_text(page_html(result, assets=src is not None), encoding="utf-8")
+    return page
+
+
+def _link_or_copy(src: Path, dest: Path) -> None:
+    # A hard link costs no space for the hundreds of runs of a suite; a copy across file systems.
+    dest.unlink(missing_ok=True)  # a page written again
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)
+
+
+def page_html(result: Result, *, assets: bool = True) -> str:
+    """The page: headline, the figures (drawn by the browser) and the run's summary tables."""
+    from ccbench.results import result_html
+
+    s = result.summary
+    title = f"{s.get('scenario', 'run')} (seed {s.get('seed')})"
+    data = json.dumps(page_data(result), separators=(",", ":"), allow_nan=False)
+    data = data.replace("</", "<\\/")  # a flow named "</script>" must not end the element
+    missing = ("" if assets else
+               '<p class="missing" id="ccbench-missing">The charting library is missing: this ccbench was '
+               "installed without its web assets. Run <code>make build</code> (npm installs uPlot into "
+               "<code>python/ccbench/_web/</code>), then <code>ccbench run</code> again or save the result "
+               "again. The run's data is complete in the Parquet files beside this page.</p>")
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)} — ccbench run</title>",
+        f'<link rel="stylesheet" href="{ASSETS_DIR}/uPlot.min.css">' if assets else "",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(str(s.get('scenario', 'run')))}</h1>",
+        f'<p class="sub">seed {html.escape(str(s.get("seed")))}, {s.get("duration_s")} s simulated. '
+        "Drag across a figure to zoom (all figures follow), double-click to zoom out; click a legend entry "
+        "to hide or show that series in every figure.</p>",
+        missing,
+        '<div id="charts"></div>',
+        "<h2>Summary</h2>",
+        result_html(result, plot=False),
+        f'<script src="{ASSETS_DIR}/uPlot.iife.min.js"></script>' if assets else "",
+        f'<script type="application/json" id="ccbench-data">{data}</script>',
+        f"<script>{(_JS / 'run.js').read_text(encoding='utf-8')}</script>",
+        "</body></html>",
+    ]) + "\n"
+
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto; max-width: 90em;
+       padding: 0 1em; color: #222; }
+h1 { margin-bottom: 0.2em; } .sub { color: #555; }
+.missing { background: #fff3cd; border: 1px solid #e0c46c; padding: 0.6em; }
+figure.chart { margin: 0.8em 0; } .uplot .u-title { font-size: 1em; font-weight: 600; }
+table { border-collapse: collapse; margin: 0.6em 0; font-variant-numeric: tabular-nums; }
+th, td { padding: 0.2em 0.6em; border-bottom: 1px solid #e4e4e4; text-align: right; white-space: nowrap; }
+.ccbench-result { overflow-x: auto; }
+"""
+
+
+# --- the data -----------------------------------------------------------------------------------
+
+
+def page_data(result: Result) -> dict[str, Any]:
+    """What the page draws: ``{"duration", "warmup", "charts": [{"id", "title", "unit", "x", "series"}]}``,
+    each series ``{"label", "group", "color", "dash", "y"}`` with ``y`` aligned on the chart's ``x``
+    (``null`` where the series has no point)."""
+    import polars as pl
+
+    s = result.summary
+    duration = float(s.get("duration_s") or 0.0)
+    flows = [str(f.get("id")) for f in s.get("flows", [])]
+    links = [str(link.get("id")) for link in s.get("links", [])]
+    probes = [str(p.get("id")) for p in s.get("probes", [])]
+    media = [i for i, f in enumerate(s.get("flows", [])) if f.get("kind") == "media"]
+    two_queue = {i for i, link in enumerate(s.get("links", [])) if link.get("sojourn_l_ms") is not None}
+    t = result.tables
+
+    def flow(i: int, suffix: str = "", dash: list[int] | None = None) -> dict[str, Any]:
+        return {"label": _name(flows, i) + suffix, "group": f"flow {i}",
+                "color": _FLOW_COLORS[i % len(_FLOW_COLORS)], "dash": dash}
+
+    def per_flow(table: str, column: str) -> list[Part]:
+        src = Source(t.lazy(table), "flow", column)
+        return [(src, i, flow(i)) for i in range(len(flows))]
+
+    charts = []
+    rate = "throughput_mbps" if "throughput_mbps" in t.lazy("flow_series").collect_schema().names() else "goodput_mbps"
+    charts.append(_chart("throughput", "Throughput per flow (payload received in any order)", "Mbit/s",
+                         per_flow("flow_series", rate), duration))
+    charts.append(_chart("goodput", "Goodput per flow (in-order delivery)", "Mbit/s",
+                         per_flow("flow_series", "goodput_mbps"), duration))
+    charts.append(_chart("cwnd", "Congestion window", "packets", per_flow("flow_series", "cwnd_pkts"), duration))
+
+    rtt: list[Part] = []
+    samples = Source(t.lazy("rtt"), "flow", "rtt_ms")
+    srtt = Source(t.lazy("flow_series"), "flow", "srtt_ms")
+    for i in range(len(flows)):
+        rtt += [(samples, i, flow(i, " samples")), (srtt, i, flow(i, " sRTT", [6, 3]))]
+    pings = Source(t.lazy("probes"), "probe", "rtt_ms")
+    rtt += [(pings, j, {"label": f"{probes[j]} (probe)", "group": f"probe {j}",
+                        "color": _FLOW_COLORS[(len(flows) + j) % len(_FLOW_COLORS)], "dash": [2, 2]})
+            for j in range(len(probes))]
+    charts.append(_chart("rtt", "RTT: per-ACK samples and the sender's sRTT (dashed), pings", "ms", rtt, duration))
+
+    table = t.lazy("sojourn")
+    if "class" not in table.collect_schema().names():
+        table = table.with_columns(pl.lit(0, pl.UInt32).alias("class"))
+    # one key per queue: link * 2 + class (DualPI2's L queue is class 1)
+    sojourn = Source(table.with_columns(queue=pl.col("link").cast(pl.Int64) * 2 + pl.col("class")),
+                      "queue", "sojourn_ms")
+    delay = []
+    for k in range(len(links)):
+        for cls in ((0, 1) if k in two_queue else (0,)):
+            label = _name(links, k) + ((" L" if cls else " C") if k in two_queue else "")
+            delay.append((sojourn, 2 * k + cls, {"label": label, "group": f"link {k}",
+                                                 "color": _LINK_COLORS[k % len(_LINK_COLORS)],
+                                                 "dash": [6, 3] if cls else None}))
+    charts.append(_chart("queue_delay", "Queue delay per link (sojourn time of each dequeued packet)", "ms",
+                         delay, duration))
+    backlog = Source(t.lazy("link_series"), "link", "backlog_pkts")
+    charts.append(_chart("backlog", "Backlog per link", "packets",
+                         [(backlog, k, {"label": _name(links, k), "group": f"link {k}",
+                                        "color": _LINK_COLORS[k % len(_LINK_COLORS)], "dash": None})
+                          for k in range(len(links))], duration))
+    if media:
+        target = Source(t.lazy("media_series"), "flow", "target_mbps")
+        tx = Source(t.lazy("media_series"), "flow", "tx_mbps")
+        parts: list[Part] = []
+        for i in media:
+            parts += [(target, i, flow(i, " target", [6, 3])), (tx, i, flow(i, " sent"))]
+        charts.append(_chart("media", "Media (SCReAM): encoder target and transmitted RTP rate", "Mbit/s",
+                             parts, duration))
+    return {"duration": duration, "warmup": float(s.get("warmup_s") or 0.0),
+            "charts": [c for c in charts if c["series"]]}
+
+
+def _name(names: Sequence[str], i: int) -> str:
+    return names[i] if i < len(names) else f"#{i}"
+
+
+class Source:
+    """One table's ``time_s``, ``k`` (an id: flow, link, queue) and ``v`` (a value column, NaN dropped),
+    lazily, and how many rows it has (from the Parquet metadata, before NaN are dropped)."""
+
+    def __init__(self, lf: pl.LazyFrame, key: str, value: str) -> None:
+        import polars as pl
+
+        have = lf.collect_schema().names()
+        if not {"time_s", key, value} <= set(have):
+            lf, key, value = pl.LazyFrame(schema={"time_s": pl.Float64, "k": pl.Int64, "v": pl.Float64}), "k", "v"
+        self.rows = int(lf.select(pl.len()).collect().item())
+        self.lf = (lf.select("time_s", pl.col(key).cast(pl.Int64).alias("k"), pl.col(value).cast(pl.Float64).alias("v"))
+                   .filter(pl.col("v").is_not_null() & pl.col("v").is_not_nan()))
+
+
+#: A figure's series: the source it comes from, its key there, and how it is drawn (label, group, colour, dash).
+Part = tuple[Source, int, dict[str, Any]]
+
+
+def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: float) -> dict[str, Any]:
+    """One figure: its series on one time column, raw if the figure has few enough points, else decimated.
+
+    Decimated, each series keeps each bucket's minimum (at the bucket's start) and maximum (at its
+    middle): fixed times, so a figure's series share their time column. The aggregation streams
+    through the table, so a per-packet table of tens of millions of rows is never held whole.
+    """
+    import polars as pl
+
+    if not parts:
+        return {"id": cid, "title": title, "unit": unit, "x": [], "series": []}
+    sources = list({id(src): src for src, _, _ in parts}.values())
+    index = {id(src): n for n, src in enumerate(sources)}
+    buckets = max(_MIN_BUCKETS, min(BUCKETS, _FIGURE_POINTS // (2 * max(1, len(parts)))))
+    # Raw points only while the figure's time column stays within the budget: series sampled at
+    # different times (per-ACK RTT of several flows) would otherwise make it a sparse union.
+    raw = sum(src.rows for src in sources) <= 2 * buckets
+    width = (duration if duration > 0 else 1.0) / buckets
+    wanted = [sorted({k for s, k, _ in parts if s is src}) for src in sources]
+    if raw:
+        queries = [src.lf.filter(pl.col("k").is_in(keys)) for src, keys in zip(sources, wanted)]
+    else:
+        b = (pl.col("time_s") // width).cast(pl.Int64)
+        queries = [src.lf.filter(pl.col("k").is_in(keys)).group_by("k", b.alias("b"))
+                   .agg(lo=pl.col("v").min(), hi=pl.col("v").max())
+                   .select("k", pl.concat_list(pl.col("b") * width, pl.col("b") * width + width / 2).alias("time_s"),
+                           pl.concat_list("lo", "hi").alias("v"))
+                   .explode("time_s", "v")
+                   for src, keys in zip(sources, wanted)]
+    frames = pl.collect_all(queries, engine="streaming")
+    long = pl.concat([df.select(pl.col("time_s").round(6), "k", "v", src=pl.lit(n, pl.Int64))
+                      for n, df in enumerate(frames)])
+    if long.is_empty():
+        return {"id": cid, "title": title, "unit": unit, "x": [], "series": []}
+    long = long.with_columns(s=pl.col("src") * (1 << 32) + pl.col("k"))
+    wide = (long.group_by("time_s", "s").agg(pl.col("v").mean())
+            .pivot(on="s", index="time_s", values="v").sort("time_s"))
+    series = []
+    for src, k, meta in parts:
+        name = str(index[id(src)] * (1 << 32) + k)
+        if name not in wide.columns:
+            continue  # nothing to draw (a flow with no RTT samples)
+        y = wide[name].round_sig_figs(4).to_list()
+        series.append({**meta, "y": [None if v is None or math.isnan(v) else v for v in y]})
+    return {"id": cid, "title": title, "unit": unit, "x": wide["time_s"].to_list(), "series": series}

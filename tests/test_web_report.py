@@ -1,0 +1,281 @@
+"""Report pages opened in a real browser: Debian's Chromium, driven by Playwright (no browser download).
+
+A run's report.html draws its figures from the run's data with uPlot; a suite's
+report.html sorts and filters its tables and links each run's page. The tests read
+what the browser drew (the uPlot instances the page lists in ``window.ccbenchCharts``),
+click and drag as a reader would, and compare with the run's Parquet tables.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.image import imread
+from playwright.sync_api import Browser, Page, sync_playwright
+
+import ccbench
+from ccbench import runpage
+from ccbench.sweep import run_suite
+from conftest import TINY, TWO_FLOWS
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package (make test-tools installs it)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        # --no-sandbox: the tests may run as root (CI), where Chromium's sandbox refuses to start.
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+class Opened:
+    """A page in the browser and the errors it logged (console errors and uncaught exceptions)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.errors: list[str] = []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+
+@pytest.fixture
+def open_page(browser: Browser) -> Iterator[Callable[[Path], Opened]]:
+    pages = []
+
+    def open_(path: Path) -> Opened:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        pages.append(page)
+        opened = Opened(page)
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        return opened
+
+    yield open_
+    for page in pages:
+        page.close()
+
+
+def charts(page: Page) -> list[dict[str, Any]]:
+    """What each uPlot chart of a run page holds: its figure id, series labels and shown flags, data."""
+    return page.evaluate("""() => window.ccbenchCharts.map(u => ({
+        id: u.root.parentNode.id.replace(/^chart-/, ""),
+        labels: u.series.slice(1).map(s => s.label),
+        show: u.series.slice(1).map(s => s.show),
+        x: u.data[0], ys: u.data.slice(1),
+        xmin: u.scales.x.min, xmax: u.scales.x.max }))""")
+
+
+def finite(values: list[Any]) -> list[float]:
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
+@pytest.fixture(scope="module")
+def two_flow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2 s run of two CUBIC flows and a ping (FQ-CoDel at 10 Mbit/s), saved with its page."""
+    out = tmp_path_factory.mktemp("web") / "run"
+    ccbench.run(TWO_FLOWS).save(out, plot=False)
+    return out
+
+
+def test_run_page_draws_every_figure_from_the_runs_own_data(two_flow_run: Path, open_page) -> None:
+    opened = open_page(two_flow_run / "report.html")
+    page = opened.page
+    page.wait_for_function("window.ccbenchCharts && window.ccbenchCharts.length > 0")
+    drawn = {c["id"]: c for c in charts(page)}
+    assert opened.errors == []
+    assert set(drawn) == {"throughput", "goodput", "cwnd", "rtt", "queue_delay", "backlog"}
+    result = ccbench.load(two_flow_run)
+    duration = result.summary["duration_s"]
+    for c in drawn.values():
+        assert len(c["x"]) > 0 and all(0 <= x <= duration for x in c["x"]), c["id"]
+        for label, y in zip(c["labels"], c["ys"]):
+            assert len(y) == len(c["x"]) and finite(y), (c["id"], label)
+    # One legend entry per flow, in the summary's order, also in the legend the reader sees.
+    assert drawn["throughput"]["labels"] == ["f1", "f2"]
+    legend = page.locator("#chart-throughput .u-legend .u-series")
+    assert legend.count() == 3  # time, f1, f2
+    # The figures hold the tables' values: a short run is drawn undecimated.
+    series = result.tables["flow_series"]
+    for i, flow in enumerate(["f1", "f2"]):
+        mine = series.filter(pl.col("flow") == i)
+        drawn_tput = finite(drawn["throughput"]["ys"][i])
+        assert len(drawn_tput) == mine.height
+        assert max(drawn_tput) == pytest.approx(mine["throughput_mbps"].max(), rel=1e-3)
+        assert max(drawn_tput) <= 10.5  # bounded by the 10 Mbit/s bottleneck
+    rtt = dict(zip(drawn["rtt"]["labels"], drawn["rtt"]["ys"]))
+    assert set(rtt) == {"f1 samples", "f1 sRTT", "f2 samples", "f2 sRTT", "ping (probe)"}
+    assert min(finite(rtt["ping (probe)"])) >= 20.0  # 2 × 10 ms of propagation delay
+    samples = result.tables["rtt"].filter(pl.col("flow") == 0)["rtt_ms"]
+    assert min(finite(rtt["f1 samples"])) == pytest.approx(samples.min(), rel=1e-3)
+    assert max(finite(rtt["f1 samples"])) == pytest.approx(samples.max(), rel=1e-3)
+    delay = dict(zip(drawn["queue_delay"]["labels"], drawn["queue_delay"]["ys"]))
+    sojourn = result.tables["sojourn"].filter(pl.col("link") == 0)["sojourn_ms"]
+    assert max(finite(delay["bottleneck"])) == pytest.approx(sojourn.max(), rel=1e-3)
+    assert min(finite(delay["bottleneck"])) >= 0
+
+
+def test_legend_toggles_a_flow_in_every_figure_and_zoom_and_cursor_follow(two_flow_run: Path, open_page) -> None:
+    opened = open_page(two_flow_run / "report.html")
+    page = opened.page
+    page.wait_for_function("window.ccbenchCharts && window.ccbenchCharts.length > 0")
+    # Hide f2 from the throughput legend: every series of f2 in every figure is hidden, f1's stay.
+    page.locator("#chart-throughput .u-legend .u-series").nth(2).click()
+    for c in charts(page):
+        for label, shown in zip(c["labels"], c["show"]):
+            if label.startswith("f2"):
+                assert shown is False, (c["id"], label)
+            if label.startswith("f1"):
+                assert shown is True, (c["id"], label)
+    # Drag across the middle of the cwnd figure: every figure zooms to the same narrower range.
+    full = charts(page)[0]
+    box = page.locator("#chart-cwnd .u-over").bounding_box()
+    assert box is not None
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.3, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, y, steps=5)
+    page.mouse.move(box["x"] + box["width"] * 0.6, y, steps=5)
+    page.mouse.up()
+    zoomed = charts(page)
+    ranges = {(round(c["xmin"], 9), round(c["xmax"], 9)) for c in zoomed}
+    assert len(ranges) == 1
+    (lo, hi), = ranges
+    assert full["xmin"] < lo < hi < full["xmax"]
+    assert hi - lo == pytest.approx(0.3 * (full["xmax"] - full["xmin"]), rel=0.1)
+    # Hovering one figure reads out the values under the cursor, and moves the others' cursors.
+    page.mouse.move(box["x"] + box["width"] * 0.45, y)
+    value = page.locator("#chart-cwnd .u-legend .u-series").nth(1).locator(".u-value").inner_text()
+    assert float(value) > 0
+    idx = page.evaluate("window.ccbenchCharts.map(u => u.cursor.idx)")
+    assert all(i is not None for i in idx)
+    assert opened.errors == []
+
+
+def test_run_page_screenshot_shows_the_flows_colours(two_flow_run: Path, open_page) -> None:
+    opened = open_page(two_flow_run / "report.html")
+    page = opened.page
+    page.wait_for_function("window.ccbenchCharts && window.ccbenchCharts.length > 0")
+    png = page.locator("#chart-throughput canvas").screenshot()
+    pixels = (imread(io.BytesIO(png))[..., :3] * 255).round().astype(int)
+    colours = {tuple(p) for p in pixels.reshape(-1, 3)}
+    assert len(colours) > 20  # lines, grid, antialiasing: not a blank canvas
+    for hex_colour in ("#1f77b4", "#ff7f0e"):  # f1 and f2 as the page gave them (tab10, as in the PNG plots)
+        rgb = np.array([int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)])
+        near = np.abs(pixels - rgb).sum(axis=-1) < 30
+        assert near.sum() > 50, hex_colour
+    assert opened.errors == []
+
+
+def test_media_flows_get_their_rates_figure(tmp_path: Path, open_page) -> None:
+    scenario = TINY.replace('''id = "f1"
+kind = "tcp"
+cc = "cubic"''', '''id = "cam"
+kind = "media"
+ecn = "ect1"''').replace('qdisc = { kind = "fq_codel" }', 'qdisc = { kind = "dualpi2" }')
+    out = ccbench.run(scenario).save(tmp_path / "media", plot=False)
+    opened = open_page(out / "report.html")
+    page = opened.page
+    page.wait_for_function("window.ccbenchCharts && window.ccbenchCharts.length > 0")
+    drawn = {c["id"]: c for c in charts(page)}
+    assert opened.errors == []
+    media = dict(zip(drawn["media"]["labels"], drawn["media"]["ys"]))
+    assert set(media) == {"cam target", "cam sent"}
+    table = ccbench.load(out).tables["media_series"]
+    assert max(finite(media["cam target"])) == pytest.approx(table["target_mbps"].max(), rel=1e-3)
+    assert 0 < max(finite(media["cam sent"])) <= 10.5
+
+
+def test_page_without_the_charting_library_says_how_to_get_it(tmp_path: Path, open_page,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runpage, "assets_dir", lambda: None)
+    out = ccbench.run(TINY.replace('duration = "2s"', 'duration = "1s"')).save(tmp_path / "bare", plot=False)
+    assert (out / "summary.json").is_file() and not (out / "assets").exists()
+    opened = open_page(out / "report.html")
+    note = opened.page.locator("#ccbench-missing")
+    assert note.is_visible() and "make build" in note.inner_text()
+    assert opened.page.evaluate("window.ccbenchCharts.length") == 0
+    assert opened.errors == []
+
+
+def test_decimation_keeps_each_buckets_extremes_for_a_long_run() -> None:
+    """A 240 s run's per-packet series (here synthetic, 2 M samples) embeds at most two points a bucket,
+    and its peaks: the figure's maximum and minimum are those of the table."""
+    n = 2_000_000
+    t = np.linspace(0, 240, n, endpoint=False)
+    rng = np.random.default_rng(1)
+    sojourn = np.abs(rng.normal(5, 2, n))
+    sojourn[1_234_567] = 97.5  # one spike
+    frame = pl.DataFrame({"time_s": t, "link": np.zeros(n, np.uint32), "flow": np.zeros(n, np.uint32),
+                          "class": np.zeros(n, np.uint32), "sojourn_ms": sojourn})
+    summary = ('{"scenario": "long", "seed": 1, "duration_s": 240.0, "flows": [], "probes": [],'
+               ' "links": [{"id": "bottleneck"}]}')
+    data = runpage.page_data(ccbench.Result(summary, "", {"sojourn": frame}))
+    delay = next(c for c in data["charts"] if c["id"] == "queue_delay")
+    y = finite(delay["series"][0]["y"])
+    assert len(delay["x"]) <= 2 * runpage.BUCKETS
+    assert max(y) == 97.5 and min(y) == pytest.approx(sojourn.min(), abs=1e-3)
+
+
+REPORTED = """\
+name = "webbed"
+base = "two.toml"
+
+[[axes]]
+name = "rate"
+label = "bottleneck"
+values = ["5Mbit", "10Mbit", "20Mbit"]
+key = "links.bottleneck.rate"
+labels = { "5Mbit" = "5 Mbit/s", "10Mbit" = "10 Mbit/s", "20Mbit" = "20 Mbit/s" }
+
+[report]
+suite_plots = []
+
+[[report.tables]]
+title = "Goodput of f1"
+rows = "rate"
+cell = 'goodput_mbps(flow="f1")'
+format = "{:.3f}"
+"""
+
+
+def test_suite_report_sorts_filters_and_opens_each_runs_page(tmp_path: Path, open_page) -> None:
+    (tmp_path / "two.toml").write_text(TWO_FLOWS.replace('duration = "2s"', 'duration = "1s"'), encoding="utf-8")
+    (tmp_path / "suite.toml").write_text(REPORTED, encoding="utf-8")
+    res = run_suite(tmp_path / "suite.toml", tmp_path / "out", jobs=1, progress=False)
+    opened = open_page(res.dir / "report.html")
+    page = opened.page
+    runs = page.locator("table.sortable").last  # the Runs table
+    headers = runs.locator("thead th")
+    titles = headers.all_inner_texts()
+    col = next(i for i, t in enumerate(titles) if t.startswith("goodput"))
+
+    def column() -> list[float]:
+        return [float(v) for v in runs.locator(f"tbody tr td:nth-child({col + 1})").evaluate_all(
+            "cells => cells.map(c => c.getAttribute('data-v'))")]
+
+    before = column()
+    assert len(before) == 3 and len(set(before)) == 3  # three runs, three goodputs
+    headers.nth(col).click()
+    assert column() == sorted(before)
+    headers.nth(col).click()
+    assert column() == sorted(before, reverse=True)
+    # The filter box keeps the rows that contain the text.
+    page.locator("input.filter").last.fill("10 Mbit/s")
+    visible = runs.locator("tbody tr:visible")
+    assert visible.count() == 1
+    # The run's link opens its page, which draws.
+    visible.locator("a", has_text="page").click()
+    page.wait_for_function("window.ccbenchCharts && window.ccbenchCharts.length > 0")
+    assert page.url.endswith("/report.html") and "/runs/" in page.url
+    shown = Path(page.url.removeprefix("file://")).parent
+    assert ccbench.load(shown).summary["links"][0]["rate_mbps"] == 10.0
+    assert {c["id"] for c in charts(page)} >= {"throughput", "rtt", "queue_delay"}
+    assert opened.errors == []
