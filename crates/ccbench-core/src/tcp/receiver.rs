@@ -761,6 +761,21 @@ mod tests {
         assert_eq!((a.ack, a.sack_list()), (5, [b(10, 11), b(8, 9), b(6, 7)]));
     }
 
+    /// `tcp_sack_maybe_coalesce`: a block that the extended first block now
+    /// touches is swallowed, and the blocks after it move up in order.
+    #[test]
+    fn an_extended_block_swallows_the_one_it_reaches_and_keeps_the_rest() {
+        let mut r = TcpReceiver::new(&TcpConfig { quickacks: 16, ..Default::default() }, EcnMode::Off);
+        let b = |s: u64, e: u64| SackBlock { start: s, end: e };
+        data(&mut r, &seg(0), Ecn::NotEct, SimTime(0));
+        for q in [20, 12, 10] {
+            data(&mut r, &seg(q), Ecn::NotEct, SimTime(q));
+        }
+        assert_eq!(r.sacks[..r.num_sacks], [b(10, 11), b(12, 13), b(20, 21)]);
+        let a = data(&mut r, &seg(11), Ecn::NotEct, SimTime(30)).unwrap();
+        assert_eq!((a.sack.len(), a.sack_list()), (2, [b(10, 13), b(20, 21), b(0, 0)]));
+    }
+
     /// Linux SACK compression (`__tcp_ack_snd_check`): three ACKs at once
     /// per cumulative ACK point, then ACKs held min(1 ms, RTT/20), at most
     /// 44 of them; a new cumulative point starts the count again.
