@@ -819,6 +819,11 @@ mod tests {
         let acked: Vec<bool> = (2..6).map(|q| data(&mut r, &seg(q), Ecn::NotEct, ms(1)).is_some()).collect();
         assert_eq!(acked, [true, true, true, false]);
         assert_eq!(r.next_timer(), ms(2));
+        // A wake-up before the hold ends sends nothing and keeps the hold.
+        assert!(r.on_timer(ms(1) + Dur::from_micros(500)).is_none());
+        assert_eq!(r.next_timer(), ms(2));
+        assert_eq!(r.on_timer(ms(2)).expect("held ACK").sack_block(0), SackBlock { start: 2, end: 6 });
+        assert_eq!(r.next_timer(), SimTime::NEVER);
     }
 
     /// `tcp_incr_quickack`: quick ACKs for at most half the advertised
