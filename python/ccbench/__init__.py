@@ -9,6 +9,7 @@ Example::
     ccbench.load("results/scenario").summary["jain"]
     df = ccbench.sweep("scenario.toml", axes={"links.0.rate": ["10Mbit", "50Mbit"]}, seeds=3)
     df = ccbench.load_suite("results/scenario-sweep")     # one row per run x flow
+    df = ccbench.explore("explore.toml", "results/x")     # where a property stops holding (sampled runs)
 
 The simulator is the native module ``ccbench._core``; this package reads
 scenarios, turns its columns into Polars tables, and writes, plots and shows
@@ -36,6 +37,10 @@ def __getattr__(name: str) -> Any:
         import ccbench.sweep
 
         return ccbench.sweep
+    if name in ("explore", "load_explore"):
+        import ccbench.explore
+
+        return ccbench.explore if name == "explore" else ccbench.explore.load_explore
     if name == "load_suite":
         from ccbench.frame import load_suite
 
@@ -49,7 +54,9 @@ __all__ = [
     "SimulationError",
     "__version__",
     "errors",
+    "explore",
     "load",
+    "load_explore",
     "load_suite",
     "run",
     "sweep",

@@ -7,6 +7,7 @@ User errors (a wrong scenario, a missing or unreadable file, a malformed
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import time
@@ -596,6 +597,41 @@ def suite_run(suite_ref: str, jobs: int | None, out: str | None, resume: bool, d
     click.echo(f"report: {res.report}")
     if res.failed:
         raise click.exceptions.Exit(1)
+
+
+@cli.command("explore")
+@click.argument("file", metavar="FILE")
+@click.option("-o", "--out", type=click.Path(file_okay=False),
+              help="The exploration's directory.  [default: results/NAME]")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Runs at a time.  [default: CPU cores]")
+@click.option("--seeds", type=click.IntRange(min=1), help="Runs per point (seeds 1..N), instead of the file's.")
+@click.option("--budget", type=click.IntRange(min=1), help="Stop after this many runs, instead of the file's.")
+def explore_cmd(file: str, out: str | None, jobs: int | None, seeds: int | None, budget: int | None) -> None:
+    """Find where FILE's property stops holding over its axes (an [explore] file or a built-in name).
+
+    Samples a coarse grid, then refines only where neighbouring points
+    disagree; writes points.parquet/csv, cells.csv, boundary.html (and
+    boundary.png for two axes). Running it again reuses every finished run.
+    Exits 130 if interrupted.
+    """
+    from ccbench.errors import CcbenchError
+    from ccbench.explore import ExploreInterrupted, explore, read_exploration, resolve_source
+
+    try:
+        source = resolve_source(file)
+        name = read_exploration(source).name
+        target = Path(out) if out is not None else Path("results") / name
+        df = explore(source, target, jobs=jobs, seeds=seeds, budget=budget, progress=True)
+    except ExploreInterrupted as e:
+        click.echo(f"interrupted: finished runs kept in {e.out}; run the same command again to continue", err=True)
+        raise click.exceptions.Exit(_stopped_code()) from None
+    except CcbenchError as e:
+        _fail(str(e), USER_ERROR)
+    doc = json.loads((target / "explore.json").read_text(encoding="utf-8"))
+    click.echo(f"{doc['runs']} runs, {doc['sampled_cells']} of {doc['grid_cells']} points sampled "
+               f"({doc['fraction']:.0%}){' (budget spent)' if doc['budget_exhausted'] else ''}; "
+               f"{int(df['holds'].sum() or 0)} runs hold")
+    click.echo(f"boundary: {target / 'boundary.html'}")
 
 
 def suite_dir(out: str | None, name: str) -> Path:

@@ -435,15 +435,25 @@ class Suite:
         except ScenarioError as e:
             raise SuiteError(str(e), e.problems) from None
         for p in self.iter_points():
-            try:
-                resolved = _resolve(self.base_text, self.base_file, p.overrides)
-            except ScenarioError as e:
-                lines = "\n".join(o.text for o in p.overrides)
-                digest = _hash(f"invalid\n{self.base_text}\n{lines}")
-                yield PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, None, str(e))
-                continue
-            digest = _hash(resolved)
-            yield PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, resolved)
+            yield self._planned(p)
+
+    def plan_values(self, values: Mapping[str, Scalar]) -> PlannedRun:
+        """The planned run of one combination of axis values, whether or not the suite would run it
+        (an exploration picks its own points)."""
+        if self.base_text is None:
+            raise ValueError(f"suite {self.name!r} was read without its base scenario")
+        return self._planned(Point(dict(values), self._overrides(values), self._slug(values)))
+
+    def _planned(self, p: Point) -> PlannedRun:
+        assert self.base_text is not None
+        try:
+            resolved = _resolve(self.base_text, self.base_file, p.overrides)
+        except ScenarioError as e:
+            lines = "\n".join(o.text for o in p.overrides)
+            digest = _hash(f"invalid\n{self.base_text}\n{lines}")
+            return PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, None, str(e))
+        digest = _hash(resolved)
+        return PlannedRun(f"{p.slug}-{digest}", digest, p.values, p.overrides, resolved)
 
 
 @dataclass(frozen=True)

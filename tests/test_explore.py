@@ -1,0 +1,212 @@
+"""Explorations: the grid search against exhaustive grids, and `ccbench explore` end to end."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import ccbench
+from ccbench.explore import ExploreError, Property, read_exploration
+from ccbench.gridsearch import full_grid, search
+
+
+def _near_boundary(cell, truth, shape) -> bool:
+    """Whether a cell has a neighbour (diagonals too) of the other true label."""
+    for d in itertools.product(*[(-1, 0, 1)] * len(cell)):
+        n = tuple(a + b for a, b in zip(cell, d))
+        if n != cell and all(0 <= x < s for x, s in zip(n, shape)) and truth[n] != truth[cell]:
+            return True
+    return False
+
+
+SHAPES = {
+    "diagonal": lambda c, n: c[0] + c[1] < 0.9 * n,
+    "hyperbola": lambda c, n: c[0] * c[1] > n * n / 6,
+    "disc": lambda c, n: (c[0] - n / 2) ** 2 + (c[1] - n / 3) ** 2 < (n / 4) ** 2,
+    "wave": lambda c, n: c[1] < n / 2 + n / 5 * math.sin(c[0] / 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+@pytest.mark.parametrize("n", [16, 32])
+def test_search_matches_the_full_grid(name: str, n: int) -> None:
+    truth = {c: SHAPES[name](c, n) for c in full_grid((n, n))}
+    asked: list = []
+
+    def classify(cells):
+        asked.extend(cells)
+        return {c: truth[c] for c in cells}
+
+    res = search((n, n), classify, coarse=4)
+    assert len(asked) == len(set(asked)) == len(res.sampled)  # no cell is run twice
+    wrong = [c for c in truth if res.label(c) != truth[c]]
+    assert all(_near_boundary(c, truth, (n, n)) for c in wrong)
+    # Efficiency: a quarter of the grid is the target; 16 x 16 is close to the coarse design's floor.
+    assert res.fraction <= (0.27 if n == 16 else 0.25), res.fraction
+    assert {res.label(c) for c in truth} == {True, False}
+
+
+def test_search_in_three_dimensions() -> None:
+    shape = (16, 16, 16)
+    truth = {c: c[0] + 2 * c[1] + c[2] < 30 for c in full_grid(shape)}
+    res = search(shape, lambda cells: {c: truth[c] for c in cells})
+    wrong = [c for c in truth if res.label(c) != truth[c]]
+    assert all(_near_boundary(c, truth, shape) for c in wrong)
+    assert res.fraction <= 0.25
+
+
+def test_search_traces_a_bump_between_coarse_points() -> None:
+    # A finger two cells wide sticking out of the boundary into a coarse box whose corners all
+    # agree: it crosses that box's edge twice, so only tracing from the cells around it finds it.
+    n = 17
+    truth = {c: not (c[0] < 3 or (c[0] < 7 and 5 <= c[1] <= 6)) for c in full_grid((n, n))}
+    traced = search((n, n), lambda cells: {c: truth[c] for c in cells})
+    plain = search((n, n), lambda cells: {c: truth[c] for c in cells}, trace=False)
+    wrong = [c for c in truth if traced.label(c) != truth[c]]
+    assert all(_near_boundary(c, truth, (n, n)) for c in wrong)
+    missed = [c for c in truth if plain.label(c) != truth[c]]
+    assert len(missed) > len(wrong)
+    assert (6, 5) in missed and traced.label((6, 5)) is False  # the finger's tip
+
+
+def test_search_is_deterministic_and_obeys_the_budget() -> None:
+    truth = {c: c[0] * c[1] > 40 for c in full_grid((16, 16))}
+    runs = [search((16, 16), lambda cells: {c: truth[c] for c in cells}) for _ in range(2)]
+    assert runs[0].sampled == runs[1].sampled and runs[0].rounds == runs[1].rounds
+    capped = search((16, 16), lambda cells: {c: truth[c] for c in cells}, budget=30)
+    assert len(capped.sampled) == 30 and capped.exhausted
+    assert all(capped.label(c) is not None for c in truth)  # every cell still gets a class
+
+
+def test_failed_points_stay_unknown_and_are_surrounded() -> None:
+    truth = {c: c[0] < 8 for c in full_grid((16, 16))}
+    res = search((16, 16), lambda cells: {c: None if c == (4, 4) else truth[c] for c in cells})
+    assert res.sampled[(4, 4)] is None
+    assert (4, 5) in res.sampled or (5, 4) in res.sampled  # its neighbours were run
+
+
+def test_property_parsing() -> None:
+    p = Property.parse('share(goodput_mbps, "a>b") <= 0.6')
+    assert (p.op, str(p.left), str(p.right)) == ("<=", 'share(goodput_mbps, "a>b")', "0.6")
+    with pytest.raises(ValueError, match="one comparison"):
+        Property.parse("jain")
+    with pytest.raises(ValueError, match="one comparison"):
+        Property.parse("jain > 0.5 > 0.2")
+
+
+TINY_BASE = {
+    "name": "tiny-util", "duration": "3s", "seed": 1,
+    "links": [{"id": "bottleneck", "rate": "4Mbit", "delay": "5ms", "qdisc": {"kind": "pfifo", "limit": 10}},
+              {"id": "ret", "rate": "4Mbit", "delay": "5ms"}],
+    "flows": [{"id": "f1", "kind": "tcp", "cc": "cubic", "path": ["bottleneck"], "reverse": ["ret"]}],
+}
+
+
+def _doc(coarse: int, cells: int = 9) -> dict:
+    return {"explore": {
+        "name": "util", "base": TINY_BASE, "coarse": coarse,
+        "property": 'utilization(link="bottleneck") >= 0.9',
+        "axis": [{"name": "buffer", "key": "links.bottleneck.qdisc.limit", "range": [2, 40], "cells": cells,
+                  "integer": True},
+                 {"name": "delay", "key": ["links.bottleneck.delay", "links.ret.delay"], "range": [2, 60],
+                  "scale": "log", "cells": cells, "unit": "ms"}]}}
+
+
+def test_exploration_matches_the_full_grid_of_real_runs(tmp_path: Path) -> None:
+    # CUBIC through a FIFO: one flow keeps a link busy only with enough buffer for its RTT, a
+    # boundary along buffer ~ RTT. coarse = 1 samples every cell: the full grid.
+    full = ccbench.explore(_doc(coarse=1), tmp_path / "full", jobs=2)
+    adaptive = ccbench.explore(_doc(coarse=4), tmp_path / "adaptive", jobs=2)
+    assert len(full) == 81
+    truth = {(r["buffer"], r["delay"]): r["holds"] for r in full.iter_rows(named=True)}
+    assert set(truth.values()) == {True, False}  # the boundary is inside the grid
+    cells = pl.read_csv(tmp_path / "adaptive" / "cells.csv", schema_overrides={"class": pl.String})
+    got = {(r["buffer"], r["delay"]): r["class"] == "true" for r in cells.iter_rows(named=True)}
+    b = sorted({k[0] for k in truth})
+    d = sorted({k[1] for k in truth})
+    index = {k: (b.index(k[0]), d.index(k[1])) for k in truth}
+    by_cell = {index[k]: v for k, v in truth.items()}
+    wrong = [k for k in truth if got[k] != truth[k]]
+    assert all(_near_boundary(index[k], by_cell, (9, 9)) for k in wrong)
+    assert len(adaptive) < 0.5 * len(full)
+    # The same run gives the same numbers in both directories (runs are deterministic).
+    same = adaptive.join(full, on=["buffer", "delay", "seed"], suffix="_full")
+    assert (same["value"] == same["value_full"]).all() and len(same) == len(adaptive)
+    doc = json.loads((tmp_path / "adaptive" / "explore.json").read_text())
+    assert doc["runs"] == len(adaptive) and doc["grid_cells"] == 81
+    page = (tmp_path / "adaptive" / "boundary.html").read_text()
+    first = adaptive.row(0, named=True)
+    assert f"href='{first['dir']}/report.html'" in page
+    assert (tmp_path / "adaptive" / "boundary.png").stat().st_size > 1000
+
+
+def test_rerun_reuses_finished_runs_and_seeds_vote(tmp_path: Path) -> None:
+    doc = _doc(coarse=4, cells=5)
+    doc["explore"]["seeds"] = 2
+    doc["explore"]["confidence"] = 2
+    first = ccbench.explore(doc, tmp_path / "x", jobs=1)
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "x" / "runs").glob("*/summary.json")}
+    again = ccbench.explore(doc, tmp_path / "x", jobs=1)
+    assert first.equals(again)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "x" / "runs").glob("*/summary.json")} == stamps
+    assert first.group_by("buffer", "delay").len()["len"].to_list() == [2] * (len(first) // 2)
+    # confidence 2 of 2: a cell holds only where both seeds do
+    cells = pl.read_csv(tmp_path / "x" / "cells.csv", schema_overrides={"class": pl.String}).filter(pl.col("sampled"))
+    both = first.group_by("buffer", "delay").agg(pl.col("holds").all().alias("all"))
+    joined = cells.join(both, on=["buffer", "delay"])
+    assert ((joined["class"] == "true") == joined["all"]).all()
+    assert ccbench.load_explore(tmp_path / "x").equals(first)
+
+
+def test_wrong_files_are_reported() -> None:
+    doc = _doc(coarse=4)
+    doc["explore"]["axis"][0]["range"] = [40, 2]
+    with pytest.raises(ExploreError, match="lo < hi"):
+        read_exploration(doc)
+    doc = _doc(coarse=4)
+    doc["explore"]["property"] = "utilization("
+    with pytest.raises(ExploreError, match="property"):
+        read_exploration(doc)
+    doc = _doc(coarse=4)
+    del doc["explore"]["axis"][1]["cells"]
+    with pytest.raises(ExploreError, match="cells = N"):
+        read_exploration(doc)
+
+
+def test_step_and_values_axes() -> None:
+    doc = _doc(coarse=4)
+    doc["explore"]["axis"][0] = {"key": "links.bottleneck.qdisc.limit", "range": [10, 40], "step": 10}
+    doc["explore"]["axis"][1] = {"key": "flows.f1.cc", "values": ["cubic", "reno"]}
+    ex = read_exploration(doc)
+    assert ex.axes[0].values == (10, 20, 30, 40) and ex.axes[0].name == "limit"
+    assert ex.axes[1].values == ("cubic", "reno") and ex.shape == (4, 2)
+    run = ex.suite.plan_values({**ex.values((1, 1)), "seed": 1})
+    assert run.error is None and 'cc = "reno"' in run.scenario and "limit = 20" in run.scenario
+
+
+def test_cli_explore(tmp_path: Path, run_cli) -> None:
+    path = tmp_path / "e.toml"
+    doc = _doc(coarse=4, cells=5)["explore"]
+    lines = ["[explore]", 'name = "cli"', "coarse = 4", f"property = '{doc['property']}'"]
+    for a in doc["axis"]:
+        lines += ["[[explore.axis]]"] + [f"{k} = {json.dumps(v)}" for k, v in a.items()]
+    lines += ["[explore.base]", 'duration = "3s"', "seed = 1"]
+    for kind in ("links", "flows"):
+        for item in TINY_BASE[kind]:
+            lines += [f"[[explore.base.{kind}]]"] + [
+                f"{k} = {json.dumps(v) if not isinstance(v, dict) else '{' + ', '.join(f'{kk} = {json.dumps(vv)}' for kk, vv in v.items()) + '}'}"
+                for k, v in item.items()]
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    res = run_cli("explore", str(path), "-o", str(out), "-j", "1", "--budget", "8")
+    assert res.exit_code == 0, res.output
+    assert "8 runs" in res.output
+    assert len(ccbench.load_explore(out)) == 8
+    assert json.loads((out / "explore.json").read_text())["budget_exhausted"] is True
+    bad = run_cli("explore", "no-such-exploration")
+    assert bad.exit_code == 2 and "built-in: prague-jitter" in bad.output
