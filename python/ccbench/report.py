@@ -235,14 +235,20 @@ def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: P
     """
     root = Path(suite_dir)
     parts = part_dirs(root)
-    if plots:
-        start_early(jobs)
+    if plots and any(_asks_for_pngs(d) for d in (parts if parts is not None else [root])):
+        start_early(jobs)  # the workers' matplotlib import overlaps the tables; no PNG, no workers
     if parts is not None:
         return _render_set(root, read_manifest(root).data, parts, plots=plots, progress=progress, jobs=jobs)
     report = build(root, plots=plots, progress=progress, jobs=jobs)
     write_atomic(root / "report.md", markdown(report))
     write_atomic(root / "report.html", to_html(report, root, assets=copy_assets(root)))
     return root / "report.html"
+
+
+def _asks_for_pngs(root: Path) -> bool:
+    data = read_manifest(root).data
+    suite = parse_suite(data.get("suite_text", ""), data.get("suite_file", "<suite>"), read_base=False)
+    return bool(suite.report.suite_plots)
 
 
 def part_dirs(suite_dir: str | os.PathLike[str]) -> list[Path] | None:
