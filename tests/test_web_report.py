@@ -400,3 +400,24 @@ def test_a_suite_draws_no_png_unless_it_asks(seeded_suite: Any, tmp_path: Path) 
     res = run_suite(tmp_path / "suite.toml", tmp_path / "out", jobs=1, progress=False)
     assert sorted(p.name for p in res.dir.rglob("*.png")) == ["seed_box.png", "totals.png"]
     assert "plots/totals.png" in (res.dir / "report.md").read_text(encoding="utf-8")
+
+
+def test_embedded_cdfs_are_each_runs_ecdf(seeded_suite: Any) -> None:
+    """Each queue-delay curve is its run's ECDF at every grid point: within the 0.001 of the 1001
+    quantiles it is reduced to and the 1/n by which linear quantiles (numpy's, as in the PNGs) place
+    tied and neighbouring samples, and with the mass at 0 ms of an empty queue where it belongs."""
+    import json
+    import re
+
+    page = (seeded_suite.dir / "report.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="ccbench-suite-data">(.*?)</script>', page, re.S).group(1))
+    cdf = next(c for c in data["charts"] if c["id"] == "queue_cdf")
+    x = np.asarray(cdf["x"])
+    assert len(cdf["series"]) == len(seeded_suite.runs) and x[0] == 0.0
+    for rec, series in zip(seeded_suite.runs, cdf["series"]):
+        sojourn = ccbench.load(seeded_suite.dir / rec.dir).tables["sojourn"]
+        samples = np.sort(sojourn.filter(pl.col("link") == 0)["sojourn_ms"].to_numpy())
+        exact = np.searchsorted(samples, x, side="right") / samples.size
+        y = np.asarray(series["y"])
+        assert np.abs(y - exact).max() <= 2 / samples.size + 2e-3
+        assert y[0] == pytest.approx((samples == 0).mean(), abs=2 / samples.size + 2e-3)
