@@ -193,13 +193,13 @@ def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Pr
     columns (only those needed) or one plot.
     """
     progress = progress or _Quiet()
-    report, todo = _build(Path(suite_dir), plots, progress, count_plots=True, figures=figures)
+    report, todo = _build(Path(suite_dir), plots, progress, count_plots=True, figures=figures, jobs=jobs)
     _draw_all(todo, jobs, progress)
     return report
 
 
 def _build(root: Path, plots: bool, progress: Progress, *, count_plots: bool,
-           figures: bool = True) -> tuple[Report, list[FigureJob]]:
+           figures: bool = True, jobs: int = 1) -> tuple[Report, list[FigureJob]]:
     """The report's tables and the figures it shows (not drawn yet: the returned jobs draw them)."""
     manifest = read_manifest(root)
     data = manifest.data
@@ -218,7 +218,7 @@ def _build(root: Path, plots: bool, progress: Progress, *, count_plots: bool,
     runs_grid, links = _runs_grid(suite, manifest.runs, stored, root, progress)
     pngs = [(name, PLOT_TITLES[name], path) for name, path, _ in todo]
     errors = [(r.key, r.error or "") for r in manifest.runs if r.status == "failed"]
-    drawn = _figure_data(suite, manifest.runs, stored) if figures else None
+    drawn = _figure_data(suite, manifest.runs, stored, jobs) if figures else None
     return Report(_meta(data, manifest, stored), tables, runs_grid, links, errors, pngs,
                   data.get("suite", suite.name), data.get("description", suite.description), drawn), todo
 
@@ -266,7 +266,7 @@ def _render_set(root: Path, data: Mapping[str, Any], parts: Sequence[Path], *, p
     progress = progress or _Quiet()
     reports, todo = [], []
     for part in parts:
-        rep, figures = _build(part, plots, progress, count_plots=False)
+        rep, figures = _build(part, plots, progress, count_plots=False, jobs=jobs)
         reports.append((part.name, rep))
         todo += figures
     progress.start(len(todo))
@@ -554,28 +554,43 @@ def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, Stor
     return todo
 
 
-def _figure_data(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun]) -> dict[str, Any]:
+def _figure_data(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
+                 jobs: int = 1) -> dict[str, Any]:
     """The cross-run figures' data: each finished run reduced once (its tables are read once for all
-    figures and then dropped), labelled with its number in the Runs table."""
-    from ccbench.suite_figures import figures_data, run_stats
+    figures and then dropped), labelled with its number in the Runs table.
 
-    stats: dict[str, dict[str, Any]] = {}
-    runs = []
-    for n, r in enumerate(records, 1):
-        run = stored.get(r.key)
-        if run is None or not _readable([run]):
-            continue
-        try:
-            stats[r.key] = run_stats(run)
-        except (OSError, pl.exceptions.PolarsError, KeyError, TypeError, ValueError):
-            continue  # a damaged run directory is left out of the figures, as out of the tables
-        finally:
-            run.forget()
-        runs.append((run_label(suite, r.values), stats[r.key]))
-    by_dir = {stored[k].dir: st for k, st in stats.items()}
+    ``jobs`` runs are reduced at a time in threads: reading Parquet and sorting samples release the
+    GIL, and threads need no worker processes (whose start imports matplotlib).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ccbench.suite_figures import figures_data
+
+    todo = [(r, stored[r.key]) for r in records if r.key in stored]
+    if jobs > 1 and len(todo) > 1:
+        with ThreadPoolExecutor(min(jobs, len(todo))) as pool:
+            reduced = list(pool.map(_reduce, [run for _, run in todo]))
+    else:
+        reduced = [_reduce(run) for _, run in todo]
+    runs = [(run_label(suite, r.values), st) for (r, _), st in zip(todo, reduced) if st is not None]
+    by_dir = {run.dir: st for (_, run), st in zip(todo, reduced) if st is not None}
     seeds = [(label, [by_dir[run.dir] for run in group if run.dir in by_dir])
              for label, group in _seed_groups(suite, records, stored)]
     return figures_data(runs, seeds)
+
+
+def _reduce(run: StoredRun) -> dict[str, Any] | None:
+    """One run's statistics for the figures, or None for a damaged run directory (left out, as of the tables)."""
+    from ccbench.suite_figures import run_stats
+
+    if not _readable([run]):
+        return None
+    try:
+        return run_stats(run)
+    except (OSError, pl.exceptions.PolarsError, KeyError, TypeError, ValueError):
+        return None
+    finally:
+        run.forget()
 
 
 def _draw_all(todo: Sequence[FigureJob], jobs: int, progress: Progress) -> None:
