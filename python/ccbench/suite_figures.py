@@ -160,7 +160,7 @@ def _box(cid: str, title: str, unit: str, per_run: Sequence[Sequence[tuple[str, 
             if st is None:
                 continue
             if (kind, name) not in series:
-                series[(kind, name)] = {"label": f"{name} ({kind})" if name != kind else name,
+                series[(kind, name)] = {"label": name if name in (kind, f"{kind} (all)") else f"{name} ({kind})",
                                         "color": _shade(kind_color(kind), shades.get(kind, 0)),
                                         "stats": [None] * n, "pos": [None] * n}
                 shades[kind] = shades.get(kind, 0) + 1
@@ -198,7 +198,8 @@ def _cdf(cid: str, title: str, xlabel: str, labels: Sequence[str], curves: Seque
         series.append({"label": labels[n], "color": _CYCLE[n % 10], "dash": _DASHES[(n // 10) % len(_DASHES)],
                        "y": [round(float(v), 4) for v in y]})
     positive = grid[grid > 0]
-    wide = positive.size > 0 and positive.max() / max(positive.min(), 0.1) > 20  # as plot_suite: log when > 20x
+    # delays as plot_suite draws them: log-like when they span > 20x (a bloated FIFO next to an AQM)
+    wide = probs is not None and positive.size > 0 and positive.max() / max(positive.min(), 0.1) > 20
     return {"id": cid, "kind": "cdf", "title": title, "unit": xlabel, "x": grid.tolist(),
             "log": bool(wide), "step": probs is None, "series": series}
 
