@@ -19,7 +19,7 @@ import ccbench
 from ccbench import plot_suite, sweep
 from ccbench.report import StoredRun, build, render
 from ccbench.run_metrics import window_goodput_mbps
-from ccbench.suite import PLOT_TITLES, SEED_BOX, SUITE_PLOTS
+from ccbench.suite import DEFAULT_SUITE_PLOTS, PLOT_TITLES, SEED_BOX, SUITE_PLOTS
 from ccbench.sweep import SweepInterrupted, run_suite
 from conftest import TWO_FLOWS
 
@@ -43,6 +43,7 @@ format = "seed {value}"
 
 [report]
 plots = ["timeseries"]
+suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals", "seed_box"]
 
 [[report.tables]]
 title = "Goodput of f1"
@@ -90,6 +91,8 @@ title = "f1 share"
 cell = 'share(goodput_mbps, "f1")'
 format = "{:.1%}"
 """
+#: REPORTED asks for every cross-run PNG (a suite draws none by default).
+_ASKED = 'suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals", "seed_box"]\n'
 
 
 @pytest.fixture
@@ -180,17 +183,21 @@ def test_report_lists_each_run_with_metadata_and_plots(swept: Path) -> None:
 def test_html_report_is_self_contained(swept: Path) -> None:
     page = (swept / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
-    assert "<script src" not in page and "http://" not in page and "https://" not in page  # scripts inline
+    assert "http://" not in page and "https://" not in page  # nothing from the network
+    # the only script loaded is the charting library, from assets/ beside the page (checked below)
+    assert re.findall(r'<script src="([^"]*)"', page) == ["assets/uPlot.iife.min.js"]
     images = re.findall(r'<img [^>]*src="([^"]*)"', page)
     assert len(images) == len(plot_suite.PLOTS) + 1  # and seed_box: the suite has a seed axis of 2 values
     assert all(src.startswith("data:image/png;base64,") for src in images)
-    for href in re.findall(r'href="([^"]*)"', page):
+    for href in re.findall(r'(?:href|src)="([^"]*)"', page):
+        if href.startswith("data:"):
+            continue
         assert (swept / href.replace("&amp;", "&")).exists(), href  # everything linked is beside it
 
 
 def test_failed_and_unrun_runs_say_so(write_suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = REPORTED.replace('values = [1, 2]\nkey = "seed"', 'values = [1, 2, -1]\nkey = "seed"')
-    text = text.replace('plots = ["timeseries"]', "plots = []\nsuite_plots = []")
+    text = text.replace('plots = ["timeseries"]', "plots = []").replace(_ASKED, "")
     calls: list[str] = []
     real = sweep.execute
 
@@ -254,8 +261,9 @@ def test_plots_drawn_in_worker_processes_are_the_same(swept: Path, tmp_path: Pat
 
 
 def test_every_cross_run_plot_has_a_title_and_a_suite_may_ask_for_each() -> None:
-    assert list(plot_suite.PLOTS) == list(SUITE_PLOTS)  # in the titles' (the report's) order
-    assert set(PLOT_TITLES) == {*SUITE_PLOTS, SEED_BOX} and all(PLOT_TITLES.values())
+    assert [*plot_suite.PLOTS, SEED_BOX] == list(SUITE_PLOTS)  # in the titles' (the report's) order
+    assert set(PLOT_TITLES) == set(SUITE_PLOTS) and all(PLOT_TITLES.values())
+    assert DEFAULT_SUITE_PLOTS == ()  # report.html draws them; PNGs only when asked
 
 
 def test_cross_run_plots_label_axes_with_units(swept: Path) -> None:
@@ -493,7 +501,7 @@ format = "seed {value}"
 
 [report]
 plots = []
-suite_plots = []
+suite_plots = ["seed_box"]
 
 [[report.tables]]
 title = "Goodput of f1"
@@ -597,8 +605,8 @@ def test_plot_draws_per_run_plots_later_and_the_report_links_them(write_suite, t
     the report, rendered again, links them."""
     from ccbench.runplots import plan
 
-    text = REPORTED.replace('plots = ["timeseries"]', 'plots = []\nsuite_plots = []\n\n[[report.bounds]]\n'
-                                                      'where = { rate = "5Mbit" }\nthroughput = [0, 7]')
+    text = REPORTED.replace(_ASKED, "").replace('plots = ["timeseries"]', 'plots = []\n\n[[report.bounds]]\n'
+                                                'where = { rate = "5Mbit" }\nthroughput = [0, 7]')
     res = run_suite(write_suite(text), tmp_path / "out", jobs=1, progress=False)
     runs = sorted((res.dir / "runs").iterdir())
     assert len(runs) == 4 and not list(res.dir.glob("runs/*/*.png"))

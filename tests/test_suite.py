@@ -12,7 +12,7 @@ import pytest
 import ccbench
 from ccbench.expr import ExprError, evaluate, parse
 from ccbench.report import render
-from ccbench.suite import SUITE_PLOTS, SuiteError, builtin_suites, format_value, load_suite, parse_suite
+from ccbench.suite import SEED_BOX, SUITE_PLOTS, SuiteError, builtin_suites, format_value, load_suite, parse_suite
 from conftest import TINY, line_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -551,7 +551,10 @@ def test_exclude_leaves_points_out_and_when_adds_overrides_with_axis_values(tmp_
 def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp_path: Path, run_cli) -> None:
     (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
     (tmp_path / "parts").mkdir()
-    (tmp_path / "parts" / "grid.toml").write_text(GRID.replace('base = "tiny.toml"', 'base = "../tiny.toml"'),
+    # The parts ask for every cross-run PNG (none by default) but seed_box: they have no seed axis.
+    asked = [n for n in SUITE_PLOTS if n != SEED_BOX]
+    grid_png = GRID + f"\n[report]\nsuite_plots = {json.dumps(asked)}\n"
+    (tmp_path / "parts" / "grid.toml").write_text(grid_png.replace('base = "tiny.toml"', 'base = "../tiny.toml"'),
                                                   encoding="utf-8")
     (tmp_path / "both.toml").write_text(
         'name = "both"\ndescription = "two parts"\nparts = ["parts/grid.toml", '
@@ -559,7 +562,7 @@ def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp
     with pytest.raises(SuiteError, match="two parts are named 'grid'"):
         load_suite(tmp_path / "both.toml")
     (tmp_path / "parts" / "fifo.toml").write_text(
-        GRID.replace('base = "tiny.toml"', 'base = "../tiny.toml"').replace('name = "grid"', 'name = "fifo"'),
+        grid_png.replace('base = "tiny.toml"', 'base = "../tiny.toml"').replace('name = "grid"', 'name = "fifo"'),
         encoding="utf-8")
     (tmp_path / "both.toml").write_text(
         'name = "both"\ndescription = "two parts"\nparts = ["parts/grid.toml", '
@@ -585,7 +588,7 @@ def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp
     # (Each run's own page, runs/<key>/report.html, is written with the run, not by the report.)
     reports = [p for p in sorted(root.rglob("report.*")) if "runs" not in p.relative_to(root).parts]
     pages = {p: p.read_bytes() for p in reports + sorted(root.rglob("plots/*.png"))}
-    assert len(pages) == 3 * 2 + 2 * len(SUITE_PLOTS)
+    assert len(pages) == 3 * 2 + 2 * len(asked)
     for png in root.rglob("plots/*.png"):
         png.unlink()
     steps: list[str] = []
@@ -598,8 +601,8 @@ def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp
             steps.append(what)
 
     render(root, jobs=2, progress=Steps())
-    assert steps[-1 - 2 * len(SUITE_PLOTS)] == f"start {2 * len(SUITE_PLOTS)}"
-    assert sorted(steps[-2 * len(SUITE_PLOTS):]) == sorted(f"plot {n}" for n in SUITE_PLOTS * 2)
+    assert steps[-1 - 2 * len(asked)] == f"start {2 * len(asked)}"
+    assert sorted(steps[-2 * len(asked):]) == sorted(f"plot {n}" for n in asked * 2)
     assert {p: p.read_bytes() for p in pages} == pages
 
 

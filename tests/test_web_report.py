@@ -279,3 +279,145 @@ def test_suite_report_sorts_filters_and_opens_each_runs_page(tmp_path: Path, ope
     assert ccbench.load(shown).summary["links"][0]["rate_mbps"] == 10.0
     assert {c["id"] for c in charts(page)} >= {"throughput", "rtt", "queue_delay"}
     assert opened.errors == []
+
+
+SEEDED = """\
+name = "figured"
+base = "two.toml"
+seeds = 2
+
+[[axes]]
+name = "rate"
+label = "bottleneck"
+values = ["5Mbit", "10Mbit"]
+key = "links.bottleneck.rate"
+labels = { "5Mbit" = "5 Mbit/s", "10Mbit" = "10 Mbit/s" }
+"""
+
+
+@pytest.fixture(scope="module")
+def seeded_suite(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Four 1 s runs of two CUBIC flows and a ping: two rates by two seeds, with the default report."""
+    d = tmp_path_factory.mktemp("suite")
+    (d / "two.toml").write_text(TWO_FLOWS.replace('duration = "2s"', 'duration = "1s"'), encoding="utf-8")
+    (d / "suite.toml").write_text(SEEDED, encoding="utf-8")
+    return run_suite(d / "suite.toml", d / "out", jobs=1, progress=False)
+
+
+def suite_charts(page: Page) -> dict[str, dict[str, Any]]:
+    page.wait_for_function("window.ccbenchCharts && window.ccbenchCharts.length > 0")
+    return {c["id"]: c for c in charts(page)}
+
+
+def test_suite_report_draws_the_cross_run_figures_from_the_runs_data(seeded_suite: Any, open_page) -> None:
+    from ccbench.report import run_label
+    from ccbench.suite import load_suite
+
+    suite = load_suite(seeded_suite.dir.parent.parent / "suite.toml")
+    labels = [run_label(suite, r.values) for r in seeded_suite.runs]
+    opened = open_page(seeded_suite.dir / "report.html")
+    page = opened.page
+    drawn = suite_charts(page)
+    assert opened.errors == []
+    assert set(drawn) == {"goodput_box", "rtt_box", "queue_cdf", "rtt_cdf", "goodput_cdf", "totals_goodput",
+                          "totals_latency", "seed_goodput", "seed_latency"}
+    for c in drawn.values():
+        assert len(c["x"]) > 0 and c["ys"] and all(len(y) == len(c["x"]) and finite(y) for y in c["ys"]), c["id"]
+    # Boxes: one legend entry per flow (the ping with the RTTs), one x position per run; each drawn
+    # median is that flow's median goodput in that run's table.
+    assert drawn["goodput_box"]["labels"] == ["f1 (cubic)", "f2 (cubic)"]
+    assert drawn["rtt_box"]["labels"] == ["f1 (cubic)", "f2 (cubic)", "ping"]
+    assert drawn["goodput_box"]["x"] == [0, 1, 2, 3]
+    for i, rec in enumerate(seeded_suite.runs):
+        run = ccbench.load(seeded_suite.dir / rec.dir)
+        rate = run.summary["links"][0]["rate_mbps"]
+        for j in range(2):
+            mine = run.tables["flow_series"].filter(pl.col("flow") == j)["goodput_mbps"]
+            median = drawn["goodput_box"]["ys"][j][i]
+            assert median == pytest.approx(mine.median(), rel=1e-3)
+            assert 0 <= median <= rate * 1.05
+        assert min(finite([y[i] for y in drawn["rtt_box"]["ys"]])) >= 20.0  # above 2 × 10 ms of propagation
+    # CDFs: one curve per run, named after it, non-decreasing from 0 to 1 on at most 500 points.
+    for cid in ("queue_cdf", "rtt_cdf", "goodput_cdf"):
+        c = drawn[cid]
+        assert c["labels"] == labels, cid
+        assert len(c["x"]) <= 500 and c["x"] == sorted(c["x"])
+        for y in c["ys"]:
+            assert all(0 <= v <= 1 for v in y) and y == sorted(y) and y[-1] == 1.0, cid
+    assert min(drawn["rtt_cdf"]["x"]) >= 20.0 and min(drawn["queue_cdf"]["x"]) >= 0
+    # Totals: one kind; its bars are the Runs table's goodput column (the same window, the same flows).
+    assert drawn["totals_goodput"]["labels"] == ["cubic"]
+    runs = page.locator("table.sortable").last
+    titles = runs.locator("thead th").all_inner_texts()
+    col = titles.index("goodput (Mbit/s)") if "goodput (Mbit/s)" in titles else next(
+        i for i, t in enumerate(titles) if t.startswith("goodput"))
+    table = [float(v) for v in runs.locator(f"tbody tr td:nth-child({col + 1})").evaluate_all(
+        "cells => cells.map(c => c.getAttribute('data-v'))")]
+    assert drawn["totals_goodput"]["ys"][0] == pytest.approx(table, rel=1e-3)
+    assert drawn["totals_latency"]["labels"] == ["mean", "99th percentile"]
+    # Seeds: one box per configuration, its median the mean of its two seeds' goodputs.
+    seed = drawn["seed_goodput"]
+    assert seed["x"] == [0, 1] and seed["labels"] == ["goodput"]
+    assert seed["ys"][0] == pytest.approx([(table[0] + table[1]) / 2, (table[2] + table[3]) / 2], rel=1e-3)
+    assert opened.errors == []
+
+
+def test_suite_figure_hover_names_the_run_and_reads_its_values(seeded_suite: Any, open_page) -> None:
+    opened = open_page(seeded_suite.dir / "report.html")
+    page = opened.page
+    drawn = suite_charts(page)
+    over = page.locator("#chart-goodput_box .u-over")
+    over.scroll_into_view_if_needed()
+    box = over.bounding_box()
+    assert box is not None
+    # The x scale runs from -0.6 to 3.4: run 3 (index 2) sits at 2.6 / 4 of the width.
+    page.mouse.move(box["x"] + box["width"] * 2.6 / 4, box["y"] + box["height"] / 2)
+    values = page.locator("#chart-goodput_box .u-legend .u-series .u-value").all_inner_texts()
+    assert values[0].startswith("3: ") and "10 Mbit/s" in values[0]
+    median = float(values[1].split(" ")[0])
+    assert median == pytest.approx(drawn["goodput_box"]["ys"][0][2], rel=1e-2) and median > 0
+    # A CDF's read-out gives each run's fraction at the hovered value.
+    over = page.locator("#chart-rtt_cdf .u-over")
+    over.scroll_into_view_if_needed()
+    box = over.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    values = page.locator("#chart-rtt_cdf .u-legend .u-series .u-value").all_inner_texts()
+    assert float(values[0]) >= 20.0
+    assert len(values) == 5 and all(0 <= float(v) <= 1 for v in values[1:])
+    assert opened.errors == []
+
+
+def test_a_suite_draws_no_png_unless_it_asks(seeded_suite: Any, tmp_path: Path) -> None:
+    assert not list(seeded_suite.dir.rglob("*.png")) and not (seeded_suite.dir / "plots").exists()
+    assert (seeded_suite.dir / "assets" / "uPlot.iife.min.js").is_file()
+    md = (seeded_suite.dir / "report.md").read_text(encoding="utf-8")
+    assert "[report.html](report.html)" in md and "![" not in md
+    # Asked for, the PNGs are drawn: only those named.
+    (tmp_path / "two.toml").write_text(TWO_FLOWS.replace('duration = "2s"', 'duration = "1s"'), encoding="utf-8")
+    (tmp_path / "suite.toml").write_text(SEEDED + '\n[report]\nsuite_plots = ["totals", "seed_box"]\n',
+                                         encoding="utf-8")
+    res = run_suite(tmp_path / "suite.toml", tmp_path / "out", jobs=1, progress=False)
+    assert sorted(p.name for p in res.dir.rglob("*.png")) == ["seed_box.png", "totals.png"]
+    assert "plots/totals.png" in (res.dir / "report.md").read_text(encoding="utf-8")
+
+
+def test_embedded_cdfs_are_each_runs_ecdf(seeded_suite: Any) -> None:
+    """Each queue-delay curve is its run's ECDF at every grid point: within the 0.001 of the 1001
+    quantiles it is reduced to and the 1/n by which linear quantiles (numpy's, as in the PNGs) place
+    tied and neighbouring samples, and with the mass at 0 ms of an empty queue where it belongs."""
+    import json
+    import re
+
+    page = (seeded_suite.dir / "report.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="ccbench-suite-data">(.*?)</script>', page, re.S).group(1))
+    cdf = next(c for c in data["charts"] if c["id"] == "queue_cdf")
+    x = np.asarray(cdf["x"])
+    assert len(cdf["series"]) == len(seeded_suite.runs) and x[0] == 0.0
+    for rec, series in zip(seeded_suite.runs, cdf["series"]):
+        sojourn = ccbench.load(seeded_suite.dir / rec.dir).tables["sojourn"]
+        samples = np.sort(sojourn.filter(pl.col("link") == 0)["sojourn_ms"].to_numpy())
+        exact = np.searchsorted(samples, x, side="right") / samples.size
+        y = np.asarray(series["y"])
+        assert np.abs(y - exact).max() <= 2 / samples.size + 2e-3
+        assert y[0] == pytest.approx((samples == 0).mean(), abs=2 / samples.size + 2e-3)

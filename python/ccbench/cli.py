@@ -699,10 +699,8 @@ def _dry_run(loaded: Any, where: Path, resume: bool) -> None:
               help="Plots drawn at a time.  [default: CPU cores]")
 def report(suite_dir: Path, jobs: int | None) -> None:
     """Render SUITE_DIR's report (report.md, report.html) again from its stored results."""
-    from ccbench.workers import cores, start_early
-
-    start_early(jobs)
-    from ccbench.report import ConsoleProgress, render
+    from ccbench.report import ConsoleProgress, render  # render starts workers only for PNGs the suite asks for
+    from ccbench.workers import cores
 
     try:
         with ConsoleProgress() as progress:
@@ -892,7 +890,7 @@ def print_suite(console: Console, suite_dir: Path) -> None:
             print_suite(console, part)
         console.print(f"report: {suite_dir / 'report.html'}")
         return
-    report = build(suite_dir, plots=False)
+    report = build(suite_dir, plots=False, figures=False)  # the terminal shows tables only
     console.print(f"suite {report.title}" + (f": {report.description}" if report.description else ""))
     for key, value in report.meta:
         if key in ("runs", "seeds", "wall time"):

@@ -34,9 +34,8 @@ second, third, ... flow of a kind in a run.
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -47,33 +46,18 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from ccbench.suite import SEED_BOX
+from ccbench.suite_stats import ProjectedRun as _ProjectedRun, RunData, Runs, after_warmup as _after_warmup
+from ccbench.suite_stats import box_stats as _box_stats, busiest_link as _busiest_link, flow_kind
+from ccbench.suite_stats import groups as _groups, mean as _mean, p99_latency as _p99_latency
+from ccbench.suite_stats import sorted_quantiles as _sorted_quantiles, read_table as _table
+from ccbench.suite_stats import window_goodput as _window_goodput
+from ccbench.suite_stats import KIND_COLORS, kind_color
 
-__all__ = ["PLOTS", "SEED_BOX", "delay_cdf", "goodput_box", "goodput_cdf", "kind_color", "rtt_box", "seed_box",
+__all__ = ["KIND_COLORS", "PLOTS", "SEED_BOX", "delay_cdf", "goodput_box", "goodput_cdf", "kind_color", "rtt_box", "seed_box",
            "totals"]
 
 
-class RunData(Protocol):
-    @property
-    def summary(self) -> Mapping[str, Any]: ...
-
-    def table(self, name: str) -> pl.DataFrame: ...
-
-
-Runs = Sequence[tuple[str, RunData]]
-
-#: Colors of flow kinds: the congestion control of a TCP flow, or "ping".
-KIND_COLORS = {
-    "cubic": "tab:blue", "reno": "tab:orange", "bbr": "tab:green", "dctcp": "tab:red",
-    "prague": "tab:purple", "scream": "tab:brown", "ping": "tab:gray", "udp": "tab:olive",
-}
-_SPARE = ["tab:pink", "tab:cyan", "darkgoldenrod", "teal", "indigo", "crimson"]
 _RUN_STYLES = ["-", "--", ":", "-."]
-_MAX_FLOW_BOXES = 6  # flows per run drawn as their own boxes; more are pooled by kind
-
-
-def kind_color(kind: str) -> str:
-    """The color of a flow kind; unknown kinds get a stable spare color."""
-    return KIND_COLORS.get(kind) or _SPARE[zlib.crc32(kind.encode()) % len(_SPARE)]
 
 
 def _shade(color: str, i: int) -> tuple[float, float, float]:
@@ -81,67 +65,6 @@ def _shade(color: str, i: int) -> tuple[float, float, float]:
     r, g, b = to_rgb(color)
     t = min(0.7, 0.4 * i)
     return (r + (1 - r) * t, g + (1 - g) * t, b + (1 - b) * t)
-
-
-def flow_kind(flow: Mapping[str, Any]) -> str:
-    return str(flow.get("cc") or flow.get("kind") or "tcp")
-
-
-# --- samples ------------------------------------------------------------------------------------
-
-
-def _table(run: RunData, name: str, columns: Sequence[str]) -> pl.DataFrame:
-    """Only ``columns`` of a run's table when the run can read a projection (StoredRun), else all."""
-    try:
-        return run.table(name, columns)  # type: ignore[call-arg]
-    except TypeError:
-        return run.table(name)
-
-
-def _after_warmup(df: pl.DataFrame, run: RunData) -> pl.DataFrame:
-    warmup = float(run.summary.get("warmup_s") or 0.0)
-    return df.filter(pl.col("time_s") >= warmup) if warmup > 0 and not df.is_empty() else df
-
-
-def _box_stats(values: np.ndarray, label: str) -> dict[str, Any] | None:
-    arr = values[~np.isnan(values)]  # nulls became NaN on the way to NumPy
-    if arr.size == 0:
-        return None
-    q05, q1, med, q3, q95 = np.quantile(arr, [0.05, 0.25, 0.5, 0.75, 0.95])  # linear, as Polars' "linear"
-    return {"label": label, "whislo": q05, "q1": q1, "med": med, "q3": q3, "whishi": q95,
-            "mean": float(arr.mean()), "fliers": []}
-
-
-def _groups(run: RunData, table: str, key: str, value: str, entries: str) -> list[tuple[str, str, Any]]:
-    """(name, kind, box statistics or None) per flow or probe of a run, or per kind when there are many flows.
-
-    Reduced to statistics at once, so a report never holds every run's samples; the
-    samples are split by id with one sort (a filter per flow took a Polars query each).
-    """
-    df = _after_warmup(_table(run, table, ["time_s", key, value]), run)
-    items = run.summary.get(entries, []) or []
-    kinds = [flow_kind(e) if entries == "flows" else "ping" for e in items]
-    names = [str(e.get("id")) for e in items]
-    if df.is_empty() or value not in df.columns:
-        return []
-    ids = df[key].cast(pl.Int64).fill_null(-1).to_numpy()
-    values = df[value].cast(pl.Float64).to_numpy()
-    if len(items) > _MAX_FLOW_BOXES:
-        order = list(dict.fromkeys(kinds))
-        kind_of = np.array([order.index(k) for k in kinds] + [-1])  # ids outside the list: no kind
-        ids = kind_of[np.where((ids >= 0) & (ids < len(items)), ids, len(items))]
-        parts = _split(ids, values, len(order))
-        return [(f"{k} (all)", k, _box_stats(parts[j], f"{k} (all)")) for j, k in enumerate(order)]
-    parts = _split(ids, values, len(items))
-    return [(names[i], kinds[i], _box_stats(parts[i], names[i])) for i in range(len(items))]
-
-
-def _split(ids: np.ndarray, values: np.ndarray, n: int) -> list[np.ndarray]:
-    """``values`` of each id 0..n-1, in their original order."""
-    order = np.argsort(ids, kind="stable")
-    ids, values = ids[order], values[order]
-    bounds = np.searchsorted(ids, np.arange(n + 1), side="left")
-    return [values[bounds[i]:bounds[i + 1]] for i in range(n)]
 
 
 # --- figures ------------------------------------------------------------------------------------
@@ -256,15 +179,6 @@ def _wide_range_log(ax: Axes, *, symlog: bool) -> None:
     ax.set_xlabel(ax.get_xlabel() + ", log scale")
 
 
-def _busiest_link(run: RunData) -> int | None:
-    """Index of the run's bottleneck (:func:`ccbench.run_metrics.bottleneck`) among its links."""
-    from ccbench.run_metrics import bottleneck
-
-    summary = run.summary
-    b = bottleneck(summary)
-    return None if b is None else next(i for i, x in enumerate(summary.get("links", []) or []) if x is b)
-
-
 _CDF_PROBS = np.linspace(0.0, 1.0, 201)
 
 
@@ -277,15 +191,6 @@ def _cdf(ax: Axes, values: pl.Series, label: str, color: str, style: str) -> Non
         return
     ax.plot(_sorted_quantiles(np.sort(values.cast(pl.Float64).to_numpy()), _CDF_PROBS), _CDF_PROBS, color=color,
             linestyle=style, label=label, lw=1.4)
-
-
-def _sorted_quantiles(xs: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """numpy's default (linear) quantiles of sorted ``xs``: a sort and 201 look-ups take a fifth of
-    ``np.quantile``'s time on a million samples (a partition around each of 201 ranks)."""
-    pos = probs * (xs.size - 1)
-    lo = np.floor(pos).astype(np.intp)
-    hi = np.minimum(lo + 1, xs.size - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
 def goodput_cdf(runs: Runs) -> Figure:
@@ -357,33 +262,6 @@ def totals(runs: Runs) -> Figure:
     return fig
 
 
-def _window_goodput(run: RunData, ids: set[int]) -> float:
-    """Mbit/s of payload the flows ``ids`` delivered from the warm-up's end to the run's end."""
-    from ccbench.run_metrics import counter_after_warmup
-
-    warmup = float(run.summary.get("warmup_s") or 0.0)
-    duration = float(run.summary.get("duration_s") or 0.0)
-    if duration <= warmup:
-        return 0.0
-    delivered = counter_after_warmup(_ProjectedRun(run), "flow_series", "flow", "delivered_bytes", ids)
-    return (delivered or 0.0) * 8 / (duration - warmup) / 1e6
-
-
-class _ProjectedRun:
-    """A run whose ``table(name, columns)`` reads a projection when the run can, all columns otherwise."""
-
-    def __init__(self, run: RunData) -> None:
-        self.run = run
-
-    @property
-    def summary(self) -> Mapping[str, Any]:
-        return self.run.summary
-
-    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        df = _table(self.run, name, columns) if columns is not None else self.run.table(name)
-        return df.select([c for c in (columns or df.columns) if c in df.columns])
-
-
 def seed_box(groups: Sequence[tuple[str, Sequence[RunData]]]) -> Figure:
     """Per configuration, boxes over its seeds: delivered goodput, and p99 latency (ping, else TCP RTT)."""
     from ccbench.run_metrics import window_goodput_mbps
@@ -410,18 +288,6 @@ def seed_box(groups: Sequence[tuple[str, Sequence[RunData]]]) -> Figure:
     _run_axis(lat, [(label, None) for label, _ in groups])  # type: ignore[misc]
     lat.set_xlabel("configuration")
     return fig
-
-
-def _p99_latency(run: RunData) -> float | None:
-    probes = run.summary.get("probes", []) or []
-    entries = probes or [f for f in run.summary.get("flows", []) or [] if f.get("kind") == "tcp"]
-    values = [v for e in entries if isinstance(v := (e.get("rtt_ms") or {}).get("p99"), (int, float))]
-    return max(values) if values else None
-
-
-def _mean(values: list[Any]) -> float:
-    nums = [float(v) for v in values if isinstance(v, (int, float))]
-    return sum(nums) / len(nums) if nums else 0.0
 
 
 class _RunLegend:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import base64
 import html
 import itertools
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -43,7 +44,7 @@ import polars as pl
 
 from ccbench.expr import ExprError, evaluate
 from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
-from ccbench.runpage import PAGE_FILE
+from ccbench.runpage import ASSETS_DIR, PAGE_FILE, copy_assets
 from ccbench.run_metrics import RunColumn, legend as legend_of, run_columns
 from ccbench.suite import PLOT_TITLES, RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
 from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, write_atomic
@@ -137,6 +138,8 @@ class Report:
     plots: list[tuple[str, str, Path]]  # (name, title, png path)
     title: str
     description: str
+    #: The cross-run figures the page draws (ccbench.suite_figures), or None when not computed.
+    figures: dict[str, Any] | None = None
 
 
 class Progress(Protocol):
@@ -181,20 +184,22 @@ class ConsoleProgress:
 
 
 def build(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None,
-          jobs: int = 1) -> Report:
-    """Compute a report from a sweep's directory; with ``plots`` also draw plots/*.png, ``jobs`` at a time.
+          jobs: int = 1, figures: bool = True) -> Report:
+    """Compute a report from a sweep's directory; with ``plots`` also draw the plots/*.png the suite asks
+    for, ``jobs`` at a time; with ``figures`` the data of the figures report.html draws.
 
     ``progress`` hears of each run read and each plot drawn. Ctrl-C
     (KeyboardInterrupt) stops between steps, which are small: a run's
     columns (only those needed) or one plot.
     """
     progress = progress or _Quiet()
-    report, todo = _build(Path(suite_dir), plots, progress, count_plots=True)
+    report, todo = _build(Path(suite_dir), plots, progress, count_plots=True, figures=figures, jobs=jobs)
     _draw_all(todo, jobs, progress)
     return report
 
 
-def _build(root: Path, plots: bool, progress: Progress, *, count_plots: bool) -> tuple[Report, list[FigureJob]]:
+def _build(root: Path, plots: bool, progress: Progress, *, count_plots: bool,
+           figures: bool = True, jobs: int = 1) -> tuple[Report, list[FigureJob]]:
     """The report's tables and the figures it shows (not drawn yet: the returned jobs draw them)."""
     manifest = read_manifest(root)
     data = manifest.data
@@ -211,10 +216,11 @@ def _build(root: Path, plots: bool, progress: Progress, *, count_plots: bool) ->
     progress.start(len(manifest.runs) + (len(todo) if count_plots else 0))
     tables = [g for spec in suite.report.tables for g in _grids(suite, spec, manifest.runs, stored)]
     runs_grid, links = _runs_grid(suite, manifest.runs, stored, root, progress)
-    figures = [(name, PLOT_TITLES[name], path) for name, path, _ in todo]
+    pngs = [(name, PLOT_TITLES[name], path) for name, path, _ in todo]
     errors = [(r.key, r.error or "") for r in manifest.runs if r.status == "failed"]
-    return Report(_meta(data, manifest, stored), tables, runs_grid, links, errors, figures,
-                  data.get("suite", suite.name), data.get("description", suite.description)), todo
+    drawn = _figure_data(suite, manifest.runs, stored, jobs) if figures else None
+    return Report(_meta(data, manifest, stored), tables, runs_grid, links, errors, pngs,
+                  data.get("suite", suite.name), data.get("description", suite.description), drawn), todo
 
 
 def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: Progress | None = None,
@@ -229,14 +235,20 @@ def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: P
     """
     root = Path(suite_dir)
     parts = part_dirs(root)
-    if plots:
-        start_early(jobs)
+    if plots and any(_asks_for_pngs(d) for d in (parts if parts is not None else [root])):
+        start_early(jobs)  # the workers' matplotlib import overlaps the tables; no PNG, no workers
     if parts is not None:
         return _render_set(root, read_manifest(root).data, parts, plots=plots, progress=progress, jobs=jobs)
     report = build(root, plots=plots, progress=progress, jobs=jobs)
     write_atomic(root / "report.md", markdown(report))
-    write_atomic(root / "report.html", to_html(report, root))
+    write_atomic(root / "report.html", to_html(report, root, assets=copy_assets(root)))
     return root / "report.html"
+
+
+def _asks_for_pngs(root: Path) -> bool:
+    data = read_manifest(root).data
+    suite = parse_suite(data.get("suite_text", ""), data.get("suite_file", "<suite>"), read_base=False)
+    return bool(suite.report.suite_plots)
 
 
 def part_dirs(suite_dir: str | os.PathLike[str]) -> list[Path] | None:
@@ -254,14 +266,14 @@ def _render_set(root: Path, data: Mapping[str, Any], parts: Sequence[Path], *, p
     progress = progress or _Quiet()
     reports, todo = [], []
     for part in parts:
-        rep, figures = _build(part, plots, progress, count_plots=False)
+        rep, figures = _build(part, plots, progress, count_plots=False, jobs=jobs)
         reports.append((part.name, rep))
         todo += figures
     progress.start(len(todo))
     _draw_all(todo, jobs, progress)  # all parts' figures in one pool: no part waits for another's last one
     for name, rep in reports:
         write_atomic(root / name / "report.md", markdown(rep))
-        write_atomic(root / name / "report.html", to_html(rep, root / name))
+        write_atomic(root / name / "report.html", to_html(rep, root / name, assets=copy_assets(root / name)))
     md = [f"# {title}", ""] + ([description, ""] if description else [])
     md += [f"Parts: {', '.join(f'[{n}]({n}/report.md)' for n, _ in reports)}.", ""]
     for name, rep in reports:
@@ -528,17 +540,57 @@ FigureJob = tuple[str, Path, list[tuple[str, Any]]]
 
 
 def _plots(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun], root: Path) -> list[FigureJob]:
-    """The cross-run figures of a report (plots/ is made for them)."""
+    """The cross-run PNGs the suite asks for (plots/ is made for them)."""
     runs = [(run_label(suite, r.values), stored[r.key].dir) for r in records if r.key in stored]
-    if not runs:
+    if not runs or not suite.report.suite_plots:
         return []
     out_dir = root / PLOTS_DIR
     out_dir.mkdir(exist_ok=True)
-    todo: list[FigureJob] = [(name, out_dir / f"{name}.png", runs) for name in suite.report.suite_plots]
-    groups = _seed_groups(suite, records, stored)
+    todo: list[FigureJob] = [(name, out_dir / f"{name}.png", runs) for name in suite.report.suite_plots
+                             if name != SEED_BOX]
+    groups = _seed_groups(suite, records, stored) if SEED_BOX in suite.report.suite_plots else []
     if groups:
         todo.append((SEED_BOX, out_dir / f"{SEED_BOX}.png", [(label, [r.dir for r in g]) for label, g in groups]))
     return todo
+
+
+def _figure_data(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
+                 jobs: int = 1) -> dict[str, Any]:
+    """The cross-run figures' data: each finished run reduced once (its tables are read once for all
+    figures and then dropped), labelled with its number in the Runs table.
+
+    ``jobs`` runs are reduced at a time in threads: reading Parquet and sorting samples release the
+    GIL, and threads need no worker processes (whose start imports matplotlib).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ccbench.suite_figures import figures_data
+
+    todo = [(r, stored[r.key]) for r in records if r.key in stored]
+    if jobs > 1 and len(todo) > 1:
+        with ThreadPoolExecutor(min(jobs, len(todo))) as pool:
+            reduced = list(pool.map(_reduce, [run for _, run in todo]))
+    else:
+        reduced = [_reduce(run) for _, run in todo]
+    runs = [(run_label(suite, r.values), st) for (r, _), st in zip(todo, reduced) if st is not None]
+    by_dir = {run.dir: st for (_, run), st in zip(todo, reduced) if st is not None}
+    seeds = [(label, [by_dir[run.dir] for run in group if run.dir in by_dir])
+             for label, group in _seed_groups(suite, records, stored)]
+    return figures_data(runs, seeds)
+
+
+def _reduce(run: StoredRun) -> dict[str, Any] | None:
+    """One run's statistics for the figures, or None for a damaged run directory (left out, as of the tables)."""
+    from ccbench.suite_figures import run_stats
+
+    if not _readable([run]):
+        return None
+    try:
+        return run_stats(run)
+    except (OSError, pl.exceptions.PolarsError, KeyError, TypeError, ValueError):
+        return None
+    finally:
+        run.forget()
 
 
 def _draw_all(todo: Sequence[FigureJob], jobs: int, progress: Progress) -> None:
@@ -641,6 +693,9 @@ def markdown(report: Report) -> str:
         lines += [_md_table([g.corner, *g.columns], [[label, *(c.text for c in cells)] for label, cells in g.rows]), ""]
         lines += [f"{c}  " for c in g.captions] + ([""] if g.captions else [])
         lines += [f"- {n}" for n in g.notes] + ([""] if g.notes else [])
+    if report.figures and report.figures["charts"]:
+        lines += ["## Figures", "", "The cross-run figures are drawn in [report.html](report.html) "
+                  f"({', '.join(c['id'] for c in report.figures['charts'])}).", ""]
     if report.plots:
         lines += ["## Plots", ""]
         for _, title, path in report.plots:
@@ -679,6 +734,8 @@ td.label { text-align: left; } .scroll { overflow-x: auto; }
 ul.notes { color: #b00020; font-size: 0.9em; }
 p.legend, ul.legend { color: #444; font-size: 0.9em; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figure.chart { margin: 0.8em 0; } .uplot .u-title { font-size: 1em; font-weight: 600; }
+.missing { background: #fff3cd; border: 1px solid #e0c46c; padding: 0.6em; }
 pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; }
 input.filter { margin-top: 0.4em; padding: 0.2em 0.4em; min-width: 16em; }
 th.sort { cursor: pointer; } th[aria-sort=ascending]::after { content: " ▲"; }
@@ -710,12 +767,13 @@ def _html_grid(g: Grid, extra: list[str] | None = None) -> str:
             + captions + (f'<ul class="notes">{notes}</ul>' if notes else ""))
 
 
-def _html_head(title: str, description: str) -> list[str]:
-    """A report page's start: document head, title and description."""
+def _html_head(title: str, description: str, *, css: bool = False) -> list[str]:
+    """A report page's start: document head (with ``css``, the charting library's), title and description."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{_e(title)} — ccbench report</title>",
+        f'<link rel="stylesheet" href="{ASSETS_DIR}/uPlot.min.css">' if css else "",
         f"<style>{_CSS}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
     ]
@@ -737,11 +795,23 @@ def _html_tables(grids: Sequence[Grid], heading: str) -> list[str]:
     return out
 
 
-def to_html(report: Report, root: Path) -> str:
-    parts = _html_head(report.title, report.description)
+def to_html(report: Report, root: Path, *, assets: bool = True) -> str:
+    """The report page; its figures load the charting library from ``assets/`` beside it (``assets``: there)."""
+    charts = bool(report.figures and report.figures["charts"])
+    parts = _html_head(report.title, report.description, css=assets and charts)
     meta_rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in report.meta)
     parts.append(f'<table class="meta"><tbody>{meta_rows}</tbody></table>')
     parts += _html_tables(report.tables, "h2")
+    if charts:
+        data = json.dumps(report.figures, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+        parts += ["<h2>Figures</h2>",
+                  '<p class="legend">Hover a figure to read out the run under the cursor (box plots: median and '
+                  "quartiles; runs are numbered as in the Runs table); drag to zoom, double-click to zoom out; "
+                  "click a legend entry to hide or show it.</p>",
+                  '<div id="suite-charts"></div>',
+                  f'<script src="{ASSETS_DIR}/uPlot.iife.min.js"></script>' if assets else "",
+                  f'<script type="application/json" id="ccbench-suite-data">{data}</script>',
+                  f"<script>{(Path(__file__).with_name('js') / 'suite.js').read_text(encoding='utf-8')}</script>"]
     if report.plots:
         parts.append("<h2>Plots</h2>")
         for name, title, path in report.plots:

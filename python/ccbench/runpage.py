@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from ccbench.results import Result
 
-__all__ = ["ASSETS", "BUCKETS", "PAGE_FILE", "assets_dir", "page_data", "write_page"]
+__all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "PAGE_FILE", "assets_dir", "copy_assets", "page_data", "write_page"]
 
 PAGE_FILE = "report.html"
 #: Files of the charting library a page loads, from ``assets/`` beside it.
@@ -71,15 +71,22 @@ def write_page(result: Result, directory: Path) -> Path:
 
     Without the built assets the page is still written, and says how to get them.
     """
-    src = assets_dir()
-    if src is not None:
-        dest = directory / ASSETS_DIR
-        dest.mkdir(exist_ok=True)
-        for name in ASSETS:
-            _link_or_copy(src / name, dest / name)
+    have = copy_assets(directory)
     page = directory / PAGE_FILE
-    page.write_text(page_html(result, assets=src is not None), encoding="utf-8")
+    page.write_text(page_html(result, assets=have), encoding="utf-8")
     return page
+
+
+def copy_assets(directory: Path) -> bool:
+    """Put the charting library into ``directory/assets/`` (for a page there); False if it is not built."""
+    src = assets_dir()
+    if src is None:
+        return False
+    dest = directory / ASSETS_DIR
+    dest.mkdir(exist_ok=True)
+    for name in ASSETS:
+        _link_or_copy(src / name, dest / name)
+    return True
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:

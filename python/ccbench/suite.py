@@ -44,7 +44,8 @@ falling back to a string). Example::
 
     [report]
     plots = ["timeseries"]                 # per run (default: none; `ccbench plot DIR` draws them later)
-    suite_plots = ["goodput_box", "rtt_box", "delay_cdf", "goodput_cdf", "totals"]   # across runs (default: all)
+    suite_plots = ["totals", "seed_box"]   # across runs as PNGs (default: none; report.html draws them all),
+                                           # of goodput_box, rtt_box, delay_cdf, goodput_cdf, totals, seed_box
 
     [[report.tables]]
     title = "Goodput ratio, short-RTT / long-RTT flow"
@@ -160,8 +161,10 @@ PLOT_TITLES = {
     "totals": "Totals per run",
     SEED_BOX: "Across seeds (box plot per configuration)",
 }
-#: The cross-run plots a suite may ask for in ``[report] suite_plots`` (all by default).
-SUITE_PLOTS = tuple(name for name in PLOT_TITLES if name != SEED_BOX)
+#: The cross-run PNGs a suite may ask for in ``[report] suite_plots`` (seed_box: with a seed axis of 2+ values).
+SUITE_PLOTS = tuple(PLOT_TITLES)
+#: None by default: report.html draws the cross-run figures in the browser, matplotlib only when asked.
+DEFAULT_SUITE_PLOTS: tuple[str, ...] = ()
 
 _SUITE_KEYS = ("name", "description", "base", "set", "axes", "seeds", "exclude", "when", "report")
 _SET_KEYS = ("name", "description", "parts")
@@ -252,7 +255,7 @@ class ReportSpec:
     tables: tuple[TableSpec, ...] = ()
     columns: tuple[ColumnSpec, ...] = ()
     plots: tuple[str, ...] = DEFAULT_RUN_PLOTS
-    suite_plots: tuple[str, ...] = SUITE_PLOTS
+    suite_plots: tuple[str, ...] = DEFAULT_SUITE_PLOTS
     # [[report.bounds]]: (where, {"throughput": (lo, hi), "rtt": (lo, hi | "Nx")}), later entries win
     bounds: tuple[tuple[Selection, Mapping[str, tuple[float, float | str]]], ...] = ()
 
@@ -1030,7 +1033,7 @@ class _Reader:
             return ReportSpec()
         self.unknown(r, _REPORT_KEYS, ("report",))
         plots = self.plot_list(r, "plots", RUN_PLOTS, DEFAULT_RUN_PLOTS)
-        suite_plots = self.plot_list(r, "suite_plots", SUITE_PLOTS, SUITE_PLOTS)
+        suite_plots = self.plot_list(r, "suite_plots", SUITE_PLOTS, DEFAULT_SUITE_PLOTS)
         bounds = self.bounds(r, axes)
         tables = []
         for i, t in enumerate(self.table_list(r, "tables")):
