@@ -776,6 +776,17 @@ mod tests {
         assert_eq!((a.sack.len(), a.sack_list()), (2, [b(10, 13), b(20, 21), b(0, 0)]));
     }
 
+    /// Without SACK (`sack_blocks = 0`, no SACK negotiated) a duplicate is
+    /// ACKed with no D-SACK block either.
+    #[test]
+    fn without_sack_a_duplicate_gets_no_dsack() {
+        let mut r = TcpReceiver::new(&TcpConfig { quickacks: 0, sack_blocks: 0, ..Default::default() }, EcnMode::Off);
+        data(&mut r, &seg(0), Ecn::NotEct, SimTime(0));
+        data(&mut r, &seg(1), Ecn::NotEct, SimTime(1));
+        let a = data(&mut r, &seg(0), Ecn::NotEct, SimTime(2)).expect("immediate");
+        assert_eq!((a.ack, a.sack.len()), (2, 0));
+    }
+
     /// Linux SACK compression (`__tcp_ack_snd_check`): three ACKs at once
     /// per cumulative ACK point, then ACKs held min(1 ms, RTT/20), at most
     /// 44 of them; a new cumulative point starts the count again.
