@@ -19,9 +19,9 @@ import contextlib
 import errno
 import fcntl
 import os
+import secrets
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,16 +80,25 @@ def work_dir(target: str | os.PathLike[str]) -> Iterator[Path]:
     fd: int | None = None
     try:
         clear_dead(target)
-        try:
-            path = Path(tempfile.mkdtemp(dir=target.parent, prefix=_WORK.format(name=target.name)))
-        except OSError as e:
-            raise OSError(e.errno, f"cannot write a result here: {_lower(e.strerror or str(e))}", str(target)) from None
+        # The name is chosen before the directory exists, so a signal between
+        # creating it and recording it cannot leave it behind.
+        while True:
+            path = target.parent / (_WORK.format(name=target.name) + secrets.token_hex(4))
+            try:
+                os.mkdir(path, 0o700)
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                path = None
+                raise OSError(e.errno, f"cannot write a result here: {_lower(e.strerror or str(e))}",
+                              str(target)) from None
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield path
     except BaseException:
         if path is not None:  # removed before the parents it may be in
-            shutil.rmtree(path, ignore_errors=True)
+            _remove(path)
             path = None
         for d in reversed(created):
             with contextlib.suppress(OSError):
@@ -97,9 +106,19 @@ def work_dir(target: str | os.PathLike[str]) -> Iterator[Path]:
         raise
     finally:
         if path is not None:
-            shutil.rmtree(path, ignore_errors=True)
+            _remove(path)
         if fd is not None:
             os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    """Remove a work directory, finishing the job if a signal (SIGTERM's
+    ``Terminated``, Ctrl-C) interrupts it before passing that on."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)
+        raise
 
 
 def clear_dead(target: Path) -> None:
