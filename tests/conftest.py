@@ -55,6 +55,29 @@ path = ["bottleneck"]
 reverse = ["ret"]
 """
 
+#: One SCReAM flow through DualPI2, 4 s, with a named interval.
+MEDIA = """
+name = "media"
+duration = "4s"
+[[links]]
+id = "bottleneck"
+rate = "20Mbit"
+delay = "10ms"
+qdisc = { kind = "dualpi2" }
+[[links]]
+id = "ret"
+rate = "20Mbit"
+delay = "10ms"
+[[flows]]
+id = "scream"
+kind = "media"
+ecn = "ect1"
+media = { mtu = 1360 }
+path = ["bottleneck"]
+reverse = ["ret"]
+intervals = [{ name = "late", from = "2s", to = "4s" }]
+"""
+
 
 def line_of(text: str, needle: str) -> int:
     """1-based line number of the first line containing ``needle``."""

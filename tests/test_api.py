@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 import ccbench
 from ccbench.api import overrides, toml_value
 from ccbench.results import SCHEMA
-from conftest import TINY, TWO_FLOWS
+from conftest import MEDIA, TINY, TWO_FLOWS
 
 BASE_RTT_MS = 20.0  # 10 ms out on "bottleneck" + 10 ms back on "ret"
 
@@ -241,29 +241,6 @@ def test_scenario_error_survives_pickling() -> None:
     err = ccbench.ScenarioError("t.toml:1:1: x: bad", [problem])
     back = pickle.loads(pickle.dumps(err))
     assert str(back) == str(err) and back.problems == err.problems and back.key == "x"
-
-
-MEDIA = """
-name = "media"
-duration = "4s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbit"
-delay = "10ms"
-qdisc = { kind = "dualpi2" }
-[[links]]
-id = "ret"
-rate = "20Mbit"
-delay = "10ms"
-[[flows]]
-id = "scream"
-kind = "media"
-ecn = "ect1"
-media = { mtu = 1360 }
-path = ["bottleneck"]
-reverse = ["ret"]
-intervals = [{ name = "late", from = "2s", to = "4s" }]
-"""
 
 
 def test_media_flow_results(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import ccbench
 from ccbench.cli import _num
-from conftest import TWO_FLOWS
+from conftest import MEDIA, TWO_FLOWS
 
 
 def test_run_writes_a_result_directory_and_show_reads_it(run_cli, write_scenario) -> None:
@@ -195,31 +195,14 @@ def test_sweep_module_is_callable_however_it_is_imported() -> None:
     assert out.split() == ["True", "True", "True"]
 
 
-MEDIA = """
-name = "media"
-duration = "3s"
-[[links]]
-id = "bottleneck"
-rate = "20Mbit"
-delay = "10ms"
-qdisc = { kind = "dualpi2" }
-[[links]]
-id = "ret"
-rate = "20Mbit"
-delay = "10ms"
-[[flows]]
-id = "scream"
-kind = "media"
-ecn = "ect1"
-media = { mtu = 1360 }
-path = ["bottleneck"]
-reverse = ["ret"]
-intervals = [{ name = "late", from = "1s", to = "3s" }, { name = "after-end", from = "5s", to = "6s" }]
-"""
+#: The media scenario with an interval after the run's end as well.
+MEDIA_LATE = MEDIA.replace('intervals = [{ name = "late", from = "2s", to = "4s" }]',
+                           'intervals = [{ name = "late", from = "2s", to = "4s" }, '
+                           '{ name = "after-end", from = "5s", to = "6s" }]')
 
 
 def test_show_of_a_media_run_gives_its_media_fields_and_named_intervals(run_cli, tmp_path) -> None:
-    (tmp_path / "media.toml").write_text(MEDIA)
+    (tmp_path / "media.toml").write_text(MEDIA_LATE)
     assert run_cli("run", "media.toml", "-o", "out").exit_code == 0
     flow = json.loads(Path("out/summary.json").read_text())["flows"][0]
     shown = run_cli("show", "out")

@@ -161,28 +161,9 @@ def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_
     assert "goodput" in out.stdout and "emulated" in out.stdout
 
 
-BBR_50M = """\
-name = "bbr-compare"
-duration = "12s"
-seed = 1
-
-[[links]]
-id = "bottleneck"
-rate = "50Mbit"
-delay = "10ms"
-qdisc = { kind = "pfifo", limit = 1000 }
-
-[[links]]
-id = "ret"
-delay = "10ms"
-
-[[flows]]
-id = "f1"
-kind = "tcp"
-cc = "bbr"
-path = ["bottleneck"]
-reverse = ["ret"]
-"""
+BBR_50M = (CUBIC_20M.replace('"cubic-compare"', '"bbr-compare"').replace('"10s"', '"12s"')
+           .replace('rate = "20Mbit"', 'rate = "50Mbit"').replace("limit = 100 ", "limit = 1000 ")
+           .replace('cc = "cubic"', 'cc = "bbr"'))
 
 
 def _bursts(sojourn: Any) -> Any:
