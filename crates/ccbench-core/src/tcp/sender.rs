@@ -742,9 +742,18 @@ impl TcpSender {
             self.cc_owns_cwnd = true;
         } else if self.in_reduction() {
             self.prr(delivered, una_advanced, newly_lost);
-        } else if delivered > 0 {
+        } else if delivered > 0 && self.may_raise_cwnd(una_advanced) {
             self.cc.cong_avoid(&mut self.t, delivered);
         }
+    }
+
+    //= Linux tcp_may_raise_cwnd (tcp_input.c): while the reordering degree
+    // is still the default `tcp_reordering`, the window grows only on an ACK
+    // that advances snd_una (RFC 5681's in-order delivery), by what that ACK
+    // delivered; a segment SACKed on an earlier ACK never counts. Once the
+    // path is known to reorder more, any forward progress grows it.
+    fn may_raise_cwnd(&self, una_advanced: bool) -> bool {
+        una_advanced || self.rack.reordering > super::rack::REORDERING_INIT
     }
 
     //= RFC 6937 §3 (Linux tcp_cwnd_reduction): proportional rate reduction
