@@ -5,13 +5,15 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import tomllib
+import types
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 import ccbench
-from ccbench.explore import ExploreError, Property, read_exploration
+from ccbench.explore import ExploreError, Property, builtin_dir, read_exploration
 from ccbench.gridsearch import full_grid, search
 
 
@@ -92,11 +94,32 @@ def test_failed_points_stay_unknown_and_are_surrounded() -> None:
 
 def test_property_parsing() -> None:
     p = Property.parse('share(goodput_mbps, "a>b") <= 0.6')
-    assert (p.op, str(p.left), str(p.right)) == ("<=", 'share(goodput_mbps, "a>b")', "0.6")
-    with pytest.raises(ValueError, match="one comparison"):
+    (c,), = p.any_of
+    assert (c.op, str(c.left), str(c.right)) == ("<=", 'share(goodput_mbps, "a>b")', "0.6")
+    with pytest.raises(ValueError, match="a comparison is EXPR OP EXPR"):
         Property.parse("jain")
-    with pytest.raises(ValueError, match="one comparison"):
+    with pytest.raises(ValueError, match="found 2 operators"):
         Property.parse("jain > 0.5 > 0.2")
+    with pytest.raises(ValueError, match="need a comparison on each side"):
+        Property.parse("rate > 1 and ")
+    # `and` inside a quoted flow name or a call is not a conjunction.
+    q = Property.parse('mean_goodput(flow="rock and roll") >= 1 or rate < 2')
+    assert [len(g) for g in q.any_of] == [1, 1]
+
+
+def test_property_and_binds_before_or_with_unknowns_as_kleene_logic() -> None:
+    p = Property.parse("rate >= 10 and rate <= 20 or rate == 1")
+    assert [len(g) for g in p.any_of] == [2, 1]
+    run = types.SimpleNamespace(summary={"flows": [{"id": "f", "goodput_mbps": float("nan")}], "links": []})
+    holds = {r: p.check(run, {"rate": r}) for r in (1, 5, 10, 20, 25)}
+    assert {r: h for r, (h, _) in holds.items()} == {1: True, 5: False, 10: True, 20: True, 25: False}
+    assert [v for _, v in holds.values()] == [1, 5, 10, 20, 25]  # the first comparison's left side
+    # A run without the number (NaN) leaves its comparison unknown, which decides only when the
+    # others do not.
+    nan = 'goodput_mbps(flow="f") > 0'
+    for text, expect in ((f"rate > 1 and {nan}", None), (f"rate < 1 and {nan}", False),
+                         (f"rate > 1 or {nan}", True), (f"rate < 1 or {nan}", None)):
+        assert Property.parse(text).check(run, {"rate": 5})[0] is expect, text
 
 
 TINY_BASE = {
@@ -141,8 +164,51 @@ def test_exploration_matches_the_full_grid_of_real_runs(tmp_path: Path) -> None:
     assert doc["runs"] == len(adaptive) and doc["grid_cells"] == 81
     page = (tmp_path / "adaptive" / "boundary.html").read_text()
     first = adaptive.row(0, named=True)
-    assert f"href='{first['dir']}/report.html'" in page
+    assert f'href="{first["dir"]}/report.html"' in page
     assert (tmp_path / "adaptive" / "boundary.png").stat().st_size > 1000
+
+
+def _cells(directory: Path) -> dict[tuple, str]:
+    cells = pl.read_csv(directory / "cells.csv", schema_overrides={"class": pl.String})
+    return {tuple(r[:-2]): r[-2] for r in cells.iter_rows()}
+
+
+def test_builtin_prague_jitter_needs_a_quarter_of_its_full_grid(tmp_path: Path) -> None:
+    # The built-in exploration on a 17 x 17 grid (2 seeds a point), against every cell run.
+    doc = tomllib.loads((builtin_dir() / "prague-jitter.toml").read_text())
+    doc["explore"]["base"] = str(builtin_dir() / doc["explore"]["base"])
+    for axis in doc["explore"]["axis"]:
+        axis["cells"] = 17
+    adaptive = ccbench.explore(doc, tmp_path / "adaptive", jobs=2)
+    doc["explore"]["coarse"] = 1
+    full = ccbench.explore(doc, tmp_path / "full", jobs=2)
+    assert len(full) == 2 * 17 * 17 and len(adaptive) <= 0.25 * len(full)
+    truth, got = _cells(tmp_path / "full"), _cells(tmp_path / "adaptive")
+    assert set(truth.values()) == {"true", "false"}
+    axes = [sorted({k[d] for k in truth}) for d in range(2)]
+    by_index = {tuple(a.index(v) for a, v in zip(axes, k)): c for k, c in truth.items()}
+    wrong = [tuple(a.index(v) for a, v in zip(axes, k)) for k in truth if got[k] != truth[k]]
+    assert all(_near_boundary(c, by_index, (17, 17)) for c in wrong), wrong
+    assert len(wrong) <= 4
+
+
+def test_builtin_cake_mtu_finds_where_scaling_pays(tmp_path: Path) -> None:
+    # The report's point (10 Mbit/s, 32 downloads): "just over 6" Mbit/s without scaling, "just over 8"
+    # with it; the property's 70 % lies between. One download has nothing to scale.
+    ccbench.explore(builtin_dir() / "cake-mtu.toml", tmp_path / "x", jobs=2)
+    cells = _cells(tmp_path / "x")
+    assert cells[(32, 10.0, "mainline")] == "true" and cells[(32, 10.0, "1mtu")] == "false"
+    assert cells[(1, 10.0, "mainline")] == cells[(1, 10.0, "1mtu")] == "true"
+    assert set(cells.values()) == {"true", "false"}
+
+
+def test_every_builtin_plans_every_point() -> None:
+    for path in sorted(builtin_dir().glob("*.toml")):
+        ex = read_exploration(path)
+        assert len(ex.axes) >= 2 and ex.seeds, path.name
+        for cell in full_grid(ex.shape):
+            run = ex.suite.plan_values({**ex.values(cell), "seed": 1})
+            assert run.error is None, (path.name, cell, run.error)
 
 
 def test_rerun_reuses_finished_runs_and_seeds_vote(tmp_path: Path) -> None:
@@ -161,6 +227,18 @@ def test_rerun_reuses_finished_runs_and_seeds_vote(tmp_path: Path) -> None:
     joined = cells.join(both, on=["buffer", "delay"])
     assert ((joined["class"] == "true") == joined["all"]).all()
     assert ccbench.load_explore(tmp_path / "x").equals(first)
+
+
+def test_dask_gives_the_same_exploration_as_the_local_pool(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    doc = _doc(coarse=4, cells=5)
+    local = ccbench.explore(doc, tmp_path / "local", jobs=1)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        remote = ccbench.explore(doc, tmp_path / "dask", dask=client)
+    assert remote.drop("dir").equals(local.drop("dir")) and len(remote) > 0
+    assert (tmp_path / "dask" / "cells.csv").read_text() == (tmp_path / "local" / "cells.csv").read_text()
+    assert json.loads((tmp_path / "dask" / "suite.json").read_text())["executor"].startswith("dask")
 
 
 def test_wrong_files_are_reported() -> None:
@@ -209,4 +287,4 @@ def test_cli_explore(tmp_path: Path, run_cli) -> None:
     assert len(ccbench.load_explore(out)) == 8
     assert json.loads((out / "explore.json").read_text())["budget_exhausted"] is True
     bad = run_cli("explore", "no-such-exploration")
-    assert bad.exit_code == 2 and "built-in: prague-jitter" in bad.output
+    assert bad.exit_code == 2 and "built-in: cake-mtu, prague-jitter, scream-share" in bad.output

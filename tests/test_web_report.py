@@ -421,3 +421,46 @@ def test_embedded_cdfs_are_each_runs_ecdf(seeded_suite: Any) -> None:
         y = np.asarray(series["y"])
         assert np.abs(y - exact).max() <= 2 / samples.size + 2e-3
         assert y[0] == pytest.approx((samples == 0).mean(), abs=2 / samples.size + 2e-3)
+
+
+def test_exploration_map_shows_each_cells_class_and_opens_its_runs(tmp_path: Path, open_page) -> None:
+    base = {"name": "map", "duration": "2s", "seed": 1,
+            "links": [{"id": "bottleneck", "rate": "4Mbit", "delay": "5ms", "qdisc": {"kind": "pfifo", "limit": 10}},
+                      {"id": "ret", "rate": "4Mbit", "delay": "5ms"}],
+            "flows": [{"id": "f1", "kind": "tcp", "cc": "cubic", "path": ["bottleneck"], "reverse": ["ret"]}]}
+    doc = {"explore": {"name": "map", "base": base, "coarse": 2, "property": 'utilization(link="bottleneck") >= 0.9',
+                       "axis": [{"name": "buffer", "key": "links.bottleneck.qdisc.limit", "range": [2, 40],
+                                 "cells": 5, "integer": True},
+                                {"name": "delay", "key": ["links.bottleneck.delay", "links.ret.delay"],
+                                 "range": [2, 60], "scale": "log", "cells": 5, "unit": "ms"}]}}
+    points = ccbench.explore(doc, tmp_path / "x", jobs=2)
+    cells = {(r["buffer"], r["delay"]): r for r in
+             pl.read_csv(tmp_path / "x" / "cells.csv", schema_overrides={"class": pl.String}).iter_rows(named=True)}
+    opened = open_page(tmp_path / "x" / "boundary.html")
+    page = opened.page
+    drawn = page.locator("table.map td").evaluate_all("""tds => tds.map(td => ({
+        at: JSON.parse(td.dataset.cell), cls: td.className.split(' '), link: td.querySelector('a') !== null,
+        title: td.title, width: td.getBoundingClientRect().width }))""")
+    assert len(drawn) == 25 and all(d["width"] > 10 for d in drawn)
+    word = {"true": "holds", "false": "fails", "unknown": "unknown"}
+    for d in drawn:
+        truth = cells[(d["at"]["buffer"], d["at"]["delay"])]
+        assert word[truth["class"]] in d["cls"], (d, truth)
+        assert d["link"] == truth["sampled"] == ("inferred" not in d["cls"]), d
+        if truth["sampled"]:
+            assert "seed 1:" in d["title"], d["title"]
+    assert {"holds", "fails"} <= {c for d in drawn for c in d["cls"]}  # the boundary is inside the map
+    assert any("edge" in d["cls"] for d in drawn)
+    # The runs table sorts by the property's number.
+    runs = page.locator("table.sortable")
+    titles = runs.locator("thead th").all_inner_texts()
+    col = titles.index("value")
+    runs.locator("thead th").nth(col).click()
+    values = [float(v) for v in runs.locator(f"tbody tr td:nth-child({col + 1})").evaluate_all(
+        "cells => cells.map(c => c.getAttribute('data-v'))")]
+    assert len(values) == len(points) and values == sorted(values)
+    # A sampled cell opens its run's page, which draws.
+    page.locator("table.map td a").first.click()
+    page.wait_for_function("window.ccbenchCharts && window.ccbenchCharts.length > 0")
+    assert "/runs/" in page.url and page.url.endswith("/report.html")
+    assert opened.errors == []

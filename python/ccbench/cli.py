@@ -606,7 +606,10 @@ def suite_run(suite_ref: str, jobs: int | None, out: str | None, resume: bool, d
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Runs at a time.  [default: CPU cores]")
 @click.option("--seeds", type=click.IntRange(min=1), help="Runs per point (seeds 1..N), instead of the file's.")
 @click.option("--budget", type=click.IntRange(min=1), help="Stop after this many runs, instead of the file's.")
-def explore_cmd(file: str, out: str | None, jobs: int | None, seeds: int | None, budget: int | None) -> None:
+@click.option("--dask", metavar="ADDRESS|local", help="Run on a Dask cluster: a scheduler address, or "
+              "'local' for a LocalCluster of --jobs worker processes (one cluster for every round).")
+def explore_cmd(file: str, out: str | None, jobs: int | None, seeds: int | None, budget: int | None,
+                dask: str | None) -> None:
     """Find where FILE's property stops holding over its axes (an [explore] file or a built-in name).
 
     Samples a coarse grid, then refines only where neighbouring points
@@ -621,7 +624,7 @@ def explore_cmd(file: str, out: str | None, jobs: int | None, seeds: int | None,
         source = resolve_source(file)
         name = read_exploration(source).name
         target = Path(out) if out is not None else Path("results") / name
-        df = explore(source, target, jobs=jobs, seeds=seeds, budget=budget, progress=True)
+        df = explore(source, target, jobs=jobs, seeds=seeds, budget=budget, progress=True, dask=dask)
     except ExploreInterrupted as e:
         click.echo(f"interrupted: finished runs kept in {e.out}; run the same command again to continue", err=True)
         raise click.exceptions.Exit(_stopped_code()) from None

@@ -31,8 +31,9 @@ An exploration file holds an ``[explore]`` table::
 
 ``property`` is ``EXPR OP EXPR`` with OP one of ``<= < >= > == !=`` and each
 side a metric expression of :mod:`ccbench.expr` (a numeric axis's name is its
-value, so ``sum(goodput_mbps) / rate >= 0.9`` works). Each run records the
-left side's number; a run without data or whose expression fails is
+value, so ``sum(goodput_mbps) / rate >= 0.9`` works), or such comparisons
+joined by ``and`` and ``or`` (``and`` first). Each run records the first
+comparison's left side as its number; a run without data or whose expression fails is
 "unknown". A point with N seeds holds if at least ``confidence`` of them
 hold, fails if too few can still hold, and is unknown otherwise.
 
@@ -50,8 +51,10 @@ Writes into its directory: ``runs/<key>/`` and ``suite.json`` as a sweep
 does, ``points.parquet`` and ``points.csv`` (a row per run: axis values,
 seed, round, ``value`` = the left side's number, ``holds``), ``cells.csv``
 (a row per grid cell: axis values, ``class`` true/false/unknown,
-``sampled``), ``explore.json`` and ``boundary.html`` (the cells as tables, a
-sampled cell linking to its run), plus ``boundary.png`` for two axes.
+``sampled``), ``explore.json`` and ``boundary.html`` (the exploration's page:
+a map of the cells per slice, a sampled cell linking to its run, the cells
+beside the boundary outlined, and every run in a sortable table), plus
+``boundary.png`` for two axes.
 """
 
 from __future__ import annotations
@@ -98,49 +101,100 @@ class ExploreError(SuiteError):
                          [{"file": file, "line": None, "col": None, "key": key, "message": message}])
 
 
-@dataclass(frozen=True)
-class Property:
-    """``left OP right``: whether a run satisfies it, and the left side's number."""
+def _top_level(text: str, words: tuple[str, ...]) -> list[tuple[int, str]]:
+    """Where each of ``words`` occurs outside quotes and parentheses: (index, word)."""
+    depth, quote, found = 0, "", []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            quote = "" if ch == quote and text[i - 1] != "\\" else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0:
+            w = next((w for w in words if text.startswith(w, i)), None)
+            if w:
+                found.append((i, w))
+                i += len(w)
+                continue
+        i += 1
+    return found
 
-    text: str
+
+def _split(text: str, word: str) -> list[str]:
+    """``text`` cut at each top-level `` word `` (a whole word between blanks, or at either end)."""
+    text = f" {text} "
+    cuts = [i for i, _ in _top_level(text, (f" {word} ",))]
+    edges = [0] + [x for i in cuts for x in (i, i + len(word) + 2)] + [len(text)]
+    return [text[edges[k]:edges[k + 1]].strip() for k in range(0, len(edges), 2)]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``left OP right`` on one run."""
+
     left: Expr
     op: str
     right: Expr
 
     @classmethod
-    def parse(cls, text: str) -> Property:
-        depth, quote, found = 0, "", []
-        i = 0
-        while i < len(text):
-            ch = text[i]
-            if quote:
-                quote = "" if ch == quote and text[i - 1] != "\\" else quote
-            elif ch in "\"'":
-                quote = ch
-            elif ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-            elif depth == 0:
-                op = next((o for o in _OPS if text.startswith(o, i)), None)
-                if op:
-                    found.append((i, op))
-                    i += len(op)
-                    continue
-            i += 1
+    def parse(cls, text: str) -> Comparison:
+        found = _top_level(text, _OPS)
         if len(found) != 1:
-            raise ExprError(f"a property is one comparison EXPR OP EXPR (OP: {' '.join(_OPS)}), "
+            raise ExprError(f"{text!r}: a comparison is EXPR OP EXPR (OP: {' '.join(_OPS)}), "
                             f"found {len(found)} operators")
         at, op = found[0]
-        return cls(text, parse_expr(text[:at].strip()), op, parse_expr(text[at + len(op):].strip()))
+        return cls(parse_expr(text[:at].strip()), op, parse_expr(text[at + len(op):].strip()))
 
     def check(self, run: Any, values: Mapping[str, Any]) -> tuple[bool | None, float | None]:
         a = evaluate(self.left, run, values)
         b = evaluate(self.right, run, values)
         if a is None or b is None or math.isnan(a) or math.isnan(b):
             return None, a
-        holds = {"<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b, "<": a < b, ">": a > b}[self.op]
-        return holds, a
+        return {"<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b, "<": a < b, ">": a > b}[self.op], a
+
+
+def _all(parts: Sequence[bool | None]) -> bool | None:
+    """Three-valued and: false if any is false, unknown if any is unknown."""
+    return False if False in parts else None if None in parts else True
+
+
+def _any(parts: Sequence[bool | None]) -> bool | None:
+    return True if True in parts else None if None in parts else False
+
+
+@dataclass(frozen=True)
+class Property:
+    """Comparisons joined by ``and`` / ``or`` (``and`` binds first; no brackets around them): whether
+    a run satisfies it, and the first comparison's left side as its number. A comparison that cannot be
+    evaluated is unknown: ``unknown and false`` is false, ``unknown or true`` is true."""
+
+    text: str
+    any_of: tuple[tuple[Comparison, ...], ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Property:
+        groups = [_split(g, "and") for g in _split(text.strip(), "or")]
+        if any(not c for g in groups for c in g):
+            raise ExprError(f"{text!r}: `and` / `or` need a comparison on each side")
+        return cls(text, tuple(tuple(Comparison.parse(c) for c in g) for g in groups))
+
+    def check(self, run: Any, values: Mapping[str, Any]) -> tuple[bool | None, float | None]:
+        value: float | None = None
+        ors = []
+        for group in self.any_of:
+            ands = []
+            for c in group:
+                holds, v = c.check(run, values)
+                if c is self.any_of[0][0]:
+                    value = v
+                ands.append(holds)
+            ors.append(_all(ands))
+        return _any(ors), value
 
 
 @dataclass(frozen=True)
@@ -323,6 +377,7 @@ class _Runner:
     jobs: int
     progress: bool
     console: Any = None
+    dask: Any = None  # a distributed.Client, or None for the local worker pool
     started: float = field(default_factory=time.time)
     records: dict[str, Any] = field(default_factory=dict)  # key -> RunRecord, every round
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -341,7 +396,7 @@ class _Runner:
         plan = {(c, s): self.planned(c, s) for c in cells for s in self.ex.seeds}
         round_no = 1 + max(self.round_of.values(), default=-1)
         results, interrupted = _sweep(self.ex.name, [(self.ex.suite, list(plan.values()), self.root)], self.jobs,
-                                      True, None, [], self.progress, self.console, self.started,
+                                      True, self.dask, [], self.progress, self.console, self.started,
                                       time.perf_counter())
         for rec in results[0].runs:
             self.records[rec.key] = rec
@@ -381,19 +436,24 @@ class ExploreInterrupted(KeyboardInterrupt):
 
 def explore(source: str | os.PathLike[str] | Mapping[str, Any], out: str | os.PathLike[str] | None = None, *,
             jobs: int | None = None, seeds: int | None = None, budget: int | None = None, progress: bool = False,
-            console: Any = None) -> pl.DataFrame:
+            console: Any = None, dask: Any = None) -> pl.DataFrame:
     """Run an exploration into ``out`` (default ``results/<name>``) and return its sampled points
-    (:func:`load_explore`). Running it again reuses every finished run. Raises ExploreError for a wrong
-    file and ExploreInterrupted on Ctrl-C (what finished is written; run again to continue)."""
+    (:func:`load_explore`). Running it again reuses every finished run. ``dask`` runs each round's runs
+    on a Dask cluster as :func:`ccbench.sweep.run_suite` does (``"local"``, a scheduler address or a
+    ``distributed.Client``; one cluster serves every round). Raises ExploreError for a wrong file and
+    ExploreInterrupted on Ctrl-C (what finished is written; run again to continue)."""
+    from contextlib import ExitStack
+
     from ccbench.sweep import RUNS_DIR, _locked
     from ccbench.workers import cores
 
     ex = read_exploration(source, seeds=seeds, budget=budget)
     root = Path(out) if out is not None else Path("results") / ex.name
     (root / RUNS_DIR).mkdir(parents=True, exist_ok=True)
-    runner = _Runner(ex, root, max(1, jobs or cores()), progress, console)
+    n_jobs = max(1, jobs or cores())
     cell_budget = None if ex.budget is None else max(1, ex.budget // len(ex.seeds))
-    with _locked(root):
+    with _locked(root), ExitStack() as owned:
+        runner = _Runner(ex, root, n_jobs, progress, console, _dask_client(dask, n_jobs, owned))
         stopped = False
         labels: dict[Cell, bool | None] = {}
 
@@ -413,10 +473,27 @@ def explore(source: str | os.PathLike[str] | Mapping[str, Any], out: str | os.Pa
     return load_explore(root)
 
 
+def _dask_client(dask: Any, jobs: int, owned: Any) -> Any:
+    """One client for every round: ``"local"`` starts a LocalCluster of ``jobs`` workers, an address
+    connects; whatever is started here is closed with ``owned``."""
+    if dask is None or not isinstance(dask, str):
+        return dask
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise CcbenchError("--dask needs the distributed package: pip install distributed") from None
+    if dask == "local":
+        cluster = owned.enter_context(LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                                   dashboard_address=None))
+        return owned.enter_context(Client(cluster))
+    return owned.enter_context(Client(dask))
+
+
 def _write(ex: Exploration, root: Path, runner: _Runner, res: SearchResult, stopped: bool) -> None:
     from ccbench.sweep import _Manifest, write_atomic
 
-    manifest = _Manifest(root, ex.suite, list(runner.records.values()), [], f"{runner.jobs} jobs", runner.started)
+    executor = f"{runner.jobs} jobs" if runner.dask is None else f"dask ({type(runner.dask).__name__})"
+    manifest = _Manifest(root, ex.suite, list(runner.records.values()), [], executor, runner.started)
     manifest.finish(time.time() - runner.started, stopped)
     axes = [a.name for a in ex.axes]
     schema = {**{a.name: _dtype(a.values) for a in ex.axes},
@@ -453,52 +530,128 @@ def _dtype(values: Sequence[Any]) -> Any:
     return pl.Boolean if all(isinstance(v, bool) for v in values) else pl.String
 
 
-def _link(ex: Exploration, runner: _Runner, cell: Cell) -> str | None:
-    """The first seed's run of a sampled cell."""
-    values = ex.values(cell)
+def _seed_rows(ex: Exploration, runner: _Runner) -> dict[Cell, list[dict[str, Any]]]:
+    """Each sampled cell's runs (one row per seed), from the runner's rows."""
+    index = {a.name: {v: i for i, v in enumerate(a.values)} for a in ex.axes}
+    out: dict[Cell, list[dict[str, Any]]] = {}
     for r in runner.rows:
-        if all(r[k] == v for k, v in values.items()):
-            return f"{r['dir']}/report.html"
-    return None
+        out.setdefault(tuple(index[a.name][r[a.name]] for a in ex.axes), []).append(r)
+    return out
+
+
+def _on_boundary(res: SearchResult, cell: Cell) -> bool:
+    """A neighbour along some axis is classified otherwise."""
+    lab = res.label(cell)
+    for d in range(len(cell)):
+        for step in (-1, 1):
+            n = cell[:d] + (cell[d] + step,) + cell[d + 1:]
+            if 0 <= n[d] < res.shape[d] and res.label(n) != lab:
+                return True
+    return False
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+_MAP_CSS = """
+table.map { border-collapse: collapse; margin: 0.4em 0 1em; }
+table.map td { width: 1.7em; height: 1.7em; padding: 0; border: 1px solid #fff; text-align: center; font-size: 11px; }
+table.map th { font-weight: normal; font-size: 11px; padding: 0 0.3em; white-space: nowrap; }
+table.map th.axis { font-weight: 600; }
+table.map td a { display: block; width: 100%; height: 100%; line-height: 1.7em; color: #000; text-decoration: none; }
+td.holds { background: #7fc97f; } td.fails { background: #f0027f; } td.unknown { background: #bbb; }
+td.inferred { opacity: 0.4; } td.edge { outline: 2px solid #333; outline-offset: -2px; }
+td.split a::after { content: "±"; }
+"""
 
 
 def _page(ex: Exploration, res: SearchResult, runner: _Runner) -> str:
-    """Cells as HTML tables: the first axis down, the second across, one table per value of the others."""
-    colour = {True: "#7fc97f", False: "#f0027f", None: "#bbbbbb"}
-    a0 = ex.axes[0]
-    a1 = ex.axes[1] if len(ex.axes) > 1 else None
-    rest = ex.axes[2:]
-    out = [f"<!doctype html><meta charset='utf-8'><title>{html.escape(ex.name)}</title>",
-           "<style>td{width:1.6em;height:1.6em;text-align:center;font:11px sans-serif}"
-           "td.i{opacity:.45}th{font:11px sans-serif}a{color:#000;text-decoration:none}</style>",
-           f"<h1>{html.escape(ex.name)}</h1><p>{html.escape(ex.description)}</p>",
-           f"<p>property <code>{html.escape(ex.prop.text)}</code>, {len(ex.seeds)} seed(s), holds if at least "
-           f"{ex.confidence} hold. Sampled {len(res.sampled)} of {res.size} cells ({res.fraction:.0%}). "
-           "Solid: sampled (links to the first seed's run); faded: inferred. Green: holds, pink: fails, "
-           "grey: unknown.</p>"]
+    """The exploration's report page: the map (the last two axes across and up, one map per value of
+    the others; sampled cells link to their runs), then every run as a sortable table."""
+    from ccbench.report import _e, _html_foot, _html_head
+
     import itertools
 
+    seeds = _seed_rows(ex, runner)
+    ax = ex.axes[0] if len(ex.axes) == 1 else ex.axes[-2]  # across
+    ay = None if len(ex.axes) == 1 else ex.axes[-1]  # up
+    rest = ex.axes[:-2] if len(ex.axes) > 1 else ()
+
+    def unit(a: ExploreAxis) -> str:
+        return f" ({a.unit})" if a.unit else ""
+
+    parts = _html_head(f"{ex.name}: exploration", ex.description)
+    parts.append(f"<style>{_MAP_CSS}</style>")
+    meta = [("property", ex.prop.text),
+            ("seeds", f"{len(ex.seeds)} per point; a point holds if at least {ex.confidence} hold"),
+            ("sampled", f"{len(res.sampled)} of {res.size} points ({res.fraction:.0%}), {len(runner.rows)} runs"
+             + (", budget spent" if res.exhausted else "")),
+            ("axes", "; ".join(f"{a.name}{unit(a)}: {', '.join(_fmt(v) for v in a.values)}" for a in ex.axes))]
+    parts.append('<table class="meta"><tbody>' + "".join(
+        f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in meta) + "</tbody></table>")
+    parts.append("<h2>Map</h2>")
+    parts.append('<p class="legend">Green: the property holds; pink: it fails; grey: unknown (no data, or the '
+                 "seeds too split to decide). Solid cells were run (a click opens the first seed's run; ± marks "
+                 "seeds that disagreed); faded cells are inferred from the runs around them. An outlined cell "
+                 "has a neighbour of the other class: the boundary runs through or beside it, to within one "
+                 "cell.</p>")
     for fixed in itertools.product(*(range(len(a.values)) for a in rest)):
         if rest:
-            out.append("<h2>" + ", ".join(f"{a.name} = {html.escape(str(a.values[i]))}"
-                                           for a, i in zip(rest, fixed)) + "</h2>")
-        head = "".join(f"<th>{html.escape(str(v))}</th>" for v in (a1.values if a1 else [""]))
-        out.append(f"<table><tr><th>{html.escape(a0.name)} \\ {html.escape(a1.name if a1 else '')}</th>{head}</tr>")
-        for i, v0 in enumerate(a0.values):
-            row = [f"<tr><th>{html.escape(str(v0))}</th>"]
-            for j in range(len(a1.values) if a1 else 1):
-                cell = (i,) + ((j,) if a1 else ()) + tuple(fixed)
+            parts.append("<h3>" + _e(", ".join(f"{a.name} = {_fmt(a.values[i])}{unit(a).strip() and ' ' + a.unit}"
+                                                for a, i in zip(rest, fixed))) + "</h3>")
+        rows = []
+        for j in (reversed(range(len(ay.values))) if ay else [None]):
+            row = [f"<th>{_e(_fmt(ay.values[j])) if ay else ''}</th>"]
+            for i in range(len(ax.values)):
+                cell = tuple(fixed) + ((i, j) if ay else (i,))
                 lab = res.label(cell)
-                mark = {True: "✓", False: "✗", None: "?"}[lab]
+                cls = ["holds" if lab else "fails" if lab is False else "unknown"]
+                at = {a.name: a.values[k] for a, k in zip(ex.axes, cell)}
+                title = ", ".join(f"{k} = {_fmt(v)}" for k, v in at.items())
+                body = ""
                 if cell in res.sampled:
-                    link = _link(ex, runner, cell)
-                    body = f"<a href='{link}'>{mark}</a>" if link else mark
-                    row.append(f"<td style='background:{colour[lab]}'>{body}</td>")
+                    runs = seeds.get(cell, [])
+                    held = [r["holds"] for r in runs]
+                    if len(set(held)) > 1:
+                        cls.append("split")
+                    title += "; " + "; ".join(
+                        f"seed {r['seed']}: {_fmt(r['value']) if r['value'] is not None else r['status']}"
+                        f" ({'holds' if r['holds'] else 'fails' if r['holds'] is False else 'unknown'})"
+                        for r in runs)
+                    if runs:
+                        body = f'<a href="{_e(runs[0]["dir"])}/report.html"></a>'
                 else:
-                    row.append(f"<td class='i' style='background:{colour[lab]}'></td>")
-            out.append("".join(row) + "</tr>")
-        out.append("</table>")
-    return "\n".join(out) + "\n"
+                    cls.append("inferred")
+                    title += "; inferred"
+                if _on_boundary(res, cell):
+                    cls.append("edge")
+                row.append(f'<td class="{" ".join(cls)}" title="{_e(title)}" '
+                           f'data-cell="{_e(json.dumps(at))}">{body}</td>')
+            rows.append("<tr>" + "".join(row) + "</tr>")
+        foot = "<tr><th></th>" + "".join(f"<th>{_e(_fmt(v))}</th>" for v in ax.values) + "</tr>"
+        label_y = f'<tr><th class="axis">{_e(ay.name + unit(ay))}</th></tr>' if ay else ""
+        parts.append(f'<table class="map">{label_y}{"".join(rows)}{foot}'
+                     f'<tr><th></th><th class="axis" colspan="{len(ax.values)}">{_e(ax.name + unit(ax))}</th>'
+                     "</tr></table>")
+    parts.append("<h2>Runs</h2>")
+    head = "".join(f"<th>{_e(h)}</th>" for h in [*(a.name + unit(a) for a in ex.axes), "seed", "value",
+                                                 "holds", "round", "run"])
+    body = []
+    for r in sorted(runner.rows, key=lambda r: (r["round"], [str(r[a.name]) for a in ex.axes], r["seed"])):
+        cells = [f'<td data-v="{r[a.name]!r}">{_e(_fmt(r[a.name]))}</td>' if isinstance(r[a.name], (int, float))
+                 else f"<td>{_e(r[a.name])}</td>" for a in ex.axes]
+        value = r["value"]
+        cells += [f"<td>{r['seed']}</td>",
+                  f'<td data-v="{value!r}">{_e(_fmt(value))}</td>' if isinstance(value, float) and math.isfinite(value)
+                  else f'<td class="missing" title="{_e(r["error"] or "")}">{_e(r["status"])}</td>',
+                  f"<td>{'holds' if r['holds'] else 'fails' if r['holds'] is False else 'unknown'}</td>",
+                  f"<td>{r['round']}</td>", f'<td><a href="{_e(r["dir"])}/report.html">{_e(r["run"][:12])}</a></td>']
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    parts.append('<input type="search" class="filter" placeholder="filter rows" aria-label="filter rows">'
+                 f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead>'
+                 f'<tbody>{"".join(body)}</tbody></table></div>')
+    return "\n".join(parts + _html_foot()) + "\n"
 
 
 def _heatmap(ex: Exploration, res: SearchResult, path: Path) -> None:
