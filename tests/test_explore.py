@@ -177,6 +177,8 @@ def test_builtin_prague_jitter_needs_a_quarter_of_its_full_grid(tmp_path: Path) 
     # The built-in exploration on a 17 x 17 grid (2 seeds a point), against every cell run.
     doc = tomllib.loads((builtin_dir() / "prague-jitter.toml").read_text())
     doc["explore"]["base"] = str(builtin_dir() / doc["explore"]["base"])
+    # jitter x rate at the base delay of the sce-l4s testbed (10 ms each way)
+    doc["explore"]["axis"] = [a for a in doc["explore"]["axis"] if a["name"] in ("jitter", "rate")]
     for axis in doc["explore"]["axis"]:
         axis["cells"] = 17
     adaptive = ccbench.explore(doc, tmp_path / "adaptive", jobs=2)
@@ -200,6 +202,32 @@ def test_builtin_cake_mtu_finds_where_scaling_pays(tmp_path: Path) -> None:
     assert cells[(32, 10.0, "mainline")] == "true" and cells[(32, 10.0, "1mtu")] == "false"
     assert cells[(1, 10.0, "mainline")] == cells[(1, 10.0, "1mtu")] == "true"
     assert set(cells.values()) == {"true", "false"}
+
+
+def _builtin_at(name: str, points: dict[str, list]) -> dict:
+    """A built-in exploration restricted to the given values of each axis (every combination)."""
+    doc = tomllib.loads((builtin_dir() / f"{name}.toml").read_text())
+    doc["explore"]["base"] = str(builtin_dir() / doc["explore"]["base"])
+    for axis in doc["explore"]["axis"]:
+        for k in ("range", "scale", "cells", "step"):
+            axis.pop(k, None)
+        axis["values"] = points[axis["name"]]
+    doc["explore"]["coarse"] = 1
+    return doc
+
+
+def test_builtin_prague_detection_errs_where_the_report_found_it(tmp_path: Path) -> None:
+    # SCE-L4S report (heistp/sce-l4s-ect1): behind DualPI2, jitter of about 2 ms and more makes Prague's
+    # classic-ECN detection fire (a false positive, Key Findings 1); behind a single-queue CoDel it sees
+    # the default CoDel (5 ms / 100 ms, Figure 1) and misses a tightened one (1 ms / 20 ms, Figure 2).
+    ccbench.explore(_builtin_at("prague-jitter", {"delay": [10], "jitter": [0.5, 4], "rate": [20]}),
+                    tmp_path / "fp", jobs=2)
+    fp = _cells(tmp_path / "fp")
+    assert fp[(10, 0.5, 20)] == "true" and fp[(10, 4, 20)] == "false", fp
+    ccbench.explore(_builtin_at("prague-classic", {"delay": [10], "target": [1, 5], "interval": [20, 100]}),
+                    tmp_path / "fn", jobs=2)
+    fn = _cells(tmp_path / "fn")
+    assert fn[(10, 5, 100)] == "true" and fn[(10, 1, 20)] == "false", fn
 
 
 def test_every_builtin_plans_every_point() -> None:
@@ -287,4 +315,4 @@ def test_cli_explore(tmp_path: Path, run_cli) -> None:
     assert len(ccbench.load_explore(out)) == 8
     assert json.loads((out / "explore.json").read_text())["budget_exhausted"] is True
     bad = run_cli("explore", "no-such-exploration")
-    assert bad.exit_code == 2 and "built-in: cake-mtu, prague-jitter, scream-share" in bad.output
+    assert bad.exit_code == 2 and "built-in: cake-mtu, prague-classic, prague-jitter, scream-share" in bad.output

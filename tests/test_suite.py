@@ -311,6 +311,11 @@ def test_interval_expressions_read_the_tables(tiny_result: ccbench.Result) -> No
     late = pings.filter(pings["time_s"] >= 1.0)["rtt_ms"]
     assert evaluate('mean_rtt(probe="ping", from=1)', run) == pytest.approx(late.mean())
     assert evaluate('rtt_percentile(50, probe="ping", from="1s")', run) == pytest.approx(late.median())
+    assert evaluate('mean_series("cwnd_pkts", flow="f2", from="500ms", to="1.5s")', run) == pytest.approx(
+        window["cwnd_pkts"].mean())
+    # A series that is NaN where it does not apply (α of a classic flow) has no data.
+    assert tiny_result.series["alpha"].is_nan().all()
+    assert evaluate('mean_series("alpha", flow="f1")', run) is None
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -320,6 +325,8 @@ def test_interval_expressions_read_the_tables(tiny_result: ccbench.Result) -> No
     ("utilisation", "unknown metric 'utilisation'"),
     ("ratio(1, 0)", "division by zero"),
     ('mean_goodput(flow="f1", from="2s", to="1s")', "'to' (1 s) is before 'from' (2 s)"),
+    ('mean_series("cwnd", flow="f1")', "flow_series has no column 'cwnd' (it has: goodput_mbps, "),
+    ('mean_series(cwnd_pkts, flow="f1")', 'mean_series() takes a flow_series column'),
 ])
 def test_expression_errors_say_what_is_wrong(tiny_result: ccbench.Result, text: str, message: str) -> None:
     with pytest.raises(ExprError, match=message.replace("(", r"\(").replace(")", r"\)")):

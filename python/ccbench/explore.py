@@ -54,7 +54,7 @@ seed, round, ``value`` = the left side's number, ``holds``), ``cells.csv``
 ``sampled``), ``explore.json`` and ``boundary.html`` (the exploration's page:
 a map of the cells per slice, a sampled cell linking to its run, the cells
 beside the boundary outlined, and every run in a sortable table), plus
-``boundary.png`` for two axes.
+``boundary.png`` (a panel per slice) for two axes or more.
 """
 
 from __future__ import annotations
@@ -518,7 +518,7 @@ def _write(ex: Exploration, root: Path, runner: _Runner, res: SearchResult, stop
            "fraction": round(res.fraction, 4), "budget_exhausted": res.exhausted, "interrupted": stopped}
     write_atomic(root / "explore.json", json.dumps(doc, indent=1) + "\n")
     write_atomic(root / "boundary.html", _page(ex, res, runner))
-    if len(ex.axes) == 2:
+    if len(ex.axes) >= 2:
         _heatmap(ex, res, root / "boundary.png")
 
 
@@ -655,6 +655,10 @@ def _page(ex: Exploration, res: SearchResult, runner: _Runner) -> str:
 
 
 def _heatmap(ex: Exploration, res: SearchResult, path: Path) -> None:
+    """The map as a static figure: the last two axes across and up, one panel per value of the others
+    (at most 12 panels; more axes than that make no figure)."""
+    import itertools
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -663,26 +667,45 @@ def _heatmap(ex: Exploration, res: SearchResult, path: Path) -> None:
 
     from ccbench.sweep import save_figure
 
-    a0, a1 = ex.axes
-    grid = np.full(ex.shape, np.nan)
-    for c in full_grid(ex.shape):
-        lab = res.label(c)
-        grid[c] = np.nan if lab is None else float(lab)
-    fig, ax = plt.subplots(figsize=(6, 5))
-    ax.imshow(grid.T, origin="lower", cmap="RdYlGn", vmin=0, vmax=1, alpha=0.55, aspect="auto")
-    for val, marker, colour in ((True, "o", "darkgreen"), (False, "x", "darkred"), (None, "s", "grey")):
-        pts = [c for c, lab in res.sampled.items() if lab is val]
-        if pts:
-            ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, c=colour, s=18,
-                       label=f"sampled: {'holds' if val else 'fails' if val is False else 'unknown'}")
-    ax.set_xticks(range(len(a0.values)), [str(v) for v in a0.values], rotation=90, fontsize=7)
-    ax.set_yticks(range(len(a1.values)), [str(v) for v in a1.values], fontsize=7)
-    ax.set_xlabel(a0.name + (f" ({a0.unit})" if a0.unit else ""))
-    ax.set_ylabel(a1.name + (f" ({a1.unit})" if a1.unit else ""))
-    ax.set_title(f"{ex.prop.text}\n{len(res.sampled)} of {res.size} cells sampled; shaded cells inferred",
+    *rest, a0, a1 = ex.axes
+    slices = list(itertools.product(*(range(len(a.values)) for a in rest)))
+    if len(slices) > 12:
+        return
+    cols = min(3, len(slices))
+    rows = -(-len(slices) // cols)
+    fig, axs = plt.subplots(rows, cols, figsize=(2 + 4.2 * cols, 0.6 + 3.8 * rows), squeeze=False, sharey=True)
+    for k, fixed in enumerate(slices):
+        ax = axs[k // cols][k % cols]
+        grid = np.full((len(a0.values), len(a1.values)), np.nan)
+        for i, j in itertools.product(range(len(a0.values)), range(len(a1.values))):
+            lab = res.label(tuple(fixed) + (i, j))
+            grid[i, j] = np.nan if lab is None else float(lab)
+        ax.imshow(grid.T, origin="lower", cmap="RdYlGn", vmin=0, vmax=1, alpha=0.55, aspect="auto")
+        for val, marker, colour in ((True, "o", "darkgreen"), (False, "x", "darkred"), (None, "s", "grey")):
+            pts = [c[-2:] for c, lab in res.sampled.items() if lab is val and c[:-2] == tuple(fixed)]
+            if pts:
+                ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, c=colour, s=18,
+                           label=f"sampled: {'holds' if val else 'fails' if val is False else 'unknown'}")
+        ax.set_xticks(range(len(a0.values)), [_fmt(v) for v in a0.values], rotation=90, fontsize=7)
+        ax.set_yticks(range(len(a1.values)), [_fmt(v) for v in a1.values], fontsize=7)
+        ax.set_xlabel(a0.name + (f" ({a0.unit})" if a0.unit else ""))
+        if k % cols == 0:
+            ax.set_ylabel(a1.name + (f" ({a1.unit})" if a1.unit else ""))
+        if rest:
+            ax.set_title(", ".join(f"{a.name} = {_fmt(a.values[i])}{' ' + a.unit if a.unit else ''}"
+                                   for a, i in zip(rest, fixed)), fontsize=9)
+    for k in range(len(slices), rows * cols):
+        axs[k // cols][k % cols].set_visible(False)
+    handles, labels = axs[0][0].get_legend_handles_labels()
+    for ax in axs.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, fontsize=7, loc="upper right")
+    fig.suptitle(f"{ex.prop.text}\n{len(res.sampled)} of {res.size} cells sampled; shaded cells inferred",
                  fontsize=9)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 0.9 if cols == 1 else 0.93, 1))
     save_figure(fig, path, 110)
     plt.close(fig)
 

@@ -92,6 +92,9 @@ and ``to`` are seconds or strings with a unit, ``"500ms"``, ``"20s"``,
 
 - ``mean_goodput(flow=SEL, from=, to=)``: mean of ``flow_series.goodput_mbps`` over
   the sample intervals that end in (from, to], per selected flow (Mbit/s).
+- ``mean_series("COLUMN", flow=SEL, from=, to=)``: the same for any
+  ``flow_series`` column (``cwnd_pkts``, ``srtt_ms``, ``alpha``, ``classic``, …),
+  skipping the intervals where it is NaN.
 - ``mean_rtt(flow=SEL | probe=SEL, from=, to=)``: mean RTT sample (ms) taken in
   [from, to), per flow (``rtt`` table) or probe (``probes`` table).
 - ``rtt_percentile(Q, flow=SEL | probe=SEL, from=, to=)``: the Q-th percentile
@@ -346,7 +349,7 @@ _AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "max": max,
     "count": len,
 }
-_WINDOWED = ("mean_goodput", "mean_rtt", "rtt_percentile", "mean_sojourn", "sojourn_percentile",
+_WINDOWED = ("mean_goodput", "mean_series", "mean_rtt", "rtt_percentile", "mean_sojourn", "sojourn_percentile",
              "rtt_spike_ms", "rtt_spike_s", "recovery_s")
 FUNCTIONS = (*_AGGREGATES, "jain", "ratio", "share", *_WINDOWED)
 _WINDOW_KWARGS = {"from", "to"}
@@ -394,6 +397,10 @@ def _check(node: Node) -> None:
         elif name in ("rtt_percentile", "sojourn_percentile"):
             if nargs not in (1, 2):
                 raise ExprError(f"{name}() takes the percentile (0..100), then a selector", node.col)
+        elif name == "mean_series":
+            if nargs not in (1, 2) or not all(isinstance(a, Str) for a in node.args):
+                raise ExprError('mean_series() takes a flow_series column, e.g. mean_series("cwnd_pkts", '
+                                'flow="x")', node.col)
         elif name in _WINDOWED:
             if nargs > 1:
                 raise ExprError(f"{name}() takes at most one selector", node.col)
@@ -568,6 +575,7 @@ class _Eval:
             raise ExprError(f"{n.name}(): 'to' ({end:g} s) is before 'from' ({start:g} s)", n.col)
         args = list(n.args)
         q: float | None = None
+        column = self.string(args.pop(0)) if n.name == "mean_series" else None
         if n.name.endswith("_percentile"):
             qv = self.node(args.pop(0))
             if not isinstance(qv, float) or not 0 <= qv <= 100:
@@ -577,8 +585,9 @@ class _Eval:
         kind_kw = self.kind_keyword(n)
         kind = _KIND_KEYWORDS[kind_kw] if kind_kw else None
         sel = self.string(kw[kind_kw]) if kind_kw else (self.string(args[0]) if args else None)
-        if n.name in ("mean_goodput", "recovery_s"):
-            kind, table, key, value = self._want(n, kind, "flows", ("flows",)), "flow_series", "flow", "goodput_mbps"
+        if n.name in ("mean_goodput", "recovery_s", "mean_series"):
+            kind, table, key = self._want(n, kind, "flows", ("flows",)), "flow_series", "flow"
+            value = column or "goodput_mbps"
         elif n.name in ("mean_rtt", "rtt_percentile", "rtt_spike_ms", "rtt_spike_s"):
             kind = self._want(n, kind, "flows", ("flows", "probes"))
             table, key, value = ("rtt", "flow", "rtt_ms") if kind == "flows" else ("probes", "probe", "rtt_ms")
@@ -590,6 +599,9 @@ class _Eval:
             df = self.run.table(table, ["time_s", key, value])  # type: ignore[call-arg]
         except TypeError:
             df = self.run.table(table)
+        if value not in df.columns:
+            have = [c for c in self.run.table(table).columns if c not in ("time_s", key)]
+            raise ExprError(f"{n.name}(): {table} has no column {value!r} (it has: {', '.join(have)})", n.col)
         if table == "flow_series":
             df = df.filter((pl.col("time_s") > start) & (pl.col("time_s") <= end))
         else:
@@ -598,6 +610,8 @@ class _Eval:
         for i in chosen:
             rows = df.filter(pl.col(key) == i)
             col = rows[value]
+            if column is not None:  # a series may be NaN where it does not apply (α of CUBIC)
+                col = col.fill_nan(None).drop_nulls()
             if col.len() == 0:
                 continue
             if n.name in ("rtt_spike_ms", "rtt_spike_s", "recovery_s"):

@@ -42,6 +42,8 @@ Times are seconds since the start of the simulation. The integer ids ``flow``,
                             interval, as the sender's feedback shows it
                             (NaN if none were delivered)
     alpha           Float64 the CC's α (DCTCP, Prague; NaN for others)
+    classic         Float64 Prague's classic-ECN detector (``ecn_fallback``):
+                            0 L4S mode, 1 classic fallback (NaN for others)
     =============== ======= ====================================================
 
 ``media_series`` — one row per media (SCReAM) flow per sample interval;
@@ -162,6 +164,7 @@ def _schema() -> dict[str, dict[str, type[pl.DataType]]]:
             "inflight_pkts": pl.Float64,
             "ce_fraction": pl.Float64,
             "alpha": pl.Float64,
+            "classic": pl.Float64,
         },
         "media_series": {
             "time_s": pl.Float64,

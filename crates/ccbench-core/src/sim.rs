@@ -618,6 +618,7 @@ impl Sim {
                 fs.inflight_pkts.push(st.bytes_in_flight as f64 / pkt);
                 fs.ce_fraction.push(st.ce_fraction);
                 fs.alpha.push(st.alpha);
+                fs.classic.push(f64::NAN);
                 ms.time_s.push(secs);
                 ms.flow.push(self.out_id[i]);
                 ms.target_mbps.push(st.target_bps / 1e6);
@@ -650,6 +651,7 @@ impl Sim {
             let (dd, dc) = (tx.t.delivered - f.last_acked.0, tx.ce_delivered - f.last_acked.1);
             fs.ce_fraction.push(if dd > 0 { dc as f64 / dd as f64 } else { f64::NAN });
             fs.alpha.push(tx.cc.alpha().unwrap_or(f64::NAN));
+            fs.classic.push(tx.cc.classic().unwrap_or(f64::NAN));
             f.last_acked = (tx.t.delivered, tx.ce_delivered);
             f.last_delivered = d;
         }

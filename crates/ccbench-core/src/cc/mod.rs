@@ -252,6 +252,12 @@ pub trait CongestionControl {
     fn alpha(&self) -> Option<f64> {
         None
     }
+    /// How far a classic-ECN detector has switched the algorithm to its
+    /// classic fallback: 0 in L4S mode, 1 fully classic (Prague with
+    /// `ecn_fallback`); `None` for an algorithm without one.
+    fn classic(&self) -> Option<f64> {
+        None
+    }
     /// Give the algorithm its own random stream (seeded from the scenario
     /// seed and the flow's name); algorithms without randomness ignore it.
     fn set_rng(&mut self, _rng: SimRng) {}
@@ -418,6 +424,9 @@ impl CongestionControl for AnyCc {
     }
     fn alpha(&self) -> Option<f64> {
         cc_dispatch!(self, c => c.alpha())
+    }
+    fn classic(&self) -> Option<f64> {
+        cc_dispatch!(self, c => c.classic())
     }
     fn cong_control(&mut self, tcp: &mut TcpCcState, ev: &AckEvent) -> bool {
         cc_dispatch!(self, c => c.cong_control(tcp, ev))

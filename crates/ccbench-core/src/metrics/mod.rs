@@ -96,6 +96,9 @@ pub struct FlowSeries {
     pub ce_fraction: Vec<f64>,
     /// The algorithm's α (DCTCP, Prague), NaN for others.
     pub alpha: Vec<f64>,
+    /// Prague's classic-ECN detector (with `ecn_fallback`): 0 L4S mode, 1
+    /// classic fallback; NaN for others.
+    pub classic: Vec<f64>,
 }
 
 /// Per-media-flow series (SCReAM), one row per flow per sample interval.
@@ -182,7 +185,7 @@ macro_rules! clear_fields {
         }
     };
 }
-clear_fields!(FlowSeries: time_s, flow, goodput_mbps, throughput_mbps, delivered_bytes, cwnd_pkts, srtt_ms, pacing_mbps, inflight_pkts, ce_fraction, alpha);
+clear_fields!(FlowSeries: time_s, flow, goodput_mbps, throughput_mbps, delivered_bytes, cwnd_pkts, srtt_ms, pacing_mbps, inflight_pkts, ce_fraction, alpha, classic);
 clear_fields!(MediaSeries: time_s, flow, target_mbps, tx_mbps, rtp_queue_delay_ms, qdelay_ms, cwnd_bytes, bytes_in_flight, rtp_discards);
 clear_fields!(LinkSeries: time_s, link, backlog_pkts, backlog_bytes, tx_bytes, drops, marks, rate_mbps, prob_base, prob_c, prob_l);
 clear_fields!(Samples: time_ns, id, flow, value_ns, class);
@@ -203,6 +206,7 @@ impl FlowSeries {
             ("inflight_pkts", Column::F64(f.inflight_pkts)),
             ("ce_fraction", Column::F64(f.ce_fraction)),
             ("alpha", Column::F64(f.alpha)),
+            ("classic", Column::F64(f.classic)),
         ]
     }
 }

@@ -689,6 +689,12 @@ impl CongestionControl for Prague {
     fn alpha(&self) -> Option<f64> {
         Some(self.alpha_frac())
     }
+
+    /// The detector's score above the L4S band: its α floor
+    /// 0.625·(min(score, 9) − 8) over 0.625 (`prague_classic_ecn_fallback`).
+    fn classic(&self) -> Option<f64> {
+        (self.cfg.ecn_fallback != EcnFallback::Off).then(|| (self.classic.score.min(9.0) - 8.0).max(0.0))
+    }
 }
 
 /// v0.6 `prague_classic_ecn_detection`: evidence that the CE marks come from

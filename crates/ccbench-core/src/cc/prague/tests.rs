@@ -276,6 +276,25 @@ fn ecn_fallback_floors_alpha_when_delay_varies() {
     assert_eq!(run(EcnFallback::Off, 10), (0.0, 40.0));
 }
 
+/// The `classic` series is the score above the L4S band, 0..1: the α floor
+/// 0.625·(min(score, 9) − 8) over 0.625; nothing without the detector.
+#[test]
+fn classic_series_is_the_detectors_score_above_the_l4s_band() {
+    let t = ca(40, 20);
+    let mut p = started(PragueConfig { ecn_fallback: EcnFallback::DetectAndFallback, ..Default::default() }, &t);
+    for (score, want) in [(0.0, 0.0), (8.0, 0.0), (8.25, 0.25), (9.0, 1.0), (17.0, 1.0)] {
+        p.classic.score = score;
+        assert_eq!(p.classic(), Some(want), "score {score}");
+        let floor = p.classic.alpha_floor() as f64 / MAX_ALPHA as f64;
+        assert!((floor - 0.625 * want).abs() < 1e-6, "score {score}: floor {floor}");
+    }
+    let mut only = started(PragueConfig { ecn_fallback: EcnFallback::DetectOnly, ..Default::default() }, &t);
+    only.classic.score = 17.0;
+    assert_eq!(only.classic(), Some(1.0), "detect-only still reports what it detects");
+    let off = started(PragueConfig { ecn_fallback: EcnFallback::Off, ..Default::default() }, &t);
+    assert_eq!(off.classic(), None);
+}
+
 #[test]
 fn small_windows_switch_to_rate_mode_with_dithered_pacing() {
     let mut t = ca(3, 10);
