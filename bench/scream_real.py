@@ -1,0 +1,146 @@
+"""Run EricssonResearch/scream's own BW test tool through ccbench's emulated path.
+
+    sudo .venv/bin/python bench/scream_real.py --scream DIR [--cases NAME,...] [-o tests/data/scream_real.json]
+
+DIR holds one directory per SCReAM commit, each with the built
+``scream_bw_test_tx`` and ``scream_bw_test_rx`` (docs/scream-real.md says how
+to fetch and build them; nothing here fetches). Each case is a scenario of the
+test record's path (100 Mbit/s DualPI2 with min_qlen_step 2, the RTT on the
+feedback path) with a ``[commands]`` section that starts the real receiver and
+sender; ``ccbench emulate`` carries their UDP packets through ccbench's own
+link code between network namespaces. The rate of the SCReAM flow over
+10..30 s (its packets leaving the bottleneck, at 1400 IP bytes each), the
+bottleneck's CE marks per packet and the emulator's timer lateness are
+written to the JSON file, with the commit and the command of each case; the
+model is tested against them (tests/test_scream_real.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+ROOT = Path(__file__).resolve().parent.parent
+EMU = ROOT / "target" / "release" / "ccbench-emu"
+WINDOW = (10.0, 30.0)
+#: IP bytes of a SCReAM packet with -mtu 1360 ("1400 byte in IP level", test-record.md) and of a full
+#: TCP segment: the rates are packets leaving the bottleneck in the window, at these sizes.
+MEDIA_BYTES, TCP_BYTES = 1400, 1500
+
+
+def leaving_rate(sojourn: pl.DataFrame, flow: int, size: int) -> float:
+    """Mbit/s of ``flow``'s packets dequeued at the bottleneck (link 0) in WINDOW (sojourn table rows)."""
+    lo, hi = WINDOW
+    n = sojourn.filter((pl.col("link") == 0) & (pl.col("flow") == flow) & (pl.col("time_s") >= lo)
+                       & (pl.col("time_s") < hi)).height
+    return n * size * 8 / (hi - lo) / 1e6
+
+BASE = """\
+name = "{name}"
+duration = "30s"
+seed = 1
+[[links]]
+id = "bottleneck"
+rate = "100Mbit"
+qdisc = {{ kind = "dualpi2", min_qlen_step = 2 }}
+[[links]]
+id = "feedback"
+rate = "1Gbit"
+delay = "{rtt}ms"
+[[flows]]
+id = "scream"
+kind = "media"
+ecn = "ect1"
+media = {{ mtu = 1360, microburst_interval = "{mb}ms", rand = {rand}, version = "{version}" }}
+path = ["bottleneck"]
+reverse = ["feedback"]
+{tcp}
+[commands]
+server = ['exec "$SCREAM_BIN/scream_bw_test_rx" {rx_ip} 30112 > /dev/null 2>&1'{tcp_server}]
+flows = {{ scream = 'exec "$SCREAM_BIN/scream_bw_test_tx" -ect 1 -mtu 1360 -microburstinterval {mb} -rand {rand} -time 30 -nosummary $CCB_SERVER_IP 30112 > /dev/null 2>&1'{tcp_client} }}
+"""
+
+TCP = """\
+[[flows]]
+id = "tcp"
+cc = "{cc}"
+start = "5s"
+path = ["bottleneck"]
+reverse = ["feedback"]
+"""
+
+
+def scenario(name: str, rtt: float, mb: float = 0.5, rand: int = 0, version: str = "76a298a",
+             cc: str | None = None) -> str:
+    return BASE.format(
+        name=name, rtt=rtt, mb=mb, rand=rand, version=version,
+        rx_ip="10.201.0.1",
+        tcp=TCP.format(cc=cc) if cc else "",
+        tcp_server=", 'exec \"$CCB_EMU\" tcp-sink 5201 > /dev/null'" if cc else "",
+        tcp_client=f", tcp = 'sleep 5; exec \"$CCB_EMU\" tcp-bulk $CCB_SERVER_IP:5201 {cc} 25 > /dev/null'" if cc else "")
+
+
+CASES = {
+    "alone-5ms": dict(rtt=5),
+    "alone-25ms": dict(rtt=25),
+    "alone-100ms": dict(rtt=100),
+    "alone-25ms-rand50": dict(rtt=25, rand=50),
+    "alone-25ms-mb2-994f9a4": dict(rtt=25, mb=2.0, version="994f9a4"),
+    "cubic-25ms": dict(rtt=25, cc="cubic"),
+}
+
+
+def measure(name: str, spec: dict, scream_dir: Path) -> dict:
+    text = scenario(name, **spec)
+    with tempfile.TemporaryDirectory(prefix="scream-real-") as tmp:
+        path = Path(tmp) / f"{name}.toml"
+        path.write_text(text)
+        out = Path(tmp) / "out"
+        env = {**os.environ, "SCREAM_BIN": str(scream_dir / spec.get("version", "76a298a")), "CCB_EMU": str(EMU)}
+        cmd = [sys.executable, "-m", "ccbench", "emulate", str(path), "-o", str(out)]
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        summary = json.loads((out / "summary.json").read_text())
+        sojourn = pl.read_parquet(out / "sojourn.parquet")
+    index = {f["tuple"]: i for i, f in enumerate(summary["flows"])}
+    media = index["udp 10.201.0.1:30112 > 10.201.0.2:30112"]
+    tcp = [i for t, i in index.items() if t.startswith("tcp ") and t.endswith(":5201")]
+    rate, tcp_rate = leaving_rate(sojourn, media, MEDIA_BYTES), leaving_rate(sojourn, tcp[0], TCP_BYTES) if tcp else None
+    link = summary["emulator"]["fwd"]["links"][0]
+    fwd = summary["emulator"]["fwd"]
+    return {
+        "name": name, "commit": spec.get("version", "76a298a"), "scenario": text,
+        "command": f"SCREAM_BIN=DIR/{spec.get('version', '76a298a')} CCB_EMU={EMU.relative_to(ROOT)} "
+                   f"ccbench emulate {name}.toml",
+        "window_s": list(WINDOW), "scream_mbps": round(rate, 3),
+        "tcp_mbps": None if tcp_rate is None else round(tcp_rate, 3),
+        "ce_fraction": round(link["marks"] / max(1, link["tx_pkts"]), 5),
+        "timer_late_mean_us": round(fwd["timer_late_mean_us"], 1),
+        "timer_late_max_us": round(fwd["timer_late_max_us"], 1),
+        "date": datetime.date.today().isoformat(),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scream", required=True, type=Path, help="directory of built SCReAM commits")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("-o", "--out", type=Path, default=ROOT / "tests" / "data" / "scream_real.json")
+    a = ap.parse_args()
+    old = {c["name"]: c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
+    for name in a.cases.split(","):
+        old[name] = measure(name, CASES[name], a.scream)
+        print(json.dumps({k: v for k, v in old[name].items() if k != "scenario"}))
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps({"cases": [old[k] for k in CASES if k in old]}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
