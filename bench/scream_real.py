@@ -93,6 +93,8 @@ CASES = {
     "alone-25ms": dict(rtt=25),
     "alone-100ms": dict(rtt=100),
     "alone-25ms-rand50": dict(rtt=25, rand=50),
+    "alone-25ms-994f9a4": dict(rtt=25, version="994f9a4"),
+    "alone-25ms-mb2": dict(rtt=25, mb=2.0),
     "alone-25ms-mb2-994f9a4": dict(rtt=25, mb=2.0, version="994f9a4"),
     "cubic-25ms": dict(rtt=25, cc="cubic"),
 }
