@@ -8,7 +8,7 @@ PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 # Playwright, to open the report pages in Debian's Chromium (tests/test_web_report.py; no browser download).
 TESTDEPS := flent==2.3.0 hypothesis==6.170.17 playwright==1.65.2
 
-.PHONY: help setup web build run test test-rust test-py test-tools test-emu bench bench-ns3 fuzz mutants clean
+.PHONY: help setup web build run test test-rust test-py test-tools test-emu bench bench-ns3 bench-htsim fuzz mutants clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -79,6 +79,9 @@ test-emu:  ## live emulation tests (root; real packets between namespaces; run s
 
 bench: build  ## canonical benchmark scenarios (the optimized build); see bench/RESULTS.md
 	target/opt/release/bench
+
+bench-htsim: build  ## htsim vs ccbench on B1's physics (HTSIM_SRC=<csg-htsim checkout>; ROUNDS=5, CACHEGRIND=1); see bench/README.md
+	$(VENV)/bin/python bench/htsim_bench.py
 
 bench-ns3:  ## ns-3 3.44 vs ccbench on S1-S4 (not in `make test`; REPS=3, QUICK=1 for simulated time / 10)
 	python3 bench/ns3_bench.py
