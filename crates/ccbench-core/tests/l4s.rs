@@ -204,3 +204,22 @@ fn prague_rtt_independence_evens_out_shares() {
     let (on, off) = (ratio(true), ratio(false));
     assert!(on < 3.0 && off > 2.0 * on, "short/long with independence {on}, without {off}");
 }
+
+/// The flow series `classic` reads Prague's classic-ECN detector: behind a
+/// single-queue CoDel that marks ECN (a classic AQM) it rises to 1 (the
+/// fallback) once CUBIC shares the queue; a Prague without the detector, and
+/// every other algorithm, has no value (NaN).
+#[test]
+fn the_classic_series_reads_pragues_detector() {
+    let detect = r#"cc_params = { version = "2020-04", ecn_fallback = 1 }"#;
+    let flows = prague("p", detect) + &prague("plain", r#"cc_params = { version = "2020-04" }"#) + &tcp("c", "cubic", "");
+    let text = dumbbell("50Mbit", 20.0, r#"{ kind = "fq_codel", flows = 1, ecn = true }"#, "20s", &flows);
+    let out = run(&text, &["metrics.warmup=\"0s\""]);
+    let fs = &out.metrics.flow_series;
+    let of = |f: u32| (0..fs.time_s.len()).filter(|&k| fs.flow[k] == f).map(|k| fs.classic[k]).collect::<Vec<f64>>();
+    let p = of(0);
+    assert!(p.iter().all(|v| (0.0..=1.0).contains(v)), "{p:?}");
+    assert!(p.iter().rev().take(50).all(|&v| v == 1.0), "classic in the last 5 s: {:?}", &p[p.len() - 50..]);
+    assert!(p[..5].iter().all(|&v| v == 0.0), "L4S mode at the start: {:?}", &p[..5]);
+    assert!(of(1).iter().chain(of(2).iter()).all(|v| v.is_nan()));
+}
