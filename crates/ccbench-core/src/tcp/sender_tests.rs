@@ -1489,3 +1489,23 @@ fn retransmitting_the_head_restarts_the_rto() {
     assert_eq!(seqs(&out)[0], 1, "the head is retransmitted");
     assert_eq!(s.rto_at, at(150) + s.rto, "restarted at the retransmission, not left at {armed:?}");
 }
+
+/// Linux `tcp_may_raise_cwnd`: with the default reordering degree (3) an
+/// ACK that only SACKs does not grow the window, and the segments it SACKed
+/// never count; the ACK that advances snd_una grows it by what it delivered.
+/// Once the path is known to reorder more, a SACK grows it too.
+#[test]
+fn window_grows_on_sacks_only_once_reordering_is_known() {
+    let slow_start = || sender(reno_cc(), EcnMode::Off, TcpConfig { init_cwnd: 10, ..Default::default() }, None);
+    let mut s = slow_start();
+    start(&mut s, at(0));
+    ack(&mut s, sack(0, &[(1, 3)]), at(100));
+    assert_eq!((s.t.cwnd, s.sb.lost_out), (10, 0), "two SACKed, nothing lost, no growth");
+    ack(&mut s, cum(3), at(101));
+    assert_eq!(s.t.cwnd, 11, "the hole's segment only: 1 and 2 were SACKed before");
+    let mut s = slow_start();
+    start(&mut s, at(0));
+    s.rack.reordering = 5;
+    ack(&mut s, sack(0, &[(1, 3)]), at(100));
+    assert_eq!(s.t.cwnd, 12, "reordering 5 > 3: the SACKed segments grow it");
+}
