@@ -11,8 +11,9 @@ sender; ``ccbench emulate`` carries their UDP packets through ccbench's own
 link code between network namespaces. The rate of the SCReAM flow over
 10..30 s (its packets leaving the bottleneck, at 1400 IP bytes each), the
 bottleneck's CE marks per packet and the emulator's timer lateness are
-written to the JSON file, with the commit and the command of each case; the
-model is tested against them (tests/test_scream_real.py).
+written to the JSON file, each the mean of ``--repeat`` runs (each run's
+figures are kept too), with the commit and the command of each case; the
+model is tested against the means (tests/test_scream_real.py).
 """
 
 from __future__ import annotations
@@ -135,10 +136,14 @@ def main() -> None:
     ap.add_argument("--scream", required=True, type=Path, help="directory of built SCReAM commits")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "tests" / "data" / "scream_real.json")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per case (the real code varies run to run)")
     a = ap.parse_args()
     old = {c["name"]: c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
     for name in a.cases.split(","):
-        old[name] = measure(name, CASES[name], a.scream)
+        runs = [measure(name, CASES[name], a.scream) for _ in range(a.repeat)]
+        keys = ("scream_mbps", "tcp_mbps", "ce_fraction", "timer_late_mean_us", "timer_late_max_us")
+        mean = {k: None if runs[0][k] is None else round(sum(r[k] for r in runs) / len(runs), 5) for k in keys}
+        old[name] = {**runs[0], **mean, "runs": [{k: r[k] for k in keys} for r in runs]}
         print(json.dumps({k: v for k, v in old[name].items() if k != "scenario"}))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps({"cases": [old[k] for k in CASES if k in old]}, indent=1) + "\n")
