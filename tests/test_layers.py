@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "ccbench"
 #: Bottom to top. "ccbench" is the package's __init__: the public API, on top of the library.
 LAYERS: list[tuple[str, ...]] = [
     ("ccbench._core", "ccbench.core"),  # the native simulator; errors, files, worker processes, PNG writing
-    ("ccbench.run",),  # one scenario: run it, its Result and tables, its figures and page
+    ("ccbench.simulate",),  # one scenario: run it, its Result and tables, its figures and page
     ("ccbench.formats",),  # a run's tables as pcap and flent files; the emulator's output as a run
     ("ccbench.plan",),  # suites: parsing and planning, the expression language, grid search, suite.json
     ("ccbench.report",),  # reports of stored runs and suites: tables, pages, figures

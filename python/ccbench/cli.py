@@ -23,8 +23,8 @@ from rich.measure import Measurement
 from rich.table import Table
 
 import ccbench
-from ccbench.errors import CcbenchError, ScenarioError, ScenarioWarning, SimulationError, Terminated
-from ccbench.results import RUN_PLOTS, read_summary
+from ccbench.core.errors import CcbenchError, ScenarioError, ScenarioWarning, SimulationError, Terminated
+from ccbench.simulate.results import RUN_PLOTS, read_summary
 
 __all__ = ["cli", "main"]
 
@@ -113,8 +113,8 @@ def _suite_warnings(loaded: Any) -> None:
     import tomllib
 
     from ccbench import _core
-    from ccbench.errors import problem_text
-    from ccbench.suite import _blame
+    from ccbench.core.errors import problem_text
+    from ccbench.plan.suite import _blame
 
     doc = tomllib.loads(loaded.base_text)
     seen: set[str] = set()
@@ -178,8 +178,8 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     Exits 130 if interrupted (Ctrl-C), 143 if terminated (SIGTERM); nothing
     is written then.
     """
-    from ccbench.api import estimate, toml_value
-    from ccbench.files import check_free_space, file_name, work_dir
+    from ccbench.core.files import check_free_space, file_name, work_dir
+    from ccbench.simulate.api import estimate, toml_value
 
     target = run_dir(out, scenario)
     links = list(dict.fromkeys(pcap_links))  # each once, in order
@@ -189,7 +189,7 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     check_free_space(target, estimate(scenario, seed=seed, set=sets, streamed=True)["disk"])
 
     def pcaps(into: Path) -> None:
-        from ccbench.pcap import write_pcap
+        from ccbench.formats.pcap import write_pcap
 
         for link in links:  # a link id may be any string: its file stays inside the directory
             write_pcap(result, into / f"{file_name(link)}.pcap", link)
@@ -218,7 +218,7 @@ def run_dir(out: str | None, scenario: Path) -> Path:
     Refuses, before anything runs, a target that exists and is not a result
     directory (no user data is replaced), with the command that would work.
     """
-    from ccbench.results import _replaceable
+    from ccbench.simulate.results import _replaceable
 
     if out is None:
         target = Path("results") / scenario.stem
@@ -236,13 +236,13 @@ def run_dir(out: str | None, scenario: Path) -> Path:
 @click.argument("result_dir", type=click.Path(file_okay=False, path_type=Path))
 def show(result_dir: Path) -> None:
     """Print the summary tables of a result directory, or the tables of a suite directory."""
-    from ccbench.sweep import MANIFEST
+    from ccbench.sweep.runner import MANIFEST
 
     if (result_dir / MANIFEST).is_file() and not (result_dir / "summary.json").is_file():
         try:
             print_suite(_console(), result_dir)
         except (KeyError, TypeError, ValueError, AttributeError) as e:  # a hand-edited suite.json or summary
-            from ccbench.errors import ResultError
+            from ccbench.core.errors import ResultError
 
             raise ResultError(f"{result_dir}: damaged, not a complete ccbench suite directory ({e!r})") from None
         return
@@ -256,8 +256,8 @@ def show(result_dir: Path) -> None:
     try:
         print_summary(_console(), summary)
     except (TypeError, ValueError, AttributeError) as e:  # a value of the wrong kind in a hand-edited file
-        from ccbench.errors import ResultError
-        from ccbench.results import SUMMARY_FILE
+        from ccbench.core.errors import ResultError
+        from ccbench.simulate.results import SUMMARY_FILE
 
         raise ResultError(f"{result_dir / SUMMARY_FILE}: damaged, not a ccbench summary ({e})") from None
 
@@ -356,8 +356,8 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
 
 def _finish_emulated(out: Path, scenario: Path, overrides: Sequence[str]) -> None:
     """An emulated run's directory as a simulated one's: tables, summary sections, scenario.toml, timeseries.png."""
-    from ccbench.emutables import convert
-    from ccbench.results import PLOT_FILE
+    from ccbench.formats.emulator import convert
+    from ccbench.simulate.results import PLOT_FILE
 
     if convert(out, ccbench.validate(scenario, set=list(overrides), streamed=True)):
         ccbench.load(out).plot(out / PLOT_FILE)  # not when the forwarder recorded nothing (did not start)
@@ -467,8 +467,8 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
             diff = f"{d * 100:+.1f}%" + (" !" if abs(d) > 0.10 else "")
         fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
         table.add_row(name, fmt(a), fmt(b), diff)
-    from ccbench.plot import compare as compare_figure
-    from ccbench.png import write_figure
+    from ccbench.core.png import write_figure
+    from ccbench.report.compare import compare as compare_figure
 
     kernel_flows = [{"id": f["id"], "bulk": bulk} for (_, f), (_, bulk) in zip(flows, kernel)]
     write_figure(compare_figure(result, ccbench.load(out), kernel_flows, ports, bott), out / "compare.png", dpi=110)
@@ -503,7 +503,8 @@ def export() -> None:
               help="Sampling step of the flent time axis, seconds.")
 def export_flent(run_dir: Path, out: str | None, test_name: str | None, step: float) -> None:
     """Export RUN_DIR as a flent 2.3.0 data file (flent -i FILE -p totals)."""
-    from ccbench.flent import FlentExportError, export as flent_export
+    from ccbench.formats.flent import FlentExportError
+    from ccbench.formats.flent import export as flent_export
 
     try:
         written = flent_export(run_dir, out, test=test_name, step=step)
@@ -525,7 +526,7 @@ def suite() -> None:
 @suite.command("list")
 def suite_list() -> None:
     """List the built-in suites."""
-    from ccbench.suite import builtin_suites
+    from ccbench.plan.suite import builtin_suites
 
     suites = builtin_suites()
     width = max((len(name) for name, _ in suites), default=0)
@@ -555,13 +556,13 @@ def suite_run(suite_ref: str, jobs: int | None, out: str | None, resume: bool, d
     Exits 1 if any run failed, 130 if interrupted (Ctrl-C); finished runs are
     kept either way, and --resume continues from them.
     """
-    from ccbench.workers import start_early
+    from ccbench.core.workers import start_early
 
     if not (dry_run or dask):
         start_early(jobs)  # its imports overlap loading and planning the suite
-    from ccbench.errors import CcbenchError
-    from ccbench.suite import SuiteSet, load_suite
-    from ccbench.sweep import SweepInterrupted, resume_command, run_suite
+    from ccbench.core.errors import CcbenchError
+    from ccbench.plan.suite import SuiteSet, load_suite
+    from ccbench.sweep.runner import SweepInterrupted, resume_command, run_suite
 
     loaded = load_suite(suite_ref)
     if only:
@@ -617,8 +618,8 @@ def explore_cmd(file: str, out: str | None, jobs: int | None, seeds: int | None,
     boundary.png for two axes). Running it again reuses every finished run.
     Exits 130 if interrupted.
     """
-    from ccbench.errors import CcbenchError
-    from ccbench.explore import ExploreInterrupted, explore, read_exploration, resolve_source
+    from ccbench.core.errors import CcbenchError
+    from ccbench.sweep.explore import ExploreInterrupted, explore, read_exploration, resolve_source
 
     try:
         source = resolve_source(file)
@@ -645,7 +646,7 @@ def suite_dir(out: str | None, name: str) -> Path:
     but no suite result (no user data is mixed with runs), with the command
     that would work.
     """
-    from ccbench.sweep import MANIFEST
+    from ccbench.sweep.runner import MANIFEST
 
     if out is None:
         return Path("results") / name
@@ -675,8 +676,8 @@ def _dry_run(loaded: Any, where: Path, resume: bool) -> None:
     Lines are ``key<TAB>overrides``; with ``resume``, ``key<TAB>reused|to run<TAB>overrides``,
     where reused means a finished result with that key is in WHERE/runs (the suite's or the part's directory).
     """
-    from ccbench.results import SUMMARY_FILE
-    from ccbench.sweep import RUNS_DIR
+    from ccbench.simulate.results import SUMMARY_FILE
+    from ccbench.sweep.runner import RUNS_DIR
 
     sizes = " x ".join(f"{len(a.values)} {a.name}" for a in loaded.axes) or "no axes"
     click.echo(f"{loaded.name}: {loaded.size:,} runs ({sizes})", err=True)
@@ -702,8 +703,8 @@ def _dry_run(loaded: Any, where: Path, resume: bool) -> None:
               help="Plots drawn at a time.  [default: CPU cores]")
 def report(suite_dir: Path, jobs: int | None) -> None:
     """Render SUITE_DIR's report (report.md, report.html) again from its stored results."""
-    from ccbench.report import ConsoleProgress, render  # render starts workers only for PNGs the suite asks for
-    from ccbench.workers import cores
+    from ccbench.core.workers import cores
+    from ccbench.report.suite import ConsoleProgress, render  # render starts workers only for PNGs the suite asks for
 
     try:
         with ConsoleProgress() as progress:
@@ -726,11 +727,11 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
     finished run gets them, delivery_with_rtt with the suite's bounds, and
     the report is rendered again to link them).
     """
-    from ccbench.workers import cores, start_early
+    from ccbench.core.workers import cores, start_early
 
     start_early(jobs)
-    from ccbench.report import ConsoleProgress, render
-    from ccbench.runplots import draw, kinds_of, plan
+    from ccbench.report.run_plots import draw, kinds_of, plan
+    from ccbench.report.suite import ConsoleProgress, render
 
     kinds = kinds_of(kinds)
     try:
@@ -807,7 +808,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
     ])
     if "jain" in summary:
-        from ccbench.run_metrics import tcp_jain_of
+        from ccbench.report.run_metrics import tcp_jain_of
 
         jain = tcp_jain_of(summary)
         if jain is not None:
@@ -885,7 +886,7 @@ def _plain_int(x: Any) -> str:
 
 def print_suite(console: Console, suite_dir: Path) -> None:
     """A suite directory's report tables and its Runs table (as report.md has them), with the legend."""
-    from ccbench.report import build, part_dirs
+    from ccbench.report.suite import build, part_dirs
 
     parts = part_dirs(suite_dir)
     if parts is not None:

@@ -51,7 +51,7 @@ falling back to a string). Example::
     title = "Goodput ratio, short-RTT / long-RTT flow"
     rows = "qdisc"                         # an axis
     cols = "ratio"                         # an axis (optional: one column)
-    cell = 'ratio(goodput_mbps, "short", "long")'   # a metric expression: see ccbench.expr
+    cell = 'ratio(goodput_mbps, "short", "long")'   # a metric expression: see ccbench.plan.expr
     format = "{:.2f}"                      # one {} or {:spec} field, text around it allowed
     where = { tcp = 1 }                    # fix other axes (optional); axes left free get one table each
     # Instead of cols/cell: columns = [{ label = "1 TCP", cell = '...', reference = 50 }, ...]
@@ -113,10 +113,11 @@ from pathlib import Path
 from typing import Any
 
 from ccbench import _core
-from ccbench.api import toml_value
-from ccbench.errors import ScenarioError, from_native
-from ccbench.expr import Expr, ExprError, parse as parse_expr
-from ccbench.results import RUN_PLOTS
+from ccbench.core.errors import ScenarioError, from_native
+from ccbench.plan.expr import Expr, ExprError
+from ccbench.plan.expr import parse as parse_expr
+from ccbench.simulate.api import toml_value
+from ccbench.simulate.results import RUN_PLOTS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -152,7 +153,7 @@ DEFAULT_RUN_PLOTS: tuple[str, ...] = ()  # drawing one takes as long as many run
 SEED_AXIS = "seed"
 #: The cross-run plot a report adds for a suite with a seed axis of 2+ values.
 SEED_BOX = "seed_box"
-#: Title of each cross-run plot in a report, in report order (the plots themselves: ccbench.plot_suite.PLOTS).
+#: Title of each cross-run plot in a report, in report order (the plots themselves: ccbench.report.suite_plots.PLOTS).
 PLOT_TITLES = {
     "goodput_box": "Goodput per flow (box plot)",
     "rtt_box": "RTT per flow and ping (box plot)",
@@ -653,7 +654,7 @@ def load_suite(source: str | os.PathLike[str], *, read_base: bool = True) -> Sui
             names = ", ".join(n for n, _ in builtin_suites())
             raise SuiteError(f"{source}: no such suite file or built-in suite (built-in: {names})",
                              [{"file": source, "line": None, "col": None, "key": "", "message": "no such suite"}])
-    from ccbench.files import read_input
+    from ccbench.core.files import read_input
 
     data = read_input(path, "suite")  # OSError (no such file, a device, too large) is the caller's to report
     try:
@@ -846,7 +847,7 @@ class _Reader:
 
     def read_file(self, target: Path, at: Key, what: str) -> str | None:
         """A file this suite names (its base scenario, a part), or None with the problem recorded at ``at``."""
-        from ccbench.files import read_input
+        from ccbench.core.files import read_input
 
         try:
             return read_input(target, what).decode("utf-8")

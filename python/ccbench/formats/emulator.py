@@ -98,7 +98,7 @@ def convert(out: str | os.PathLike[str], scenario_toml: str | None = None) -> li
     if scenario_toml is not None:
         import tomllib
 
-        from ccbench.results import SCENARIO_FILE
+        from ccbench.simulate.results import SCENARIO_FILE
 
         (root / SCENARIO_FILE).write_text(scenario_toml, encoding="utf-8")
         summary["seed"] = tomllib.loads(scenario_toml).get("seed")
