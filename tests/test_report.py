@@ -544,7 +544,7 @@ def test_tables_aggregate_over_seeds_with_mean_and_95_percent_interval(write_sui
 def test_seed_box_has_a_box_per_configuration_over_its_seeds(write_suite, tmp_path: Path) -> None:
     from ccbench.report.suite import _seed_groups
     from ccbench.report.run_metrics import window_goodput_mbps
-    from ccbench.plan.suite import load_suite as read_suite
+    from ccbench.plan.suite_file import load_suite as read_suite
 
     res = run_suite(write_suite(SEEDED), tmp_path / "out", jobs=1, progress=False, report=False)
     suite = read_suite(tmp_path / "suite.toml")
@@ -558,7 +558,8 @@ def test_seed_box_has_a_box_per_configuration_over_its_seeds(write_suite, tmp_pa
 
 
 def test_seeds_key_adds_a_seed_axis(write_suite, tmp_path: Path) -> None:
-    from ccbench.plan.suite import SuiteError, load_suite as read_suite
+    from ccbench.plan.suite import SuiteError
+    from ccbench.plan.suite_file import load_suite as read_suite
 
     text = ('name = "seeded"\nbase = "two.toml"\nseeds = 3\n\n[[axes]]\nname = "qdisc"\n'
             'values = ["fq_codel", "pfifo"]\nkey = "links.bottleneck.qdisc.kind"\n')

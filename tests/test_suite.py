@@ -12,7 +12,8 @@ import pytest
 import ccbench
 from ccbench.plan.expr import ExprError, evaluate, parse
 from ccbench.report.suite import render
-from ccbench.plan.suite import SEED_BOX, SUITE_PLOTS, SuiteError, builtin_suites, format_value, load_suite, parse_suite
+from ccbench.plan.suite import SEED_BOX, SUITE_PLOTS, SuiteError, format_value
+from ccbench.plan.suite_file import builtin_suites, load_suite, parse_suite
 from conftest import TINY, line_of
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ import pytest
 
 import ccbench
 from ccbench.sweep import runner as sweep
-from ccbench.plan.suite import load_suite
+from ccbench.plan.suite_file import load_suite
 from ccbench.sweep.runner import SweepInterrupted, read_manifest, resume_command, run_suite
 from conftest import TINY
 

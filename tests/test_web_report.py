@@ -311,7 +311,7 @@ def suite_charts(page: Page) -> dict[str, dict[str, Any]]:
 
 def test_suite_report_draws_the_cross_run_figures_from_the_runs_data(seeded_suite: Any, open_page) -> None:
     from ccbench.report.suite import run_label
-    from ccbench.plan.suite import load_suite
+    from ccbench.plan.suite_file import load_suite
 
     suite = load_suite(seeded_suite.dir.parent.parent / "suite.toml")
     labels = [run_label(suite, r.values) for r in seeded_suite.runs]

@@ -526,7 +526,7 @@ def suite() -> None:
 @suite.command("list")
 def suite_list() -> None:
     """List the built-in suites."""
-    from ccbench.plan.suite import builtin_suites
+    from ccbench.plan.suite_file import builtin_suites
 
     suites = builtin_suites()
     width = max((len(name) for name, _ in suites), default=0)
@@ -561,7 +561,8 @@ def suite_run(suite_ref: str, jobs: int | None, out: str | None, resume: bool, d
     if not (dry_run or dask):
         start_early(jobs)  # its imports overlap loading and planning the suite
     from ccbench.core.errors import CcbenchError
-    from ccbench.plan.suite import SuiteSet, load_suite
+    from ccbench.plan.suite import SuiteSet
+    from ccbench.plan.suite_file import load_suite
     from ccbench.sweep.runner import SweepInterrupted, resume_command, run_suite
 
     loaded = load_suite(suite_ref)

@@ -18,7 +18,7 @@ from typing import Any
 from ccbench.core.png import save_figure
 from ccbench.core.workers import in_workers
 from ccbench.plan.manifest import MANIFEST, read_manifest
-from ccbench.plan.suite import parse_suite
+from ccbench.plan.suite_file import parse_suite
 from ccbench.simulate.results import SUMMARY_FILE
 
 __all__ = ["draw", "draw_one", "kinds_of", "plan"]

@@ -56,9 +56,9 @@ from ccbench.plan.suite import (
     Suite,
     TableSpec,
     format_value,
-    parse_suite,
     value_key,
 )
+from ccbench.plan.suite_file import parse_suite
 from ccbench.report.run_metrics import RunColumn, run_columns
 from ccbench.report.run_metrics import legend as legend_of
 from ccbench.simulate.page import ASSETS_DIR, JS_DIR, PAGE_FILE, copy_assets

@@ -79,7 +79,9 @@ from ccbench.plan.expr import Expr, ExprError, evaluate
 from ccbench.plan.expr import parse as parse_expr
 from ccbench.plan.gridsearch import Cell, SearchResult, full_grid, search
 from ccbench.plan.manifest import RUNS_DIR
-from ccbench.plan.suite import PlannedRun, Suite, SuiteError, _write_toml, parse_suite
+from ccbench.plan.suite import PlannedRun, Suite, SuiteError
+from ccbench.plan.suite_file import parse_suite
+from ccbench.plan.toml_text import _write_toml
 from ccbench.simulate.api import toml_value
 
 if sys.version_info >= (3, 11):

@@ -38,7 +38,8 @@ from typing import Any
 
 import polars as pl
 
-from ccbench.plan.suite import Scalar, parse_suite
+from ccbench.plan.suite import Scalar
+from ccbench.plan.suite_file import parse_suite
 from ccbench.simulate.api import read_source, toml_value
 from ccbench.simulate.results import SUMMARY_FILE, _flatten, read_summary
 

@@ -71,7 +71,8 @@ from ccbench.core.errors import CcbenchError, SimulationError, Terminated
 from ccbench.core.files import OLD_DIR, SUMMARY_FILE, check_free_space, work_dir
 from ccbench.core.workers import cores, mp_context, run_scope, worker_init
 from ccbench.plan.manifest import MANIFEST, RUNS_DIR, ManifestWriter, RunRecord, read_manifest, write_set_manifest
-from ccbench.plan.suite import PlannedRun, Suite, SuiteSet, load_suite
+from ccbench.plan.suite import PlannedRun, Suite, SuiteSet
+from ccbench.plan.suite_file import load_suite
 from ccbench.simulate.api import estimate, run
 from ccbench.simulate.results import _replace_dir, _replaceable
 
