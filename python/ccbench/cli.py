@@ -108,26 +108,10 @@ class _RunProgress:
 
 
 def _suite_warnings(loaded: Any) -> None:
-    """Print each distinct scenario warning of a suite's axis values once,
-    located at the suite line that wrote the value when an axis or ``set`` did."""
-    import tomllib
+    from ccbench.plan.suite import axis_warnings
 
-    from ccbench import _core
-    from ccbench.core.errors import problem_text
-    from ccbench.plan.suite import _blame
-
-    doc = tomllib.loads(loaded.base_text)
-    seen: set[str] = set()
-    for p in loaded.axis_points():  # each axis value once, not every combination
-        try:
-            found = _core.warnings(loaded.base_text, loaded.base_file or "<base>", [o.text for o in p.overrides], True)
-        except Exception:  # invalid points are reported by the run itself
-            continue
-        for w in found:
-            line = problem_text(_blame(w, p.overrides, doc))
-            if line not in seen:
-                seen.add(line)
-                click.echo(f"warning: {line}", err=True)
+    for line in axis_warnings(loaded):
+        click.echo(f"warning: {line}", err=True)
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -275,23 +259,6 @@ def validate(scenario: Path, overrides: Sequence[str], resolved: bool) -> None:
 # --- emulate (live, ccbench-emu) ------------------------------------------------------------
 
 
-def _emu_binary() -> str:
-    """The `ccbench-emu` binary: $CCBENCH_EMU, then PATH, then this checkout's target/."""
-    import shutil
-
-    if env := os.environ.get("CCBENCH_EMU"):
-        return env
-    if found := shutil.which("ccbench-emu"):
-        return found
-    root = Path(__file__).resolve().parents[2]
-    for profile in ("release", "debug"):
-        cand = root / "target" / profile / "ccbench-emu"
-        if cand.is_file():
-            return str(cand)
-    _fail("ccbench-emu not found: build it with `cargo build --release -p ccbench-emu` "
-          "(or set CCBENCH_EMU to its path)", USER_ERROR)
-
-
 @cli.command(context_settings={"ignore_unknown_options": True})
 @_scenario_argument
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -325,8 +292,10 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
     """
     import subprocess
 
+    from ccbench.formats.emulator import emu_binary, finish_run
+
     target = out or Path("results") / f"{scenario.stem}-emu"
-    argv = [_emu_binary(), "run", str(scenario), "-o", str(target)]
+    argv = [emu_binary(), "run", str(scenario), "-o", str(target)]
     for o in overrides:
         argv += ["--set", o]
     for srv in servers:
@@ -349,18 +318,9 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
         except KeyboardInterrupt:
             continue  # the emulator got the same SIGINT and is cleaning up
     if (target / "summary.json").is_file():
-        _finish_emulated(target, scenario, overrides)  # also after a failure: the records show what happened
+        finish_run(target, scenario, overrides)  # also after a failure: the records show what happened
     if code != 0:
         raise click.exceptions.Exit(code)
-
-
-def _finish_emulated(out: Path, scenario: Path, overrides: Sequence[str]) -> None:
-    """An emulated run's directory as a simulated one's: tables, summary sections, scenario.toml, timeseries.png."""
-    from ccbench.formats.emulator import convert
-    from ccbench.simulate.results import PLOT_FILE
-
-    if convert(out, ccbench.validate(scenario, set=list(overrides), streamed=True)):
-        ccbench.load(out).plot(out / PLOT_FILE)  # not when the forwarder recorded nothing (did not start)
 
 
 @cli.command()
@@ -386,76 +346,13 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     Each flow entry's client host is its own namespace on the flow's route;
     flows with `ecn = "classic"` turn on `tcp_ecn` there.
     """
-    import json
-    import subprocess
-    import tempfile
+    from ccbench.report.compare import EmulationError, run_compare
 
-    # The kernel's counters cover the whole run, so the simulation's must too.
-    result = ccbench.run(scenario, set=[*overrides, 'metrics.warmup="0s"'])
-    sim = result.summary
-    flows = [(i, f) for i, f in enumerate(sim["flows"]) if f["kind"] == "tcp"]
-    if not flows:
-        _fail(f"{scenario}: compare needs a TCP flow", USER_ERROR)
-    # The kernel's TCP has RFC 3168 ECN (tcp_ecn = 1 in the flow's own namespace; the server's
-    # default 2 accepts it) but not the other modes a simulated flow may use.
-    other = [f"{f['id']}: {f['ecn']!r}" for _, f in flows if f["ecn"] not in ("off", "classic")]
-    if other:
-        _fail(f"{scenario}: compare runs TCP flows with ecn false or \"classic\", not {', '.join(other)}",
-              USER_ERROR)
-    duration = float(sim["duration_s"])
-    out = out or Path("results") / f"{scenario.stem}-compare"
-    emu = _emu_binary()
-    series = result.tables["flow_series"]
-    ports = [5201 + k for k in range(len(flows))]  # flow k's connection, to tell the emulated flows apart
-    with tempfile.TemporaryDirectory(prefix="ccbench-compare-") as tmp:
-        argv = [emu, "run", str(scenario), "-o", str(out)]
-        for k, (_, f) in enumerate(flows):
-            port, start = ports[k], float(f.get("start_s") or 0.0)
-            secs = float(f.get("stop_s") or duration) - start
-            argv += ["--server", f"exec {emu} tcp-sink {port} > {tmp}/sink-{k}.json"]
-            ecn_on = "sysctl -qw net.ipv4.tcp_ecn=1 || exit 1; " if f["ecn"] == "classic" else ""
-            argv += ["--flow", f"{f['id']}={ecn_on}sleep {start:g}; exec {emu} tcp-bulk 10.201.0.2:{port} "
-                               f"{f['cc']} {secs:g} > {tmp}/bulk-{k}.json"]
-        for o in overrides:
-            argv += ["--set", o]
-        if no_rt:
-            argv.append("--no-rt")
-        proc = subprocess.run(argv, capture_output=True, text=True)
-        if proc.returncode != 0:
-            _fail(f"emulation failed: {proc.stderr.strip()}", 1)
-        kernel = []
-        for k in range(len(flows)):
-            try:
-                kernel.append(tuple(json.loads(Path(tmp, f"{name}-{k}.json").read_text().strip().splitlines()[-1])
-                                    for name in ("sink", "bulk")))
-            except (OSError, ValueError, IndexError):
-                _fail(f"emulation failed: flow {flows[k][1]['id']} reported nothing\n{proc.stderr.strip()}", 1)
-    _finish_emulated(out, scenario, overrides)
-    emu_sum = json.loads((out / "summary.json").read_text())["emulator"]
-    emu_links = {link["link"]: link for link in emu_sum["fwd"]["links"]}
-    sim_links = [link for link in sim["links"] if link["id"] in emu_links]
-    bott = max(sim_links, key=lambda link: link["sojourn_ms"]["mean"] or 0.0)["id"] if sim_links else None
-
-    def active_goodput(i: int, f: dict[str, Any]) -> float:
-        """Mean goodput over the flow's active time (a later flow's is not diluted by the time before it)."""
-        start, stop = float(f.get("start_s") or 0.0), float(f.get("stop_s") or duration)
-        mine = series.filter((series["flow"] == i) & (series["time_s"] > start) & (series["time_s"] <= stop))
-        return float(mine["goodput_mbps"].mean()) if mine.height else float(f["goodput_mbps"])
-
-    sim_good = [active_goodput(i, f) for i, f in flows]
-    emu_good = [sink["goodput_mbps"] for sink, _ in kernel]
-    several = len(flows) > 1
-    rows = []
-    for k, ((_, f), (sink, bulk)) in enumerate(zip(flows, kernel)):
-        name = (lambda m: f"{f['id']} {m}") if several else (lambda m: m)
-        rows += [(name("goodput Mbit/s"), sim_good[k], emu_good[k])]
-        if several:
-            rows += [(name("share"), sim_good[k] / sum(sim_good), emu_good[k] / sum(emu_good))]
-        rows += [(name("retransmits"), f["retransmits"], bulk["retransmits"]),
-                 (name("sRTT mean ms"), f["rtt_ms"]["mean"], bulk["srtt_mean_ms"])]
-    if bott is not None:
-        sim_link = next(link for link in sim["links"] if link["id"] == bott)
-        rows.append((f"{bott} queue delay mean ms", sim_link["sojourn_ms"]["mean"], emu_links[bott]["sojourn_mean_ms"]))
+    try:
+        c = run_compare(scenario, out, overrides, no_rt=no_rt)
+    except EmulationError as e:
+        _fail(str(e), 1)
+    flows, rows, emu_sum, out = c.flows, c.rows, c.emulator, c.out
     ccs = ", ".join(f"{f['id']} ({f['cc']})" for _, f in flows)
     table = Table(title=f"{scenario.stem}: {ccs} simulated vs the kernel's", box=box.SIMPLE)
     for col in ("metric", "simulated", "emulated", "diff"):
@@ -467,16 +364,6 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
             diff = f"{d * 100:+.1f}%" + (" !" if abs(d) > 0.10 else "")
         fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
         table.add_row(name, fmt(a), fmt(b), diff)
-    from ccbench.core.png import write_figure
-    from ccbench.report.compare import compare as compare_figure
-
-    kernel_flows = [{"id": f["id"], "bulk": bulk} for (_, f), (_, bulk) in zip(flows, kernel)]
-    write_figure(compare_figure(result, ccbench.load(out), kernel_flows, ports, bott), out / "compare.png", dpi=110)
-    (out / "compare.json").write_text(json.dumps(
-        {"flow": flows[0][1]["id"], "cc": flows[0][1]["cc"], "kernel_cc": kernel[0][1]["cc"],
-         "flows": [{"id": f["id"], "cc": f["cc"], "kernel_cc": bulk["cc"], "sink": sink, "bulk": bulk}
-                   for (_, f), (sink, bulk) in zip(flows, kernel)],
-         "rows": [{"metric": n, "simulated": a, "emulated": b} for n, a, b in rows]}, indent=2))
     console = _console()
     console.print(table)
     fw = emu_sum["fwd"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ccbench import _core
-from ccbench.core.errors import ScenarioError, from_native
+from ccbench.core.errors import ScenarioError, from_native, problem_text
 from ccbench.plan.expr import Expr
 from ccbench.simulate.api import toml_value
 from ccbench.simulate.results import RUN_PLOTS
@@ -40,6 +40,7 @@ __all__ = [
     "SuiteError",
     "SuiteSet",
     "TableSpec",
+    "axis_warnings",
     "format_value",
     "value_key",
 ]
@@ -517,3 +518,20 @@ def _show(v: Any) -> str:
     if isinstance(v, list):
         return "a list"
     return toml_value(v) if isinstance(v, (str, int, float, bool)) else type(v).__name__
+
+
+def axis_warnings(suite: Suite) -> list[str]:
+    """Each distinct scenario warning of a suite's axis values once, located
+    at the suite line that wrote the value when an axis or ``set`` did."""
+    doc = tomllib.loads(suite.base_text)
+    seen: list[str] = []
+    for p in suite.axis_points():  # each axis value once, not every combination
+        try:
+            found = _core.warnings(suite.base_text, suite.base_file or "<base>", [o.text for o in p.overrides], True)
+        except Exception:  # invalid points are reported by the run itself
+            continue
+        for w in found:
+            line = problem_text(_blame(w, p.overrides, doc))
+            if line not in seen:
+                seen.append(line)
+    return seen
