@@ -13,8 +13,8 @@ import pytest
 from matplotlib.figure import Figure
 
 import ccbench
-from ccbench.api import overrides, toml_value
-from ccbench.results import SCHEMA
+from ccbench.simulate.api import overrides, toml_value
+from ccbench.simulate.results import SCHEMA
 from conftest import MEDIA, TINY, TWO_FLOWS
 
 BASE_RTT_MS = 20.0  # 10 ms out on "bottleneck" + 10 ms back on "ret"
@@ -314,9 +314,9 @@ def test_spilled_tables_equal_the_in_memory_ones(tmp_path: Path, monkeypatch) ->
     """With spill_dir the core writes every table to Parquet (a row group at a time during
     the run): tables read back, saved files and summary are those of the in-memory run,
     capture and empty tables included."""
-    import ccbench.api
+    import ccbench.simulate.api
 
-    monkeypatch.setattr(ccbench.api, "SPILL_BYTES", 5000)  # several row groups in 2 s
+    monkeypatch.setattr(ccbench.simulate.api, "SPILL_BYTES", 5000)  # several row groups in 2 s
     ov = ["metrics.capture=['bottleneck']"]
     mem = ccbench.run(TWO_FLOWS, set=ov)
     spill = tmp_path / "spill"

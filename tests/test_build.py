@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import ccbench
-from ccbench.errors import ScenarioError
+from ccbench.core.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,8 +7,8 @@ import tomllib
 from pathlib import Path
 
 import ccbench
-from ccbench.suite import load_suite
-from ccbench.sweep import run_suite
+from ccbench.plan.suite_file import load_suite
+from ccbench.sweep.runner import run_suite
 
 SHORT = ['test.length="3s"', 'test.delay="1s"', 'metrics.warmup="1s"']
 

@@ -173,7 +173,8 @@ def test_run_without_plot_loads_no_plotting_or_suite_code(write_scenario) -> Non
     import sys
 
     scenario = write_scenario()
-    heavy = ("matplotlib", "ccbench.plot", "ccbench.suite", "ccbench.sweep", "ccbench.frame", "ccbench.report")
+    heavy = ("matplotlib", "ccbench.simulate.plot", "ccbench.plan.suite", "ccbench.sweep", "ccbench.sweep.frame",
+             "ccbench.report.suite")
     code = (
         "import sys\n"
         "from ccbench.cli import cli\n"

@@ -8,7 +8,7 @@ stay with what the queue marked (Linux's rules can over-count by at most 7 on
 an older ACK that newly SACKs data, which is rare)."""
 
 import ccbench
-from ccbench.suite import load_suite
+from ccbench.plan.suite_file import load_suite
 
 
 def test_s6_prague_counts_the_marks_the_queue_made() -> None:

@@ -231,7 +231,7 @@ def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module
     from matplotlib.figure import Figure
 
     import ccbench
-    from ccbench.plot import compare
+    from ccbench.report.compare import compare
 
     fig = compare(ccbench.run(write_scenario(TWO_FLOWS_20M), set=['metrics.warmup="0s"']), ccbench.load(tmp_path / "c"),
                   doc["flows"], [5201, 5202], "bottleneck")

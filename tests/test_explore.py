@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 import ccbench
-from ccbench.explore import ExploreError, Property, builtin_dir, read_exploration
-from ccbench.gridsearch import full_grid, search
+from ccbench.sweep.explore import ExploreError, Property, builtin_dir, read_exploration
+from ccbench.plan.gridsearch import full_grid, search
 
 
 def _near_boundary(cell, truth, shape) -> bool:

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import ccbench
-from ccbench import flent
+from ccbench.formats import flent
 
 REPO = Path(__file__).resolve().parents[1]
 CHECKER = REPO / "tests" / "flent_check.py"

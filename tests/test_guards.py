@@ -11,7 +11,7 @@ import pytest
 from click.testing import Result as CliResult
 
 import ccbench
-from ccbench.errors import ScenarioWarning
+from ccbench.core.errors import ScenarioWarning
 
 from conftest import TINY, TWO_FLOWS, line_of
 

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import ccbench
-from ccbench.pcap import PCAP_MAGIC_NS, RECEIVER_ISN, SENDER_ISN, write_pcap
+from ccbench.formats.pcap import PCAP_MAGIC_NS, RECEIVER_ISN, SENDER_ISN, write_pcap
 
 # One ECN CUBIC flow and one Not-ECT Reno flow through a small ECN CoDel queue, and a ping.
 # Endpoints in arena order: 0 = "ecn", 1 = "plain", 2 = "ping".

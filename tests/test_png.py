@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from PIL import Image
 
-from ccbench.png import write_figure
+from ccbench.core.png import write_figure
 
 
 def _figure() -> Figure:

@@ -143,7 +143,7 @@ def test_readme_codel1q_20ms_is_what_the_suite_runs() -> None:
     """The README's codel1q(20ms) line is the sce-l4s S2 qdisc of that name (the report's batch file)."""
     import tomllib
 
-    from ccbench.suite import load_suite
+    from ccbench.plan.suite_file import load_suite
 
     line = next(x for x in README.read_text().splitlines()
                 if x.startswith('qdisc = { kind = "fq_codel", flows = 1'))

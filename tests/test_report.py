@@ -16,11 +16,12 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 
 import ccbench
-from ccbench import plot_suite, sweep
-from ccbench.report import StoredRun, build, render
-from ccbench.run_metrics import window_goodput_mbps
-from ccbench.suite import DEFAULT_SUITE_PLOTS, PLOT_TITLES, SEED_BOX, SUITE_PLOTS
-from ccbench.sweep import SweepInterrupted, run_suite
+from ccbench.report import suite_plots as plot_suite
+from ccbench.sweep import runner as sweep
+from ccbench.report.suite import StoredRun, build, render
+from ccbench.report.run_metrics import window_goodput_mbps
+from ccbench.plan.suite import DEFAULT_SUITE_PLOTS, PLOT_TITLES, SEED_BOX, SUITE_PLOTS
+from ccbench.sweep.runner import SweepInterrupted, run_suite
 from conftest import TWO_FLOWS
 
 REPORTED = """\
@@ -471,7 +472,7 @@ def test_ctrl_c_while_rendering_stops_at_once_and_changes_nothing(swept: Path, r
     assert {name: (swept / name).read_bytes() for name in before} == before
     assert sorted(p.name for p in (swept / "plots").iterdir()) == sorted(plots)  # no temporary files left
 
-    from ccbench import report
+    from ccbench.report import suite as report
 
     def interrupted(*args: Any, **kw: Any) -> Path:
         raise KeyboardInterrupt
@@ -519,7 +520,7 @@ format = "{:.3f}"
 
 
 def test_tables_aggregate_over_seeds_with_mean_and_95_percent_interval(write_suite, tmp_path: Path) -> None:
-    from ccbench.report import mean_ci95, t95
+    from ccbench.report.suite import mean_ci95, t95
 
     res = run_suite(write_suite(SEEDED), tmp_path / "out", jobs=1, progress=False)
     md = (res.dir / "report.md").read_text()
@@ -541,9 +542,9 @@ def test_tables_aggregate_over_seeds_with_mean_and_95_percent_interval(write_sui
 
 
 def test_seed_box_has_a_box_per_configuration_over_its_seeds(write_suite, tmp_path: Path) -> None:
-    from ccbench.report import _seed_groups
-    from ccbench.run_metrics import window_goodput_mbps
-    from ccbench.suite import load_suite as read_suite
+    from ccbench.report.suite import _seed_groups
+    from ccbench.report.run_metrics import window_goodput_mbps
+    from ccbench.plan.suite_file import load_suite as read_suite
 
     res = run_suite(write_suite(SEEDED), tmp_path / "out", jobs=1, progress=False, report=False)
     suite = read_suite(tmp_path / "suite.toml")
@@ -557,7 +558,8 @@ def test_seed_box_has_a_box_per_configuration_over_its_seeds(write_suite, tmp_pa
 
 
 def test_seeds_key_adds_a_seed_axis(write_suite, tmp_path: Path) -> None:
-    from ccbench.suite import SuiteError, load_suite as read_suite
+    from ccbench.plan.suite import SuiteError
+    from ccbench.plan.suite_file import load_suite as read_suite
 
     text = ('name = "seeded"\nbase = "two.toml"\nseeds = 3\n\n[[axes]]\nname = "qdisc"\n'
             'values = ["fq_codel", "pfifo"]\nkey = "links.bottleneck.qdisc.kind"\n')
@@ -603,7 +605,7 @@ def test_plot_draws_per_run_plots_later_and_the_report_links_them(write_suite, t
     """A suite without per-run plots runs without drawing any and its report says how to get them;
     `ccbench plot` draws them for every finished run (the suite's bounds on delivery_with_rtt) and
     the report, rendered again, links them."""
-    from ccbench.runplots import plan
+    from ccbench.report.run_plots import plan
 
     text = REPORTED.replace(_ASKED, "").replace('plots = ["timeseries"]', 'plots = []\n\n[[report.bounds]]\n'
                                                 'where = { rate = "5Mbit" }\nthroughput = [0, 7]')

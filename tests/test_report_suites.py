@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import ccbench
-from ccbench.suite import load_suite
-from ccbench.sweep import run_suite
+from ccbench.plan.suite_file import load_suite
+from ccbench.sweep.runner import run_suite
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
 

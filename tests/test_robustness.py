@@ -18,7 +18,8 @@ import pytest
 from click.testing import Result as CliResult
 
 import ccbench
-import ccbench.files
+import ccbench.core.files
+import ccbench.simulate.api
 from conftest import TINY
 
 from test_guards import UNLIMITED
@@ -111,7 +112,7 @@ def test_devices_and_huge_files_are_not_read(run_cli: Callable[..., CliResult], 
         assert result.stderr.startswith("/dev/zero: not a regular file"), result.stderr
     big = tmp_path / "big.toml"
     with open(big, "wb") as f:
-        f.truncate(ccbench.files.MAX_INPUT_BYTES + 1)  # sparse: nothing is written
+        f.truncate(ccbench.core.files.MAX_INPUT_BYTES + 1)  # sparse: nothing is written
     result = run_cli("validate", big)
     assert result.exit_code == 2 and result.stderr.startswith(f"{big}: larger than 16 MiB"), result.stderr
     result = run_cli("run", tmp_path)
@@ -172,7 +173,7 @@ def test_a_killed_replacement_puts_the_previous_result_back(tmp_path: Path, run_
     work = tmp_path / "out" / ".x.tmp-spill-dead"
     work.mkdir()
     os.replace(tmp_path / "out" / "x", work / "old")
-    ccbench.files.clear_dead(tmp_path / "out" / "x")
+    ccbench.core.files.clear_dead(tmp_path / "out" / "x")
     assert (tmp_path / "out" / "x" / "summary.json").is_file() and not work.exists()
 
 
@@ -206,14 +207,14 @@ def test_disk_is_limited_and_free_space_checked(run_cli: Callable[..., CliResult
     assert result.exit_code == 2
     assert result.stderr.startswith("out/x: this run would write about ") and "but only 0 MiB is free there" in result.stderr
     assert not Path("out").exists()
-    assert ccbench.api.estimate(path, streamed=True)["disk"] > 1000
+    assert ccbench.simulate.api.estimate(path, streamed=True)["disk"] > 1000
 
 
 def test_pcaps_are_streamed_and_belong_to_the_result(run_cli: Callable[..., CliResult],
                                                     write_scenario: Callable[..., Path],
                                                     monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import ccbench.pcap
-    from ccbench.results import Tables
+    import ccbench.formats.pcap
+    from ccbench.simulate.results import Tables
 
     path = write_scenario()
     assert run_cli("run", path, "-o", "whole", "--pcap", "bottleneck").exit_code == 0
@@ -225,14 +226,14 @@ def test_pcaps_are_streamed_and_belong_to_the_result(run_cli: Callable[..., CliR
         return whole_lookup(self, name)
 
     monkeypatch.setattr(Tables, "__getitem__", refuse_capture)
-    monkeypatch.setattr(ccbench.pcap, "BATCH_ROWS", 7)
+    monkeypatch.setattr(ccbench.formats.pcap, "BATCH_ROWS", 7)
     assert run_cli("run", path, "-o", "batched", "--pcap", "bottleneck").exit_code == 0
     assert (tmp_path / "whole" / "bottleneck.pcap").read_bytes() == (tmp_path / "batched" / "bottleneck.pcap").read_bytes()
     # A pcap that cannot be written fails the run: no result without it.
     def fail(*args: object, **kw: object) -> int:
         raise OSError(28, "No space left on device", "failed.pcap")
 
-    monkeypatch.setattr(ccbench.pcap, "write_pcap", fail)
+    monkeypatch.setattr(ccbench.formats.pcap, "write_pcap", fail)
     result = run_cli("run", path, "-o", "failed", "--pcap", "bottleneck")
     assert result.exit_code == 2 and result.stderr.startswith("failed.pcap: no space left on device")
     assert not (tmp_path / "failed").exists()
@@ -248,7 +249,7 @@ def test_link_ids_cannot_name_files_outside_the_result(run_cli: Callable[..., Cl
     result = run_cli("run", path, "-o", "out/r", "--pcap", "../../escaped", "--pcap", str(outside))
     assert result.exit_code == 0, result.stderr
     pcaps = sorted(p.name for p in (tmp_path / "out" / "r").glob("*.pcap"))
-    assert pcaps == sorted(["%2E.%2F..%2Fescaped.pcap", f"{ccbench.files.file_name(str(outside))}.pcap"])
+    assert pcaps == sorted(["%2E.%2F..%2Fescaped.pcap", f"{ccbench.core.files.file_name(str(outside))}.pcap"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "tiny.toml"]
     assert not list(tmp_path.parent.glob("escaped*")) and not outside.with_suffix(".pcap").exists()
 

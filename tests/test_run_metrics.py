@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 import ccbench
-from ccbench.report import StoredRun
-from ccbench.run_metrics import RUN_COLUMNS, counter_after_warmup, tcp_jain, window_goodput_mbps
+from ccbench.report.suite import StoredRun
+from ccbench.report.run_metrics import RUN_COLUMNS, counter_after_warmup, tcp_jain, window_goodput_mbps
 
 # A 10 Mbit/s FIFO: "a" alone for 1.5 s, then "b" joins; a SCReAM flow and a ping; warm-up 0.5 s.
 MIXED = """\
@@ -138,8 +138,8 @@ def test_stored_run_reads_only_the_columns_asked_for(mixed) -> None:
 
 def test_runs_table_shows_per_kind_goodput_when_kinds_mix(mixed, tmp_path: Path) -> None:
     """With a media flow beside TCP, the Runs table has the total, TCP and media goodput columns."""
-    from ccbench.suite import format_value
-    from ccbench.sweep import run_suite
+    from ccbench.plan.suite import format_value
+    from ccbench.sweep.runner import run_suite
 
     (tmp_path / "mixed.toml").write_text(MIXED, encoding="utf-8")
     (tmp_path / "suite.toml").write_text('name = "m"\nbase = "mixed.toml"\n[[axes]]\nname = "seed"\nvalues = [1]\n'
@@ -200,7 +200,7 @@ def _link(id: str, qdisc: str, util: float | None, p99: float | None, rate_mean:
 
 
 def test_queue_columns_name_each_queue_bottleneck_first_and_skip_delay_stages() -> None:
-    from ccbench.run_metrics import bottleneck, run_columns
+    from ccbench.report.run_metrics import bottleneck, run_columns
 
     # As l4s-testing S2 at 80 ms: a netem stage whose "sojourn" is its 40 ms delay, the 50 Mbit
     # fq_codel (the bottleneck), an unshaped DualPI2 behind it and the ACK-path queues.

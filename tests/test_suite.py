@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 import ccbench
-from ccbench.expr import ExprError, evaluate, parse
-from ccbench.report import render
-from ccbench.suite import SEED_BOX, SUITE_PLOTS, SuiteError, builtin_suites, format_value, load_suite, parse_suite
+from ccbench.plan.expr import ExprError, evaluate, parse
+from ccbench.report.suite import render
+from ccbench.plan.suite import SEED_BOX, SUITE_PLOTS, SuiteError, format_value
+from ccbench.plan.suite_file import builtin_suites, load_suite, parse_suite
 from conftest import TINY, line_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -614,7 +615,7 @@ def test_a_suite_of_suites_runs_its_parts_into_one_directory_with_one_report(tmp
 
 
 def test_delivery_with_rtt_takes_the_reports_axis_bounds(tiny_result: ccbench.Result) -> None:
-    from ccbench.plot import delivery_with_rtt
+    from ccbench.simulate.plot import delivery_with_rtt
 
     fig = delivery_with_rtt(tiny_result, throughput=(0, 55), rtt=(20, 70))
     left, right = fig.axes

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import ccbench
-from ccbench import sweep
-from ccbench.suite import load_suite
-from ccbench.sweep import SweepInterrupted, read_manifest, resume_command, run_suite
+from ccbench.sweep import runner as sweep
+from ccbench.plan.suite_file import load_suite
+from ccbench.sweep.runner import SweepInterrupted, read_manifest, resume_command, run_suite
 from conftest import TINY
 
 SWEEP = """\
@@ -285,7 +285,7 @@ def test_two_sweeps_started_at_once_never_both_get_the_directory(tmp_path: Path)
     """The lock is an OS lock (flock): of two takers at the same instant exactly one wins, every time."""
     import threading
 
-    from ccbench.errors import CcbenchError
+    from ccbench.core.errors import CcbenchError
 
     root = tmp_path / "suite"
     root.mkdir()
@@ -316,9 +316,9 @@ def test_two_sweeps_started_at_once_never_both_get_the_directory(tmp_path: Path)
 def test_a_killed_sweep_leaves_no_lock_behind(tmp_path: Path) -> None:
     root = tmp_path / "suite"
     root.mkdir()
-    code = ("import sys, time; from pathlib import Path; from ccbench import sweep\n"
+    code = ("import sys, time; from pathlib import Path; from ccbench.sweep import runner as sweep\n"
             f"with sweep._locked(Path({str(root)!r})):\n    print('held', flush=True); time.sleep(60)\n")
-    from ccbench.errors import CcbenchError
+    from ccbench.core.errors import CcbenchError
 
     with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
@@ -367,7 +367,7 @@ def test_the_forkserver_starts_before_the_heavy_imports_and_only_for_more_than_o
     # A fresh interpreter: this one has Polars and a forkserver already.
     code = """
 import sys
-import ccbench.workers as w
+import ccbench.core.workers as w
 from multiprocessing import forkserver
 heavy = [m for m in ("polars", "matplotlib", "numpy", "pyarrow") if m in sys.modules]
 w.start_early(1)

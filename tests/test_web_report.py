@@ -21,8 +21,8 @@ from matplotlib.image import imread
 from playwright.sync_api import Browser, Page, sync_playwright
 
 import ccbench
-from ccbench import runpage
-from ccbench.sweep import run_suite
+from ccbench.simulate import page as runpage
+from ccbench.sweep.runner import run_suite
 from conftest import TINY, TWO_FLOWS
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (make test-tools installs it)
@@ -310,8 +310,8 @@ def suite_charts(page: Page) -> dict[str, dict[str, Any]]:
 
 
 def test_suite_report_draws_the_cross_run_figures_from_the_runs_data(seeded_suite: Any, open_page) -> None:
-    from ccbench.report import run_label
-    from ccbench.suite import load_suite
+    from ccbench.report.suite import run_label
+    from ccbench.plan.suite_file import load_suite
 
     suite = load_suite(seeded_suite.dir.parent.parent / "suite.toml")
     labels = [run_label(suite, r.values) for r in seeded_suite.runs]

@@ -18,11 +18,11 @@ results.
 
 from typing import Any
 
-from ccbench import errors
 from ccbench._core import version as _native_version
-from ccbench.api import run, validate
-from ccbench.errors import CcbenchError, ScenarioError, SimulationError
-from ccbench.results import Result, load
+from ccbench.core import errors
+from ccbench.core.errors import CcbenchError, ScenarioError, SimulationError
+from ccbench.simulate.api import run, validate
+from ccbench.simulate.results import Result, load
 
 __version__: str = _native_version()
 
@@ -30,19 +30,20 @@ __version__: str = _native_version()
 def __getattr__(name: str) -> Any:
     """``sweep`` and ``load_suite`` load on first use: ``ccbench run`` needs neither.
 
-    ``ccbench.sweep`` is both the module of sweeps and, called,
-    :func:`ccbench.frame.sweep` (ccbench/sweep.py makes itself callable).
+    ``ccbench.sweep`` is both the package of sweeps and, called,
+    :func:`ccbench.sweep.frame.sweep`; ``ccbench.explore`` is both the module
+    :mod:`ccbench.sweep.explore` and, called, its :func:`explore`.
     """
     if name == "sweep":
         import ccbench.sweep
 
         return ccbench.sweep
     if name in ("explore", "load_explore"):
-        import ccbench.explore
+        from ccbench.sweep import explore
 
-        return ccbench.explore if name == "explore" else ccbench.explore.load_explore
+        return explore if name == "explore" else explore.load_explore
     if name == "load_suite":
-        from ccbench.frame import load_suite
+        from ccbench.sweep.frame import load_suite
 
         return load_suite
     raise AttributeError(f"module 'ccbench' has no attribute {name!r}")

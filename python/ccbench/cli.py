@@ -23,8 +23,8 @@ from rich.measure import Measurement
 from rich.table import Table
 
 import ccbench
-from ccbench.errors import CcbenchError, ScenarioError, ScenarioWarning, SimulationError, Terminated
-from ccbench.results import RUN_PLOTS, read_summary
+from ccbench.core.errors import CcbenchError, ScenarioError, ScenarioWarning, SimulationError, Terminated
+from ccbench.simulate.results import RUN_PLOTS, read_summary
 
 __all__ = ["cli", "main"]
 
@@ -108,26 +108,10 @@ class _RunProgress:
 
 
 def _suite_warnings(loaded: Any) -> None:
-    """Print each distinct scenario warning of a suite's axis values once,
-    located at the suite line that wrote the value when an axis or ``set`` did."""
-    import tomllib
+    from ccbench.plan.suite import axis_warnings
 
-    from ccbench import _core
-    from ccbench.errors import problem_text
-    from ccbench.suite import _blame
-
-    doc = tomllib.loads(loaded.base_text)
-    seen: set[str] = set()
-    for p in loaded.axis_points():  # each axis value once, not every combination
-        try:
-            found = _core.warnings(loaded.base_text, loaded.base_file or "<base>", [o.text for o in p.overrides], True)
-        except Exception:  # invalid points are reported by the run itself
-            continue
-        for w in found:
-            line = problem_text(_blame(w, p.overrides, doc))
-            if line not in seen:
-                seen.add(line)
-                click.echo(f"warning: {line}", err=True)
+    for line in axis_warnings(loaded):
+        click.echo(f"warning: {line}", err=True)
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -178,8 +162,8 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     Exits 130 if interrupted (Ctrl-C), 143 if terminated (SIGTERM); nothing
     is written then.
     """
-    from ccbench.api import estimate, toml_value
-    from ccbench.files import check_free_space, file_name, work_dir
+    from ccbench.core.files import check_free_space, file_name, work_dir
+    from ccbench.simulate.api import estimate, toml_value
 
     target = run_dir(out, scenario)
     links = list(dict.fromkeys(pcap_links))  # each once, in order
@@ -189,7 +173,7 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     check_free_space(target, estimate(scenario, seed=seed, set=sets, streamed=True)["disk"])
 
     def pcaps(into: Path) -> None:
-        from ccbench.pcap import write_pcap
+        from ccbench.formats.pcap import write_pcap
 
         for link in links:  # a link id may be any string: its file stays inside the directory
             write_pcap(result, into / f"{file_name(link)}.pcap", link)
@@ -218,7 +202,7 @@ def run_dir(out: str | None, scenario: Path) -> Path:
     Refuses, before anything runs, a target that exists and is not a result
     directory (no user data is replaced), with the command that would work.
     """
-    from ccbench.results import _replaceable
+    from ccbench.simulate.results import _replaceable
 
     if out is None:
         target = Path("results") / scenario.stem
@@ -236,13 +220,13 @@ def run_dir(out: str | None, scenario: Path) -> Path:
 @click.argument("result_dir", type=click.Path(file_okay=False, path_type=Path))
 def show(result_dir: Path) -> None:
     """Print the summary tables of a result directory, or the tables of a suite directory."""
-    from ccbench.sweep import MANIFEST
+    from ccbench.sweep.runner import MANIFEST
 
     if (result_dir / MANIFEST).is_file() and not (result_dir / "summary.json").is_file():
         try:
             print_suite(_console(), result_dir)
         except (KeyError, TypeError, ValueError, AttributeError) as e:  # a hand-edited suite.json or summary
-            from ccbench.errors import ResultError
+            from ccbench.core.errors import ResultError
 
             raise ResultError(f"{result_dir}: damaged, not a complete ccbench suite directory ({e!r})") from None
         return
@@ -256,8 +240,8 @@ def show(result_dir: Path) -> None:
     try:
         print_summary(_console(), summary)
     except (TypeError, ValueError, AttributeError) as e:  # a value of the wrong kind in a hand-edited file
-        from ccbench.errors import ResultError
-        from ccbench.results import SUMMARY_FILE
+        from ccbench.core.errors import ResultError
+        from ccbench.simulate.results import SUMMARY_FILE
 
         raise ResultError(f"{result_dir / SUMMARY_FILE}: damaged, not a ccbench summary ({e})") from None
 
@@ -273,23 +257,6 @@ def validate(scenario: Path, overrides: Sequence[str], resolved: bool) -> None:
 
 
 # --- emulate (live, ccbench-emu) ------------------------------------------------------------
-
-
-def _emu_binary() -> str:
-    """The `ccbench-emu` binary: $CCBENCH_EMU, then PATH, then this checkout's target/."""
-    import shutil
-
-    if env := os.environ.get("CCBENCH_EMU"):
-        return env
-    if found := shutil.which("ccbench-emu"):
-        return found
-    root = Path(__file__).resolve().parents[2]
-    for profile in ("release", "debug"):
-        cand = root / "target" / profile / "ccbench-emu"
-        if cand.is_file():
-            return str(cand)
-    _fail("ccbench-emu not found: build it with `cargo build --release -p ccbench-emu` "
-          "(or set CCBENCH_EMU to its path)", USER_ERROR)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -325,8 +292,10 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
     """
     import subprocess
 
+    from ccbench.formats.emulator import emu_binary, finish_run
+
     target = out or Path("results") / f"{scenario.stem}-emu"
-    argv = [_emu_binary(), "run", str(scenario), "-o", str(target)]
+    argv = [emu_binary(), "run", str(scenario), "-o", str(target)]
     for o in overrides:
         argv += ["--set", o]
     for srv in servers:
@@ -349,18 +318,9 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
         except KeyboardInterrupt:
             continue  # the emulator got the same SIGINT and is cleaning up
     if (target / "summary.json").is_file():
-        _finish_emulated(target, scenario, overrides)  # also after a failure: the records show what happened
+        finish_run(target, scenario, overrides)  # also after a failure: the records show what happened
     if code != 0:
         raise click.exceptions.Exit(code)
-
-
-def _finish_emulated(out: Path, scenario: Path, overrides: Sequence[str]) -> None:
-    """An emulated run's directory as a simulated one's: tables, summary sections, scenario.toml, timeseries.png."""
-    from ccbench.emutables import convert
-    from ccbench.results import PLOT_FILE
-
-    if convert(out, ccbench.validate(scenario, set=list(overrides), streamed=True)):
-        ccbench.load(out).plot(out / PLOT_FILE)  # not when the forwarder recorded nothing (did not start)
 
 
 @cli.command()
@@ -386,76 +346,13 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     Each flow entry's client host is its own namespace on the flow's route;
     flows with `ecn = "classic"` turn on `tcp_ecn` there.
     """
-    import json
-    import subprocess
-    import tempfile
+    from ccbench.report.compare import EmulationError, run_compare
 
-    # The kernel's counters cover the whole run, so the simulation's must too.
-    result = ccbench.run(scenario, set=[*overrides, 'metrics.warmup="0s"'])
-    sim = result.summary
-    flows = [(i, f) for i, f in enumerate(sim["flows"]) if f["kind"] == "tcp"]
-    if not flows:
-        _fail(f"{scenario}: compare needs a TCP flow", USER_ERROR)
-    # The kernel's TCP has RFC 3168 ECN (tcp_ecn = 1 in the flow's own namespace; the server's
-    # default 2 accepts it) but not the other modes a simulated flow may use.
-    other = [f"{f['id']}: {f['ecn']!r}" for _, f in flows if f["ecn"] not in ("off", "classic")]
-    if other:
-        _fail(f"{scenario}: compare runs TCP flows with ecn false or \"classic\", not {', '.join(other)}",
-              USER_ERROR)
-    duration = float(sim["duration_s"])
-    out = out or Path("results") / f"{scenario.stem}-compare"
-    emu = _emu_binary()
-    series = result.tables["flow_series"]
-    ports = [5201 + k for k in range(len(flows))]  # flow k's connection, to tell the emulated flows apart
-    with tempfile.TemporaryDirectory(prefix="ccbench-compare-") as tmp:
-        argv = [emu, "run", str(scenario), "-o", str(out)]
-        for k, (_, f) in enumerate(flows):
-            port, start = ports[k], float(f.get("start_s") or 0.0)
-            secs = float(f.get("stop_s") or duration) - start
-            argv += ["--server", f"exec {emu} tcp-sink {port} > {tmp}/sink-{k}.json"]
-            ecn_on = "sysctl -qw net.ipv4.tcp_ecn=1 || exit 1; " if f["ecn"] == "classic" else ""
-            argv += ["--flow", f"{f['id']}={ecn_on}sleep {start:g}; exec {emu} tcp-bulk 10.201.0.2:{port} "
-                               f"{f['cc']} {secs:g} > {tmp}/bulk-{k}.json"]
-        for o in overrides:
-            argv += ["--set", o]
-        if no_rt:
-            argv.append("--no-rt")
-        proc = subprocess.run(argv, capture_output=True, text=True)
-        if proc.returncode != 0:
-            _fail(f"emulation failed: {proc.stderr.strip()}", 1)
-        kernel = []
-        for k in range(len(flows)):
-            try:
-                kernel.append(tuple(json.loads(Path(tmp, f"{name}-{k}.json").read_text().strip().splitlines()[-1])
-                                    for name in ("sink", "bulk")))
-            except (OSError, ValueError, IndexError):
-                _fail(f"emulation failed: flow {flows[k][1]['id']} reported nothing\n{proc.stderr.strip()}", 1)
-    _finish_emulated(out, scenario, overrides)
-    emu_sum = json.loads((out / "summary.json").read_text())["emulator"]
-    emu_links = {link["link"]: link for link in emu_sum["fwd"]["links"]}
-    sim_links = [link for link in sim["links"] if link["id"] in emu_links]
-    bott = max(sim_links, key=lambda link: link["sojourn_ms"]["mean"] or 0.0)["id"] if sim_links else None
-
-    def active_goodput(i: int, f: dict[str, Any]) -> float:
-        """Mean goodput over the flow's active time (a later flow's is not diluted by the time before it)."""
-        start, stop = float(f.get("start_s") or 0.0), float(f.get("stop_s") or duration)
-        mine = series.filter((series["flow"] == i) & (series["time_s"] > start) & (series["time_s"] <= stop))
-        return float(mine["goodput_mbps"].mean()) if mine.height else float(f["goodput_mbps"])
-
-    sim_good = [active_goodput(i, f) for i, f in flows]
-    emu_good = [sink["goodput_mbps"] for sink, _ in kernel]
-    several = len(flows) > 1
-    rows = []
-    for k, ((_, f), (sink, bulk)) in enumerate(zip(flows, kernel)):
-        name = (lambda m: f"{f['id']} {m}") if several else (lambda m: m)
-        rows += [(name("goodput Mbit/s"), sim_good[k], emu_good[k])]
-        if several:
-            rows += [(name("share"), sim_good[k] / sum(sim_good), emu_good[k] / sum(emu_good))]
-        rows += [(name("retransmits"), f["retransmits"], bulk["retransmits"]),
-                 (name("sRTT mean ms"), f["rtt_ms"]["mean"], bulk["srtt_mean_ms"])]
-    if bott is not None:
-        sim_link = next(link for link in sim["links"] if link["id"] == bott)
-        rows.append((f"{bott} queue delay mean ms", sim_link["sojourn_ms"]["mean"], emu_links[bott]["sojourn_mean_ms"]))
+    try:
+        c = run_compare(scenario, out, overrides, no_rt=no_rt)
+    except EmulationError as e:
+        _fail(str(e), 1)
+    flows, rows, emu_sum, out = c.flows, c.rows, c.emulator, c.out
     ccs = ", ".join(f"{f['id']} ({f['cc']})" for _, f in flows)
     table = Table(title=f"{scenario.stem}: {ccs} simulated vs the kernel's", box=box.SIMPLE)
     for col in ("metric", "simulated", "emulated", "diff"):
@@ -467,16 +364,6 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
             diff = f"{d * 100:+.1f}%" + (" !" if abs(d) > 0.10 else "")
         fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
         table.add_row(name, fmt(a), fmt(b), diff)
-    from ccbench.plot import compare as compare_figure
-    from ccbench.png import write_figure
-
-    kernel_flows = [{"id": f["id"], "bulk": bulk} for (_, f), (_, bulk) in zip(flows, kernel)]
-    write_figure(compare_figure(result, ccbench.load(out), kernel_flows, ports, bott), out / "compare.png", dpi=110)
-    (out / "compare.json").write_text(json.dumps(
-        {"flow": flows[0][1]["id"], "cc": flows[0][1]["cc"], "kernel_cc": kernel[0][1]["cc"],
-         "flows": [{"id": f["id"], "cc": f["cc"], "kernel_cc": bulk["cc"], "sink": sink, "bulk": bulk}
-                   for (_, f), (sink, bulk) in zip(flows, kernel)],
-         "rows": [{"metric": n, "simulated": a, "emulated": b} for n, a, b in rows]}, indent=2))
     console = _console()
     console.print(table)
     fw = emu_sum["fwd"]
@@ -503,7 +390,8 @@ def export() -> None:
               help="Sampling step of the flent time axis, seconds.")
 def export_flent(run_dir: Path, out: str | None, test_name: str | None, step: float) -> None:
     """Export RUN_DIR as a flent 2.3.0 data file (flent -i FILE -p totals)."""
-    from ccbench.flent import FlentExportError, export as flent_export
+    from ccbench.formats.flent import FlentExportError
+    from ccbench.formats.flent import export as flent_export
 
     try:
         written = flent_export(run_dir, out, test=test_name, step=step)
@@ -525,7 +413,7 @@ def suite() -> None:
 @suite.command("list")
 def suite_list() -> None:
     """List the built-in suites."""
-    from ccbench.suite import builtin_suites
+    from ccbench.plan.suite_file import builtin_suites
 
     suites = builtin_suites()
     width = max((len(name) for name, _ in suites), default=0)
@@ -555,13 +443,14 @@ def suite_run(suite_ref: str, jobs: int | None, out: str | None, resume: bool, d
     Exits 1 if any run failed, 130 if interrupted (Ctrl-C); finished runs are
     kept either way, and --resume continues from them.
     """
-    from ccbench.workers import start_early
+    from ccbench.core.workers import start_early
 
     if not (dry_run or dask):
         start_early(jobs)  # its imports overlap loading and planning the suite
-    from ccbench.errors import CcbenchError
-    from ccbench.suite import SuiteSet, load_suite
-    from ccbench.sweep import SweepInterrupted, resume_command, run_suite
+    from ccbench.core.errors import CcbenchError
+    from ccbench.plan.suite import SuiteSet
+    from ccbench.plan.suite_file import load_suite
+    from ccbench.sweep.runner import SweepInterrupted, resume_command, run_suite
 
     loaded = load_suite(suite_ref)
     if only:
@@ -617,8 +506,8 @@ def explore_cmd(file: str, out: str | None, jobs: int | None, seeds: int | None,
     boundary.png for two axes). Running it again reuses every finished run.
     Exits 130 if interrupted.
     """
-    from ccbench.errors import CcbenchError
-    from ccbench.explore import ExploreInterrupted, explore, read_exploration, resolve_source
+    from ccbench.core.errors import CcbenchError
+    from ccbench.sweep.explore import ExploreInterrupted, explore, read_exploration, resolve_source
 
     try:
         source = resolve_source(file)
@@ -645,7 +534,7 @@ def suite_dir(out: str | None, name: str) -> Path:
     but no suite result (no user data is mixed with runs), with the command
     that would work.
     """
-    from ccbench.sweep import MANIFEST
+    from ccbench.sweep.runner import MANIFEST
 
     if out is None:
         return Path("results") / name
@@ -675,8 +564,8 @@ def _dry_run(loaded: Any, where: Path, resume: bool) -> None:
     Lines are ``key<TAB>overrides``; with ``resume``, ``key<TAB>reused|to run<TAB>overrides``,
     where reused means a finished result with that key is in WHERE/runs (the suite's or the part's directory).
     """
-    from ccbench.results import SUMMARY_FILE
-    from ccbench.sweep import RUNS_DIR
+    from ccbench.simulate.results import SUMMARY_FILE
+    from ccbench.sweep.runner import RUNS_DIR
 
     sizes = " x ".join(f"{len(a.values)} {a.name}" for a in loaded.axes) or "no axes"
     click.echo(f"{loaded.name}: {loaded.size:,} runs ({sizes})", err=True)
@@ -702,8 +591,8 @@ def _dry_run(loaded: Any, where: Path, resume: bool) -> None:
               help="Plots drawn at a time.  [default: CPU cores]")
 def report(suite_dir: Path, jobs: int | None) -> None:
     """Render SUITE_DIR's report (report.md, report.html) again from its stored results."""
-    from ccbench.report import ConsoleProgress, render  # render starts workers only for PNGs the suite asks for
-    from ccbench.workers import cores
+    from ccbench.core.workers import cores
+    from ccbench.report.suite import ConsoleProgress, render  # render starts workers only for PNGs the suite asks for
 
     try:
         with ConsoleProgress() as progress:
@@ -726,11 +615,11 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
     finished run gets them, delivery_with_rtt with the suite's bounds, and
     the report is rendered again to link them).
     """
-    from ccbench.workers import cores, start_early
+    from ccbench.core.workers import cores, start_early
 
     start_early(jobs)
-    from ccbench.report import ConsoleProgress, render
-    from ccbench.runplots import draw, kinds_of, plan
+    from ccbench.report.run_plots import draw, kinds_of, plan
+    from ccbench.report.suite import ConsoleProgress, render
 
     kinds = kinds_of(kinds)
     try:
@@ -807,7 +696,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         ("RTT\np95", _float("rtt_ms", "p95")), ("RTT\np99", _float("rtt_ms", "p99")),
     ])
     if "jain" in summary:
-        from ccbench.run_metrics import tcp_jain_of
+        from ccbench.report.run_metrics import tcp_jain_of
 
         jain = tcp_jain_of(summary)
         if jain is not None:
@@ -885,7 +774,7 @@ def _plain_int(x: Any) -> str:
 
 def print_suite(console: Console, suite_dir: Path) -> None:
     """A suite directory's report tables and its Runs table (as report.md has them), with the legend."""
-    from ccbench.report import build, part_dirs
+    from ccbench.report.suite import build, part_dirs
 
     parts = part_dirs(suite_dir)
     if parts is not None:

@@ -6,12 +6,12 @@ A result directory holds::
     summary.json        the summary computed by the core (written last; see below)
     <table>.parquet     one Parquet file per table below
     report.html         the run's web page: figures the browser draws from the
-                        tables (ccbench.runpage); opens offline
+                        tables (ccbench.simulate.page); opens offline
     assets/             the charting library the page loads (uPlot)
     timeseries.png      throughput, RTT and queue-delay plot (when asked for)
 
 It is written atomically: everything goes into ``<dir>.tmp-<pid>`` beside the
-target (or into the run's work directory, :func:`ccbench.files.work_dir`),
+target (or into the run's work directory, :func:`ccbench.core.files.work_dir`),
 ``summary.json`` last, and the temporary directory is renamed into place. A
 directory without ``summary.json`` is therefore never a finished result, and
 an existing result directory is replaced only once the new one is complete.
@@ -88,7 +88,7 @@ L4S α):
     ``time_s`` Float64, ``probe`` UInt32, ``rtt_ms`` Float64.
 
 ``capture`` — one row per packet as it starts transmission on a link named in
-``metrics.capture`` (empty otherwise; :func:`ccbench.pcap.write_pcap` turns it
+``metrics.capture`` (empty otherwise; :func:`ccbench.formats.pcap.write_pcap` turns it
 into a pcap). Sequence numbers count whole segments:
     ========================== ============== =========================================
     time_s, time_ns            Float64/UInt64 transmission start, s and ns
@@ -121,8 +121,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ccbench.png import write_figure
-from ccbench.runpage import write_page
+from ccbench.core.files import NEW_DIR, OLD_DIR, SUMMARY_FILE
+from ccbench.core.png import write_figure
+from ccbench.simulate.page import write_page
 
 if TYPE_CHECKING:
     import polars as pl
@@ -134,11 +135,8 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA", "Result", "Tables", "load", "read_summary"]
 
 SCENARIO_FILE = "scenario.toml"
-#: In a run's work directory: the result being written, and a previous one set aside while it is replaced.
-NEW_DIR, OLD_DIR = "result", "old"
-SUMMARY_FILE = "summary.json"
 PLOT_FILE = "timeseries.png"
-#: The per-run plots of :mod:`ccbench.plot` a run directory may hold, each as ``<name>.png``.
+#: The per-run plots of :mod:`ccbench.simulate.plot` a run directory may hold, each as ``<name>.png``.
 RUN_PLOTS = ("timeseries", "delivery_with_rtt")
 #: LZ4 (Parquet's LZ4_RAW): about half zstd's encoding time on a run's tables
 #: for files about 25 % larger; every Parquet reader (polars, pyarrow, DuckDB) reads it.
@@ -346,11 +344,13 @@ class Result:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the run's headline, its flows, links and probes tables, and its plot."""
+        from ccbench.simulate.page import result_html
+
         return result_html(self)
 
     def plot(self, path: str | os.PathLike[str] | None = None) -> Figure:
         """Throughput, RTT and queue-delay time series; also saved as PNG if ``path`` is given."""
-        from ccbench.plot import timeseries
+        from ccbench.simulate.plot import timeseries
 
         fig = timeseries(self)
         if path is not None:
@@ -362,11 +362,11 @@ class Result:
              extra: Callable[[Path], None] | None = None, work: Path | None = None) -> Path:
         """Write the result directory atomically (see the module docs) and return its path.
 
-        ``figures`` adds other plots of :mod:`ccbench.plot` as ``<name>.png``,
+        ``figures`` adds other plots of :mod:`ccbench.simulate.plot` as ``<name>.png``,
         each with its options, e.g. ``{"delivery_with_rtt": {"rtt": (20, 70)}}``.
         ``extra(dir)`` writes more files into the directory before it is
         complete (pcaps): if it fails, nothing is written. ``work``: a
-        directory beside the target (:func:`ccbench.files.work_dir`) to
+        directory beside the target (:func:`ccbench.core.files.work_dir`) to
         write in, instead of ``<dir>.tmp-<pid>``.
 
         An existing result directory is replaced; any other existing path is
@@ -387,7 +387,7 @@ class Result:
             if plot:
                 self.plot(tmp / PLOT_FILE)
             if figures:
-                from ccbench import plot as plots
+                from ccbench.simulate import plot as plots
 
                 for name, options in figures.items():
                     write_figure(getattr(plots, name)(self, **options), tmp / f"{name}.png", dpi=110)
@@ -401,47 +401,6 @@ class Result:
         return target
 
 
-def result_html(result: Result, *, plot: bool = True) -> str:
-    """A run as HTML: headline, summary tables and (with ``plot``) timeseries.png inline."""
-    import base64
-    import html
-    import io
-
-    import polars as pl
-
-    s = result.summary
-    head = (f"<b>{html.escape(str(s.get('scenario')))}</b> seed {s.get('seed')}, "
-            f"{s.get('duration_s')} s simulated")
-    if s.get("warmup_s"):
-        head += f", first {s['warmup_s']} s warm-up (left out of the statistics)"
-    parts = [f"<div class=\"ccbench-result\"><p>{head}</p>"]
-    for title, df in (("flows", result.flows), ("links", result.links), ("probes", result.probes)):
-        if df.is_empty():
-            continue
-        plain = [c for c in df.columns if df[c].dtype.is_numeric() or df[c].dtype in (pl.String, pl.Boolean)]
-        shown = df.select(plain)
-        cells = "".join(f"<th>{html.escape(c)}</th>" for c in shown.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_html_value(v))}</td>" for v in row) + "</tr>"
-                       for row in shown.iter_rows())
-        parts.append(f"<p><b>{title}</b></p><table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>")
-    if plot:
-        buf = io.BytesIO()
-        write_figure(result.plot(), buf, dpi=80)
-        data = base64.b64encode(buf.getvalue()).decode("ascii")
-        parts.append(f'<img alt="time series of {html.escape(str(s.get("scenario")))}" '
-                     f'src="data:image/png;base64,{data}">')
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _html_value(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
 def read_summary(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """summary.json of a result directory, without loading its tables.
 
@@ -452,7 +411,7 @@ def read_summary(directory: str | os.PathLike[str]) -> dict[str, Any]:
 
 def parse_summary(text: str, path: str | os.PathLike[str]) -> dict[str, Any]:
     """summary.json's text as a dict; ResultError naming ``path`` if it is not one."""
-    from ccbench.errors import ResultError
+    from ccbench.core.errors import ResultError
 
     try:
         doc = json.loads(text)
@@ -503,7 +462,7 @@ def _summary_text(d: Path) -> str:
 
 def _text(path: Path) -> str:
     """A file of a result directory as text; ResultError if it is not UTF-8 or too large."""
-    from ccbench.errors import ResultError
+    from ccbench.core.errors import ResultError
 
     if path.stat().st_size > MAX_RESULT_FILE:
         raise ResultError(f"{path}: damaged, larger than {MAX_RESULT_FILE >> 20} MiB")

@@ -113,8 +113,8 @@ from typing import Any
 
 import numpy as np
 
-from ccbench.errors import CcbenchError
-from ccbench.results import Result, load
+from ccbench.core.errors import CcbenchError
+from ccbench.simulate.results import Result, load
 
 __all__ = [
     "DEFAULT_STEP",
@@ -787,6 +787,6 @@ def _str_or_none(v: Any) -> str | None:
 
 
 def _ccbench_version() -> str:
-    import ccbench
+    from ccbench._core import version
 
-    return str(ccbench.__version__)
+    return str(version())

@@ -25,10 +25,15 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["MAX_INPUT_BYTES", "check_free_space", "file_name", "read_input", "work_dir"]
+__all__ = ["MAX_INPUT_BYTES", "check_free_space", "file_name", "read_input", "work_dir", "write_atomic"]
 
 #: Largest scenario or suite file read: ten times a 10 000-flow scenario.
 MAX_INPUT_BYTES = 16 << 20
+
+#: A result directory is complete once it holds this file (written last).
+SUMMARY_FILE = "summary.json"
+#: In a run's work directory: the result being written, and a previous one set aside while it is replaced.
+NEW_DIR, OLD_DIR = "result", "old"
 
 #: The work directory's name beside a result ``NAME``: ``.NAME.tmp-spill-XXXX``
 #: (".tmp-" lets a sweep's tidying clear it too).
@@ -141,8 +146,6 @@ def clear_dead(target: Path) -> None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # a live run's
-            from ccbench.results import OLD_DIR, SUMMARY_FILE
-
             old = p / OLD_DIR
             if not target.exists() and (old / SUMMARY_FILE).is_file():
                 with contextlib.suppress(OSError):
@@ -197,3 +200,14 @@ def _size(b: float) -> str:
 
 def _lower(reason: str) -> str:
     return reason[:1].lower() + reason[1:]
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a text file so that readers see the old or the new file, never a part."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

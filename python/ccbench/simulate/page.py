@@ -34,12 +34,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ccbench.core.png import write_figure
+
 if TYPE_CHECKING:
     import polars as pl
 
-    from ccbench.results import Result
+    from ccbench.simulate.results import Result
 
-__all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "PAGE_FILE", "assets_dir", "copy_assets", "page_data", "write_page"]
+__all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "JS_DIR", "PAGE_FILE", "assets_dir", "copy_assets", "page_data", "result_html",
+           "write_page"]
 
 PAGE_FILE = "report.html"
 #: Files of the charting library a page loads, from ``assets/`` beside it.
@@ -57,12 +60,14 @@ _FLOW_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 _LINK_COLORS = ["#000000", "#808080", "#8b4513", "#556b2f", "#483d8b", "#008b8b"]
 
-_JS = Path(__file__).with_name("js")
+#: The package's folders beside the subpackages: the pages' scripts, and the charting library the build puts there.
+JS_DIR = Path(__file__).resolve().parents[1] / "js"
+_WEB_DIR = Path(__file__).resolve().parents[1] / "_web"
 
 
 def assets_dir() -> Path | None:
     """Where the build put the charting library (``ccbench/_web``), or None if it is missing."""
-    d = Path(__file__).with_name("_web")
+    d = _WEB_DIR
     return d if all((d / name).is_file() for name in ASSETS) else None
 
 
@@ -100,8 +105,6 @@ def _link_or_copy(src: Path, dest: Path) -> None:
 
 def page_html(result: Result, *, assets: bool = True) -> str:
     """The page: headline, the figures (drawn by the browser) and the run's summary tables."""
-    from ccbench.results import result_html
-
     s = result.summary
     title = f"{s.get('scenario', 'run')} (seed {s.get('seed')})"
     data = json.dumps(page_data(result), separators=(",", ":"), allow_nan=False)
@@ -127,7 +130,7 @@ def page_html(result: Result, *, assets: bool = True) -> str:
         result_html(result, plot=False),
         f'<script src="{ASSETS_DIR}/uPlot.iife.min.js"></script>' if assets else "",
         f'<script type="application/json" id="ccbench-data">{data}</script>',
-        f"<script>{(_JS / 'run.js').read_text(encoding='utf-8')}</script>",
+        f"<script>{(JS_DIR / 'run.js').read_text(encoding='utf-8')}</script>",
         "</body></html>",
     ]) + "\n"
 
@@ -289,3 +292,44 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
         y = wide[name].round_sig_figs(4).to_list()
         series.append({**meta, "y": [None if v is None or math.isnan(v) else v for v in y]})
     return {"id": cid, "title": title, "unit": unit, "x": wide["time_s"].to_list(), "series": series}
+
+
+def result_html(result: Result, *, plot: bool = True) -> str:
+    """A run as HTML: headline, summary tables and (with ``plot``) timeseries.png inline."""
+    import base64
+    import html
+    import io
+
+    import polars as pl
+
+    s = result.summary
+    head = (f"<b>{html.escape(str(s.get('scenario')))}</b> seed {s.get('seed')}, "
+            f"{s.get('duration_s')} s simulated")
+    if s.get("warmup_s"):
+        head += f", first {s['warmup_s']} s warm-up (left out of the statistics)"
+    parts = [f"<div class=\"ccbench-result\"><p>{head}</p>"]
+    for title, df in (("flows", result.flows), ("links", result.links), ("probes", result.probes)):
+        if df.is_empty():
+            continue
+        plain = [c for c in df.columns if df[c].dtype.is_numeric() or df[c].dtype in (pl.String, pl.Boolean)]
+        shown = df.select(plain)
+        cells = "".join(f"<th>{html.escape(c)}</th>" for c in shown.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_html_value(v))}</td>" for v in row) + "</tr>"
+                       for row in shown.iter_rows())
+        parts.append(f"<p><b>{title}</b></p><table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>")
+    if plot:
+        buf = io.BytesIO()
+        write_figure(result.plot(), buf, dpi=80)
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        parts.append(f'<img alt="time series of {html.escape(str(s.get("scenario")))}" '
+                     f'src="data:image/png;base64,{data}">')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _html_value(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)

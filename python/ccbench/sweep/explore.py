@@ -30,7 +30,7 @@ An exploration file holds an ``[explore]`` table::
     # or a discrete axis, in order: values = ["cubic", "reno", "prague"]
 
 ``property`` is ``EXPR OP EXPR`` with OP one of ``<= < >= > == !=`` and each
-side a metric expression of :mod:`ccbench.expr` (a numeric axis's name is its
+side a metric expression of :mod:`ccbench.plan.expr` (a numeric axis's name is its
 value, so ``sum(goodput_mbps) / rate >= 0.9`` works), or such comparisons
 joined by ``and`` and ``or`` (``and`` first). Each run records the first
 comparison's left side as its number; a run without data or whose expression fails is
@@ -38,7 +38,7 @@ comparison's left side as its number; a run without data or whose expression fai
 hold, fails if too few can still hold, and is unknown otherwise.
 
 The search runs on the grid of axis values (1 to 3 axes are practical; any
-number works) as :mod:`ccbench.gridsearch` describes: a coarse design, then
+number works) as :mod:`ccbench.plan.gridsearch` describes: a coarse design, then
 bisection of the boxes whose corners disagree down to single cells, then
 tracing of boundaries that slipped between samples. Each round is a batch
 of runs through the suite machinery (:mod:`ccbench.sweep`): worker
@@ -66,7 +66,6 @@ import os
 import re
 import sys
 import time
-import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -74,11 +73,16 @@ from typing import Any
 
 import polars as pl
 
-from ccbench.api import toml_value
-from ccbench.errors import CcbenchError
-from ccbench.expr import Expr, ExprError, evaluate, parse as parse_expr
-from ccbench.gridsearch import Cell, SearchResult, full_grid, search
-from ccbench.suite import PlannedRun, Suite, SuiteError, _write_toml, parse_suite
+from ccbench.core.errors import CcbenchError
+from ccbench.core.modules import make_callable
+from ccbench.plan.expr import Expr, ExprError, evaluate
+from ccbench.plan.expr import parse as parse_expr
+from ccbench.plan.gridsearch import Cell, SearchResult, full_grid, search
+from ccbench.plan.manifest import RUNS_DIR
+from ccbench.plan.suite import PlannedRun, Suite, SuiteError
+from ccbench.plan.suite_file import parse_suite
+from ccbench.plan.toml_text import _write_toml
+from ccbench.simulate.api import toml_value
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -388,8 +392,8 @@ class _Runner:
         return self.ex.suite.plan_values({**self.ex.values(cell), "seed": seed})
 
     def __call__(self, cells: list[Cell]) -> dict[Cell, bool | None]:
-        from ccbench.report import StoredRun
-        from ccbench.sweep import RUNS_DIR, _sweep
+        from ccbench.report.suite import StoredRun
+        from ccbench.sweep.runner import _sweep
 
         if self.interrupted:
             raise _Stop
@@ -444,8 +448,8 @@ def explore(source: str | os.PathLike[str] | Mapping[str, Any], out: str | os.Pa
     ExploreInterrupted on Ctrl-C (what finished is written; run again to continue)."""
     from contextlib import ExitStack
 
-    from ccbench.sweep import RUNS_DIR, _locked
-    from ccbench.workers import cores
+    from ccbench.core.workers import cores
+    from ccbench.sweep.runner import _locked
 
     ex = read_exploration(source, seeds=seeds, budget=budget)
     root = Path(out) if out is not None else Path("results") / ex.name
@@ -490,10 +494,11 @@ def _dask_client(dask: Any, jobs: int, owned: Any) -> Any:
 
 
 def _write(ex: Exploration, root: Path, runner: _Runner, res: SearchResult, stopped: bool) -> None:
-    from ccbench.sweep import _Manifest, write_atomic
+    from ccbench.core.files import write_atomic
+    from ccbench.plan.manifest import ManifestWriter
 
     executor = f"{runner.jobs} jobs" if runner.dask is None else f"dask ({type(runner.dask).__name__})"
-    manifest = _Manifest(root, ex.suite, list(runner.records.values()), [], executor, runner.started)
+    manifest = ManifestWriter(root, ex.suite, list(runner.records.values()), [], executor, runner.started)
     manifest.finish(time.time() - runner.started, stopped)
     axes = [a.name for a in ex.axes]
     schema = {**{a.name: _dtype(a.values) for a in ex.axes},
@@ -569,9 +574,9 @@ td.split a::after { content: "±"; }
 def _page(ex: Exploration, res: SearchResult, runner: _Runner) -> str:
     """The exploration's report page: the map (the last two axes across and up, one map per value of
     the others; sampled cells link to their runs), then every run as a sortable table."""
-    from ccbench.report import _e, _html_foot, _html_head
-
     import itertools
+
+    from ccbench.report.suite import _e, _html_foot, _html_head
 
     seeds = _seed_rows(ex, runner)
     ax = ex.axes[0] if len(ex.axes) == 1 else ex.axes[-2]  # across
@@ -665,7 +670,7 @@ def _heatmap(ex: Exploration, res: SearchResult, path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ccbench.sweep import save_figure
+    from ccbench.core.png import save_figure
 
     *rest, a0, a1 = ex.axes
     slices = list(itertools.product(*(range(len(a.values)) for a in rest)))
@@ -720,7 +725,7 @@ def load_explore(directory: str | os.PathLike[str]) -> pl.DataFrame:
 
 
 def builtin_dir() -> Path:
-    return Path(__file__).parent / "explorations"
+    return Path(__file__).resolve().parents[1] / "explorations"
 
 
 def resolve_source(source: str) -> str:
@@ -735,12 +740,4 @@ def resolve_source(source: str) -> str:
     return source
 
 
-class _CallableModule(types.ModuleType):
-    """``ccbench.explore`` is both this module and, called, :func:`explore` (importing the module
-    makes it the package's attribute, so the function has to be reachable through it)."""
-
-    def __call__(self, *args: Any, **kw: Any) -> pl.DataFrame:
-        return explore(*args, **kw)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+make_callable(__name__, explore)

@@ -20,9 +20,10 @@ from __future__ import annotations
 import io
 import os
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-__all__ = ["write_figure"]
+__all__ = ["save_figure", "write_figure"]
 
 LEVEL = 3
 #: Renderers kept, one per (width, height, dpi): a sweep draws one or two sizes of per-run figure.
@@ -70,3 +71,13 @@ def _canvas_class() -> type:
             return renderer
 
     return SharedRendererCanvas
+
+
+def save_figure(fig: Any, path: Path, dpi: int) -> None:
+    """Save a matplotlib figure so that readers see the old or the new file, never a part."""
+    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")  # the suffix picks the format
+    try:
+        write_figure(fig, tmp, dpi)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

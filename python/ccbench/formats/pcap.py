@@ -2,7 +2,7 @@
 
 The core records the headers of every packet that starts transmission on a
 link named in ``metrics.capture`` (the ``capture`` table, see
-:mod:`ccbench.results`), i.e. after its queue: packets the qdisc dropped are
+:mod:`ccbench.simulate.results`), i.e. after its queue: packets the qdisc dropped are
 not there. :func:`write_pcap` writes one link's rows, or several links merged
 in time order, with synthetic but valid headers. Payload bytes are not
 captured: each record holds the headers only (``incl_len`` < ``orig_len``), as
@@ -46,7 +46,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-from ccbench.results import Result
+from ccbench.simulate.results import Result
 
 __all__ = ["LinkRef", "RECEIVER_ISN", "SENDER_ISN", "write_pcap"]
 

@@ -1,7 +1,7 @@
 """The per-run columns of a suite report's Runs table, and what each one means.
 
 Every column is a function of one stored run (``summary`` and ``table(name)``,
-see :class:`ccbench.report.StoredRun`) giving one number or None (shown as
+see :class:`ccbench.report.suite.StoredRun`) giving one number or None (shown as
 "—"). They are defined so that they cannot mislead across runs:
 
 - one window: totals are taken over the same span for every flow, from the

@@ -24,7 +24,7 @@ from typing import Any
 __all__ = ["cores", "in_workers", "mp_context", "run_scope", "start_early", "worker_init"]
 
 #: What the forkserver imports before it forks any worker.
-PRELOAD = ["ccbench.sweep", "ccbench.plot", "ccbench.plot_suite", "ccbench.report"]
+PRELOAD = ["ccbench.sweep.runner", "ccbench.simulate.plot", "ccbench.report.suite_plots", "ccbench.report.suite"]
 
 
 def cores() -> int:
@@ -94,7 +94,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     stopped as by Ctrl-C, so it removes its files, then the worker exits; an
     idle worker exits at once."""
     if _in_run:
-        from ccbench.errors import Terminated
+        from ccbench.core.errors import Terminated
 
         raise Terminated(signum)
     os._exit(128 + signum)
@@ -106,7 +106,7 @@ def run_scope() -> Iterator[None]:
     what it wrote), and the worker exits once it is out; in the main process,
     the exception goes on to the caller."""
     global _in_run
-    from ccbench.errors import Terminated
+    from ccbench.core.errors import Terminated
 
     _in_run = True
     try:

@@ -2,8 +2,8 @@
 
 Each function takes the finished runs as ``(label, run)`` pairs, where a run
 has ``summary`` (summary.json) and ``table(name)`` (a Polars DataFrame, see
-:mod:`ccbench.results`), and returns a matplotlib Figure built without pyplot
-(Agg, no window, no global state), like :mod:`ccbench.plot`.
+:mod:`ccbench.simulate.results`), and returns a matplotlib Figure built without pyplot
+(Agg, no window, no global state), like :mod:`ccbench.simulate.plot`.
 
 - ``goodput_box``: per run, one box per TCP flow of its goodput samples
   (``flow_series``, one per sample interval).
@@ -45,13 +45,18 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ccbench.suite import SEED_BOX
-from ccbench.suite_stats import ProjectedRun as _ProjectedRun, RunData, Runs, after_warmup as _after_warmup
-from ccbench.suite_stats import box_stats as _box_stats, busiest_link as _busiest_link, flow_kind
-from ccbench.suite_stats import groups as _groups, mean as _mean, p99_latency as _p99_latency
-from ccbench.suite_stats import sorted_quantiles as _sorted_quantiles, read_table as _table
-from ccbench.suite_stats import window_goodput as _window_goodput
-from ccbench.suite_stats import KIND_COLORS, kind_color
+from ccbench.plan.suite import SEED_BOX
+from ccbench.report.suite_stats import KIND_COLORS, RunData, Runs, flow_kind, kind_color
+from ccbench.report.suite_stats import ProjectedRun as _ProjectedRun
+from ccbench.report.suite_stats import after_warmup as _after_warmup
+from ccbench.report.suite_stats import box_stats as _box_stats
+from ccbench.report.suite_stats import busiest_link as _busiest_link
+from ccbench.report.suite_stats import groups as _groups
+from ccbench.report.suite_stats import mean as _mean
+from ccbench.report.suite_stats import p99_latency as _p99_latency
+from ccbench.report.suite_stats import read_table as _table
+from ccbench.report.suite_stats import sorted_quantiles as _sorted_quantiles
+from ccbench.report.suite_stats import window_goodput as _window_goodput
 
 __all__ = ["KIND_COLORS", "PLOTS", "SEED_BOX", "delay_cdf", "goodput_box", "goodput_cdf", "kind_color", "rtt_box", "seed_box",
            "totals"]
@@ -264,7 +269,7 @@ def totals(runs: Runs) -> Figure:
 
 def seed_box(groups: Sequence[tuple[str, Sequence[RunData]]]) -> Figure:
     """Per configuration, boxes over its seeds: delivered goodput, and p99 latency (ping, else TCP RTT)."""
-    from ccbench.run_metrics import window_goodput_mbps
+    from ccbench.report.run_metrics import window_goodput_mbps
 
     fig = Figure(figsize=(_width(len(groups), 1.0), 7.5), layout="constrained")
     tput, lat = fig.subplots(2, 1, sharex=True)
@@ -324,7 +329,7 @@ def _run_axis(ax: Axes, runs: Runs) -> None:
     ax.set_xlabel("run")
 
 
-#: name -> function of every cross-run plot, in report order (their titles: ccbench.suite.PLOT_TITLES).
+#: name -> function of every cross-run plot, in report order (their titles: ccbench.plan.suite.PLOT_TITLES).
 PLOTS: dict[str, Callable[[Runs], Figure]] = {
     "goodput_box": goodput_box,
     "rtt_box": rtt_box,

@@ -1,7 +1,7 @@
 """The cross-run figures of a suite's ``report.html``, as data the browser draws with uPlot.
 
-The same figures as :mod:`ccbench.plot_suite` draws as PNGs, from the same
-statistics (:mod:`ccbench.suite_stats`), without matplotlib: per run, boxes of
+The same figures as :mod:`ccbench.report.suite_plots` draws as PNGs, from the same
+statistics (:mod:`ccbench.report.suite_stats`), without matplotlib: per run, boxes of
 each flow's goodput and RTT samples, CDFs of queue delay, ping RTT and the
 flows' goodputs, totals per run, and with a seed axis boxes over the seeds.
 
@@ -33,9 +33,21 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ccbench.suite_stats import (ProjectedRun, RunData, after_warmup, box_stats, busiest_link, flow_kind, groups,
-                                 kind_color as stats_kind_color,
-                                 mean, p99_latency, read_table, sorted_quantiles, window_goodput)
+from ccbench.report.suite_stats import (
+    ProjectedRun,
+    RunData,
+    after_warmup,
+    box_stats,
+    busiest_link,
+    flow_kind,
+    groups,
+    mean,
+    p99_latency,
+    read_table,
+    sorted_quantiles,
+    window_goodput,
+)
+from ccbench.report.suite_stats import kind_color as stats_kind_color
 
 __all__ = ["CDF_POINTS", "figures_data", "kind_color", "run_stats"]
 
@@ -54,7 +66,7 @@ _DASHES: list[list[int] | None] = [None, [6, 3], [2, 2], [6, 2, 2, 2]]  # "-", "
 
 
 def kind_color(kind: str) -> str:
-    """A flow kind's colour as hex, the one :func:`ccbench.plot_suite.kind_color` names."""
+    """A flow kind's colour as hex, the one :func:`ccbench.report.suite_plots.kind_color` names."""
     return _TAB[stats_kind_color(kind)]
 
 
@@ -83,7 +95,7 @@ def _stats(st: Mapping[str, Any] | None) -> list[float] | None:
 
 def run_stats(run: RunData) -> dict[str, Any]:
     """Everything the figures need of one run, reduced: a few KB however long the run."""
-    from ccbench.run_metrics import window_goodput_mbps
+    from ccbench.report.run_metrics import window_goodput_mbps
 
     s = run.summary
     flows = s.get("flows", []) or []

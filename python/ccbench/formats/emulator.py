@@ -36,11 +36,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
+
+from ccbench.core.errors import CcbenchError
 
 __all__ = ["LINK_RECORD", "RECORD", "convert", "simulator_sections"]
 
@@ -98,7 +101,7 @@ def convert(out: str | os.PathLike[str], scenario_toml: str | None = None) -> li
     if scenario_toml is not None:
         import tomllib
 
-        from ccbench.results import SCENARIO_FILE
+        from ccbench.simulate.results import SCENARIO_FILE
 
         (root / SCENARIO_FILE).write_text(scenario_toml, encoding="utf-8")
         summary["seed"] = tomllib.loads(scenario_toml).get("seed")
@@ -158,3 +161,29 @@ def _flow_name(name: str, host_of: dict[str, str]) -> str:
 def _endpoint(text: str) -> tuple[str, str | None]:
     addr, colon, port = text.rpartition(":")
     return (addr, port) if colon else (text, None)
+
+
+def emu_binary() -> str:
+    """The `ccbench-emu` binary: $CCBENCH_EMU, then PATH, then this checkout's target/."""
+    import shutil
+
+    if env := os.environ.get("CCBENCH_EMU"):
+        return env
+    if found := shutil.which("ccbench-emu"):
+        return found
+    root = Path(__file__).resolve().parents[3]  # python/ccbench/formats/ in a checkout
+    for profile in ("release", "debug"):
+        cand = root / "target" / profile / "ccbench-emu"
+        if cand.is_file():
+            return str(cand)
+    raise CcbenchError("ccbench-emu not found: build it with `cargo build --release -p ccbench-emu` "
+                       "(or set CCBENCH_EMU to its path)")
+
+
+def finish_run(out: Path, scenario: Path, overrides: Sequence[str]) -> None:
+    """An emulated run's directory as a simulated one's: tables, summary sections, scenario.toml, timeseries.png."""
+    from ccbench.simulate.api import validate
+    from ccbench.simulate.results import PLOT_FILE, load
+
+    if convert(out, validate(scenario, set=list(overrides), streamed=True)):
+        load(out).plot(out / PLOT_FILE)  # not when the forwarder recorded nothing (did not start)

@@ -7,7 +7,7 @@ A sweep of suite ``NAME`` into ``OUT`` writes::
     OUT/NAME/runs/<key>/          one result directory per run (Result.save), key =
                                   "<axis>=<value>,...-<hash>", hash = first 12 hex digits of
                                   the sha256 of the resolved scenario (ccbench.validate)
-    OUT/NAME/report.md, report.html, plots/     the report (ccbench.report)
+    OUT/NAME/report.md, report.html, plots/     the report (ccbench.report.suite)
 
 A run directory is complete once it holds ``summary.json`` (Result.save
 writes it last and renames the directory into place), so ``resume=True``
@@ -53,71 +53,33 @@ layout as a local sweep. Workers need only ``pip install ccbench`` (plus
 
 from __future__ import annotations
 
-import json
 import os
-import platform
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import traceback
-import types
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import ccbench
-from ccbench.errors import CcbenchError, SimulationError, Terminated
-from ccbench.files import check_free_space, work_dir
-from ccbench.png import write_figure
-from ccbench.results import OLD_DIR, SUMMARY_FILE, _replace_dir, _replaceable
-from ccbench.suite import PlannedRun, Suite, SuiteSet, load_suite, value_key
-from ccbench.workers import cores, mp_context, run_scope, worker_init
+from ccbench.core.errors import CcbenchError, SimulationError, Terminated
+from ccbench.core.files import OLD_DIR, SUMMARY_FILE, check_free_space, work_dir
+from ccbench.core.workers import cores, mp_context, run_scope, worker_init
+from ccbench.plan.manifest import MANIFEST, RUNS_DIR, ManifestWriter, RunRecord, read_manifest, write_set_manifest
+from ccbench.plan.suite import PlannedRun, Suite, SuiteSet
+from ccbench.plan.suite_file import load_suite
+from ccbench.simulate.api import estimate, run
+from ccbench.simulate.results import _replace_dir, _replaceable
 
 __all__ = ["MANIFEST", "RunRecord", "SweepInterrupted", "SweepResult", "execute", "read_manifest", "run_suite"]
 
-MANIFEST = "suite.json"
-RUNS_DIR = "runs"
-FORMAT = 1
-_SAVE_EVERY_S = 1.0
-
 Task = dict[str, Any]  # {"key", "scenario" (resolved TOML), "dir" (str or None), "plot" (bool), "figures"}
 Outcome = dict[str, Any]  # {"key", "ok", "error", "wall_s", "files" (relative path -> bytes, or None)}
-
-
-@dataclass
-class RunRecord:
-    """One run of a sweep as suite.json lists it."""
-
-    key: str
-    values: dict[str, Any]
-    overrides: list[str]
-    hash: str
-    status: str = "pending"  # "ok", "failed" or "pending" (not run yet)
-    error: str | None = None
-    wall_s: float | None = None  # worker wall time: simulate + save (+ plot)
-    reused: bool = False  # finished by an earlier sweep (--resume)
-
-    @property
-    def dir(self) -> str:
-        return f"{RUNS_DIR}/{self.key}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "dir": self.dir, "values": self.values, "overrides": self.overrides,
-                "hash": self.hash, "status": self.status, "error": self.error, "wall_s": self.wall_s,
-                "reused": self.reused}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> RunRecord:
-        return cls(d["key"], dict(d.get("values", {})), list(d.get("overrides", [])), d.get("hash", ""),
-                   d.get("status", "pending"), d.get("error"), d.get("wall_s"), bool(d.get("reused")))
 
 
 @dataclass
@@ -173,13 +135,13 @@ def execute(task: Task) -> Outcome:
     try:
         with run_scope():
             if task.get("dir"):
-                check_free_space(task["dir"], ccbench.api.estimate(task["scenario"], streamed=True)["disk"])
+                check_free_space(task["dir"], estimate(task["scenario"], streamed=True)["disk"])
                 with work_dir(task["dir"]) as work:
-                    result = ccbench.run(task["scenario"], spill_dir=work)
+                    result = run(task["scenario"], spill_dir=work)
                     result.save(task["dir"], plot=task.get("plot", True), figures=task.get("figures"), work=work)
             else:
                 with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
-                    result = ccbench.run(task["scenario"], spill_dir=tmp)
+                    result = run(task["scenario"], spill_dir=tmp)
                     saved = result.save(Path(tmp) / "run", plot=task.get("plot", True), figures=task.get("figures"))
                     files = {p.relative_to(saved).as_posix(): p.read_bytes()
                              for p in sorted(saved.rglob("*")) if p.is_file()}  # the page's assets/ too
@@ -228,7 +190,7 @@ def run_suite(
     suite's own directory gets a suite.json naming the parts and a report
     that shows them one after another.
 
-    ``suite`` is a :class:`~ccbench.suite.Suite`, a suite file or a built-in
+    ``suite`` is a :class:`~ccbench.plan.suite.Suite`, a suite file or a built-in
     suite's name; ``set`` adds overrides to every run; ``jobs`` defaults to
     the number of usable cores; ``dask`` is None (local), ``"local"``, a
     scheduler address or a ``distributed.Client``. Raises SuiteError for a
@@ -256,7 +218,7 @@ def run_suite(
         for r in ([root] if isinstance(suite, SuiteSet) else []) + [r for _, _, r in units]:
             stack.enter_context(_locked(r))
         if isinstance(suite, SuiteSet):
-            _write_set_manifest(root, suite, set, started)
+            write_set_manifest(root, suite, set, started)
         results, interrupted = _sweep(suite.name, units, jobs, resume, dask, set, progress, console, started, t0)
         if isinstance(suite, SuiteSet):
             result = SweepResult(root, [r for res in results for r in res.runs], interrupted, None,
@@ -264,7 +226,7 @@ def run_suite(
         else:
             result = results[0]
         if report:
-            from ccbench.report import ConsoleProgress, render
+            from ccbench.report.suite import ConsoleProgress, render
 
             try:
                 # After Ctrl-C only the tables (fast); `ccbench report DIR` draws the plots later.
@@ -280,21 +242,13 @@ def run_suite(
     return result
 
 
-def _write_set_manifest(root: Path, suite: SuiteSet, overrides: Sequence[str], started: float) -> None:
-    """A suite of suites' suite.json: what it is and its parts' directories (each has its own suite.json)."""
-    doc = {"format": FORMAT, "suite": suite.name, "description": suite.description, "suite_file": suite.file,
-           "suite_text": suite.text, "set": list(overrides), "ccbench_version": ccbench.__version__,
-           "git_commit": _git_commit(), "started": _iso(started), "parts": [p.name for p in suite.parts]}
-    write_atomic(root / MANIFEST, json.dumps(doc, indent=1) + "\n")
-
-
 Unit = tuple[Suite, Sequence[PlannedRun], Path]  # a suite, its plan, its result directory
 
 
 def _sweep(name: str, units: Sequence[Unit], jobs: int, resume: bool, dask: Any, overrides: Sequence[str],
            progress: bool, console: Any, started: float, t0: float) -> tuple[list[SweepResult], bool]:
     """Run the plans of one suite or of a suite of suites' parts in one pool; each unit keeps its manifest."""
-    manifests: list[_Manifest] = []
+    manifests: list[ManifestWriter] = []
     tasks: list[Task] = []
     for i, (suite, plan, root) in enumerate(units):
         runs_dir = root / RUNS_DIR
@@ -303,7 +257,7 @@ def _sweep(name: str, units: Sequence[Unit], jobs: int, resume: bool, dask: Any,
         records, unit_tasks = _records(plan, runs_dir, resume, previous, plot="timeseries" in suite.report.plots,
                                        figures=suite.report.figures)
         tasks += [{**t, "unit": i} for t in unit_tasks]
-        manifests.append(_Manifest(root, suite, records, overrides, "", started))
+        manifests.append(ManifestWriter(root, suite, records, overrides, "", started))
     if dask is not None:
         executor = f"dask ({dask if isinstance(dask, str) else type(dask).__name__})"
     else:
@@ -405,7 +359,7 @@ def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous:
 def _tidy(runs_dir: Path) -> None:
     """Clear what a killed sweep left: temporary run directories, and put back a result set aside mid-replace."""
     for p in runs_dir.iterdir():
-        if ".tmp-spill-" in p.name and p.is_dir():  # a run's work directory (ccbench.files.work_dir)
+        if ".tmp-spill-" in p.name and p.is_dir():  # a run's work directory (ccbench.core.files.work_dir)
             target = runs_dir / p.name[1:].split(".tmp-spill-")[0]
             if not target.exists() and (p / OLD_DIR / SUMMARY_FILE).is_file():
                 os.replace(p / OLD_DIR, target)
@@ -439,133 +393,6 @@ def _write_run(target: Path, files: Mapping[str, bytes]) -> None:
         raise
 
 
-# --- the manifest ------------------------------------------------------------------------------
-
-
-class _Manifest:
-    def __init__(self, root: Path, suite: Suite, records: list[RunRecord], overrides: Sequence[str],
-                 executor: str, started: float) -> None:
-        self.path = root / MANIFEST
-        self.suite = suite
-        self.records = {r.key: r for r in records}
-        self.overrides = list(overrides)
-        self.executor = executor
-        self.started = started
-        self.finished: float | None = None
-        self.wall_s = 0.0
-        self.interrupted = False
-        self.git = _git_commit()
-        self._saved = 0.0
-
-    def finish(self, wall_s: float, interrupted: bool) -> None:
-        self.finished = time.time()
-        self.wall_s = wall_s
-        self.interrupted = interrupted
-        self.save()
-
-    def save(self, *, throttle: bool = False) -> None:
-        now = time.monotonic()
-        if throttle and now - self._saved < _SAVE_EVERY_S:
-            return
-        self._saved = now
-        s = self.suite
-        counts = {k: sum(r.status == k for r in self.records.values()) for k in ("ok", "failed", "pending")}
-        doc = {
-            "format": FORMAT,
-            "suite": s.name,
-            "description": s.description,
-            "suite_file": s.file,
-            "suite_text": s.text,
-            "set": self.overrides,
-            "ccbench_version": ccbench.__version__,
-            "git_commit": self.git,
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "executor": self.executor,
-            "started": _iso(self.started),
-            "finished": _iso(self.finished) if self.finished else None,
-            "wall_s": round(self.wall_s, 3),
-            "interrupted": self.interrupted,
-            "axes": [{"name": a.name, "label": a.label, "values": list(a.values),
-                      "labels": {value_key(v): a.label_of(v) for v in a.values}} for a in s.axes],
-            "counts": counts,
-            "runs": [r.to_json() for r in self.records.values()],
-        }
-        write_atomic(self.path, json.dumps(doc, indent=1) + "\n")
-
-
-@dataclass
-class Manifest:
-    """suite.json as read back."""
-
-    data: dict[str, Any]
-    runs: list[RunRecord] = field(default_factory=list)
-
-
-def read_manifest(suite_dir: str | os.PathLike[str]) -> Manifest:
-    """The suite.json of a sweep's directory."""
-    path = Path(suite_dir) / MANIFEST
-    if not path.is_file():
-        raise FileNotFoundError(2, f"not a suite result directory (no {MANIFEST})", str(suite_dir))
-    from ccbench.errors import ResultError
-
-    damaged = f"{path}: damaged, not a ccbench suite manifest"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-        raise ResultError(f"{damaged} ({e})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("runs", []), list):
-        raise ResultError(f"{damaged} (expected an object with a list of runs)")
-    try:
-        return Manifest(data, [RunRecord.from_json(r) for r in data.get("runs", [])])
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise ResultError(f"{damaged} (a run: {e!r})") from None
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a text file so that readers see the old or the new file, never a part."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def save_figure(fig: Any, path: Path, dpi: int) -> None:
-    """Save a matplotlib figure so that readers see the old or the new file, never a part."""
-    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")  # the suffix picks the format
-    try:
-        write_figure(fig, tmp, dpi)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")
-
-
-def _git_commit() -> str | None:
-    """The commit of the ccbench source tree this package runs from, if it is a git checkout."""
-    package = Path(ccbench.__file__).resolve().parent
-    try:
-        top = subprocess.run(["git", "-C", str(package), "rev-parse", "--show-toplevel"],
-                             capture_output=True, text=True, timeout=10)
-        if top.returncode != 0 or Path(top.stdout.strip()) / "python" / "ccbench" != package:
-            return None  # installed, or inside some other repository
-        head = subprocess.run(["git", "-C", str(package), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "-C", str(package), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10)
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 # --- progress ----------------------------------------------------------------------------------
 
 
@@ -575,8 +402,14 @@ class _Progress:
     def __init__(self, name: str, total: int, reused: int, console: Any, *, enabled: bool,
                  failed: Sequence[RunRecord] = ()) -> None:
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.console = console or Console(stderr=True, highlight=False)
         self.enabled = enabled
@@ -748,15 +581,3 @@ def resume_command(suite: str, out: str | os.PathLike[str], *, jobs: int | None 
     for o in only:
         words += ["--only", o]
     return " ".join(shlex.quote(w) for w in words)
-
-
-class _CallableModule(types.ModuleType):
-    """``ccbench.sweep`` is both this module and, called, :func:`ccbench.frame.sweep`."""
-
-    def __call__(self, *args: Any, **kw: Any) -> Any:
-        from ccbench.frame import sweep
-
-        return sweep(*args, **kw)
-
-
-sys.modules[__name__].__class__ = _CallableModule

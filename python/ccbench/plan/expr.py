@@ -133,7 +133,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from ccbench.results import _flatten
+from ccbench.simulate.results import _flatten
 
 __all__ = ["Expr", "ExprError", "RunData", "evaluate", "parse"]
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccbench import _core
-from ccbench.errors import ScenarioError, ScenarioWarning, from_native, problem_text
-from ccbench.results import Result
+from ccbench.core.errors import ScenarioError, ScenarioWarning, from_native, problem_text
+from ccbench.simulate.results import Result
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,7 +48,7 @@ SPILL_BYTES = 1 << 20
 def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None = None,
         progress: Callable[[float, float], None] | None = None, spill_dir: str | os.PathLike[str] | None = None,
         **kw: Any) -> Result:
-    """Simulate a scenario and return its :class:`~ccbench.results.Result`.
+    """Simulate a scenario and return its :class:`~ccbench.simulate.results.Result`.
 
     ``progress(now_s, end_s)``, if given, is called each time the simulated
     clock has advanced by another thousandth of the run (the same simulated
@@ -59,7 +59,7 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
     there as ``<table>.parquet``, a row group of ``SPILL_BYTES`` or more at
     a time while the run goes, so memory stays flat however long the run is. The
     result reads a table from its file when it is first looked up, and
-    :meth:`~ccbench.results.Result.save` links or copies the files. The
+    :meth:`~ccbench.simulate.results.Result.save` links or copies the files. The
     directory must outlive the result's use. The tables then do not count
     against ``limits.memory``.
 
@@ -122,9 +122,9 @@ def read_source(scenario: Source) -> tuple[str, str | None]:
     typo in a file name — also one with ``=`` in it, such as a sweep's
     ``runs/rate=10Mbit-…/scenario.toml`` — says "no such file" rather than
     failing to parse as TOML. A file must be a regular file or a pipe of at
-    most 16 MiB (:func:`ccbench.files.read_input`).
+    most 16 MiB (:func:`ccbench.core.files.read_input`).
     """
-    from ccbench.files import read_input
+    from ccbench.core.files import read_input
 
     if isinstance(scenario, str) and not _looks_like_path(scenario):
         return scenario, None

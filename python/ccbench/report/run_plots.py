@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ccbench.results import SUMMARY_FILE
-from ccbench.suite import parse_suite
-from ccbench.sweep import MANIFEST, read_manifest, save_figure
-from ccbench.workers import in_workers
+from ccbench.core.png import save_figure
+from ccbench.core.workers import in_workers
+from ccbench.plan.manifest import MANIFEST, read_manifest
+from ccbench.plan.suite_file import parse_suite
+from ccbench.simulate.results import SUMMARY_FILE
 
 __all__ = ["draw", "draw_one", "kinds_of", "plan"]
 
@@ -32,7 +33,7 @@ def plan(dirs: Sequence[Path], kinds: Sequence[str]) -> tuple[list[Job], list[Pa
     Raises FileNotFoundError naming a directory that is neither a finished
     result directory nor a suite's.
     """
-    from ccbench.report import part_dirs
+    from ccbench.report.suite import part_dirs
 
     jobs: list[Job] = []
     suites: list[Path] = []
@@ -71,11 +72,11 @@ def draw(jobs: Sequence[Job], jobs_at_once: int = 1, on_done: Callable[[Path], N
 
 def draw_one(job: Job) -> Path:
     """Write ``<kind>.png`` into the run's directory for each kind, each file replaced whole."""
-    import ccbench
-    from ccbench import plot
+    from ccbench.simulate import plot
+    from ccbench.simulate.results import load
 
     run, kinds = job
-    result = ccbench.load(run)
+    result = load(run)
     for kind, options in kinds.items():
         save_figure(getattr(plot, kind)(result, **options), run / f"{kind}.png", dpi=110)
     return run

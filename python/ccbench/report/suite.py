@@ -8,15 +8,15 @@ tables) — and writes beside them::
     report.html     the same as a web page in one file: inline CSS and script, no
                     CDN; tables sort on a header click and filter by a text box;
                     each run row links to the run's own page (runs/<key>/report.html,
-                    ccbench.runpage) and to its PNG plots when the suite draws them
+                    ccbench.simulate.page) and to its PNG plots when the suite draws them
                     or ``ccbench plot`` has; the cross-run plots are embedded (PNG
                     data URIs)
-    plots/*.png     the cross-run plots (ccbench.plot_suite)
+    plots/*.png     the cross-run plots (ccbench.report.suite_plots)
 
 A table of the report spec has one row per value of its ``rows`` axis and one
 column per value of its ``cols`` axis, headed by the values' labels
 ("1 TCP", "2 TCP", ...); each cell is the ``cell`` metric expression
-(:mod:`ccbench.expr`) on the run with those values. Axes that are neither
+(:mod:`ccbench.plan.expr`) on the run with those values. Axes that are neither
 rows, cols nor fixed by ``where`` give one table per combination of their
 values. A cell says "failed" for a run that failed, "not run" for a run not
 run yet, "—" where the run has no data for it, and "error" for an
@@ -42,13 +42,27 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from ccbench.expr import ExprError, evaluate
-from ccbench.results import SCHEMA, SUMMARY_FILE, read_summary
-from ccbench.runpage import ASSETS_DIR, PAGE_FILE, copy_assets
-from ccbench.run_metrics import RunColumn, legend as legend_of, run_columns
-from ccbench.suite import PLOT_TITLES, RUN_PLOTS, SEED_AXIS, SEED_BOX, Scalar, Suite, TableSpec, format_value, parse_suite, value_key
-from ccbench.sweep import MANIFEST, Manifest, RunRecord, read_manifest, save_figure, write_atomic
-from ccbench.workers import in_workers, start_early
+from ccbench.core.files import write_atomic
+from ccbench.core.png import save_figure
+from ccbench.core.workers import in_workers, start_early
+from ccbench.plan.expr import ExprError, evaluate
+from ccbench.plan.manifest import MANIFEST, Manifest, RunRecord, read_manifest
+from ccbench.plan.suite import (
+    PLOT_TITLES,
+    RUN_PLOTS,
+    SEED_AXIS,
+    SEED_BOX,
+    Scalar,
+    Suite,
+    TableSpec,
+    format_value,
+    value_key,
+)
+from ccbench.plan.suite_file import parse_suite
+from ccbench.report.run_metrics import RunColumn, run_columns
+from ccbench.report.run_metrics import legend as legend_of
+from ccbench.simulate.page import ASSETS_DIR, JS_DIR, PAGE_FILE, copy_assets
+from ccbench.simulate.results import SCHEMA, SUMMARY_FILE, read_summary
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
 
@@ -138,7 +152,7 @@ class Report:
     plots: list[tuple[str, str, Path]]  # (name, title, png path)
     title: str
     description: str
-    #: The cross-run figures the page draws (ccbench.suite_figures), or None when not computed.
+    #: The cross-run figures the page draws (ccbench.report.suite_figures), or None when not computed.
     figures: dict[str, Any] | None = None
 
 
@@ -163,7 +177,8 @@ class ConsoleProgress:
 
     def __init__(self, console: Any = None, label: str = "report") -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
 
         self.bar = Bar(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
                        TimeElapsedColumn(), console=console or Console(stderr=True, highlight=False), transient=True)
@@ -564,7 +579,7 @@ def _figure_data(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from ccbench.suite_figures import figures_data
+    from ccbench.report.suite_figures import figures_data
 
     todo = [(r, stored[r.key]) for r in records if r.key in stored]
     if jobs > 1 and len(todo) > 1:
@@ -581,7 +596,7 @@ def _figure_data(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str
 
 def _reduce(run: StoredRun) -> dict[str, Any] | None:
     """One run's statistics for the figures, or None for a damaged run directory (left out, as of the tables)."""
-    from ccbench.suite_figures import run_stats
+    from ccbench.report.suite_figures import run_stats
 
     if not _readable([run]):
         return None
@@ -596,7 +611,7 @@ def _reduce(run: StoredRun) -> dict[str, Any] | None:
 def _draw_all(todo: Sequence[FigureJob], jobs: int, progress: Progress) -> None:
     """Draw each figure, ``jobs`` at a time, a progress step as each file is written.
 
-    More than one at a time runs in worker processes (:func:`ccbench.workers.in_workers`),
+    More than one at a time runs in worker processes (:func:`ccbench.core.workers.in_workers`),
     which have matplotlib and Polars imported already, so this process never
     imports matplotlib; each worker holds one figure's data.
     """
@@ -606,7 +621,7 @@ def _draw_all(todo: Sequence[FigureJob], jobs: int, progress: Progress) -> None:
 
 def draw_figure(job: FigureJob) -> Path:
     """Draw one cross-run figure into its file (replaced whole), reading the runs from their directories."""
-    from ccbench.plot_suite import PLOTS, seed_box
+    from ccbench.report.suite_plots import PLOTS, seed_box
 
     name, path, shows = job
     if name == SEED_BOX:
@@ -782,7 +797,7 @@ def _html_head(title: str, description: str, *, css: bool = False) -> list[str]:
 
 def _html_foot() -> list[str]:
     """A report page's end: the tables' sorting and filtering script (inline: the page stays one file)."""
-    script = (Path(__file__).with_name("js") / "tables.js").read_text(encoding="utf-8")
+    script = (JS_DIR / "tables.js").read_text(encoding="utf-8")
     return [f"<script>{script}</script>", "</body></html>"]
 
 
@@ -811,7 +826,7 @@ def to_html(report: Report, root: Path, *, assets: bool = True) -> str:
                   '<div id="suite-charts"></div>',
                   f'<script src="{ASSETS_DIR}/uPlot.iife.min.js"></script>' if assets else "",
                   f'<script type="application/json" id="ccbench-suite-data">{data}</script>',
-                  f"<script>{(Path(__file__).with_name('js') / 'suite.js').read_text(encoding='utf-8')}</script>"]
+                  f"<script>{(JS_DIR / 'suite.js').read_text(encoding='utf-8')}</script>"]
     if report.plots:
         parts.append("<h2>Plots</h2>")
         for name, title, path in report.plots:

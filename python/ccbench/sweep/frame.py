@@ -38,9 +38,10 @@ from typing import Any
 
 import polars as pl
 
-from ccbench.api import read_source, toml_value
-from ccbench.results import SUMMARY_FILE, _flatten, read_summary
-from ccbench.suite import Scalar, parse_suite
+from ccbench.plan.suite import Scalar
+from ccbench.plan.suite_file import parse_suite
+from ccbench.simulate.api import read_source, toml_value
+from ccbench.simulate.results import SUMMARY_FILE, _flatten, read_summary
 
 __all__ = ["load_suite", "sweep"]
 
@@ -66,7 +67,7 @@ def sweep(
     scenario. Returns :func:`load_suite` of the directory. Raises
     ScenarioError (SuiteError) for a wrong axis, SweepInterrupted on Ctrl-C.
     """
-    from ccbench.sweep import run_suite
+    from ccbench.sweep.runner import run_suite
 
     text, path = read_source(scenario)
     base_name = _scenario_name(text) or (Path(path).stem if path else "scenario")
@@ -110,7 +111,7 @@ def _scenario_name(text: str) -> str | None:
 
 def load_suite(directory: str | os.PathLike[str]) -> pl.DataFrame:
     """A suite directory's runs as one tidy DataFrame: a row per run × flow (see the module docs)."""
-    from ccbench.sweep import read_manifest
+    from ccbench.plan.manifest import read_manifest
 
     root = Path(directory)
     manifest = read_manifest(root)

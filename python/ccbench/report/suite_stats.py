@@ -1,7 +1,7 @@
 """Statistics of a suite's runs for its cross-run figures: box statistics, CDF samples, totals.
 
-Shared by the matplotlib figures (:mod:`ccbench.plot_suite`) and the ones the
-suite's web page draws (:mod:`ccbench.suite_figures`); no plotting library is
+Shared by the matplotlib figures (:mod:`ccbench.report.suite_plots`) and the ones the
+suite's web page draws (:mod:`ccbench.report.suite_figures`); no plotting library is
 imported here, so a report that draws no PNG never imports matplotlib.
 """
 
@@ -106,8 +106,8 @@ def split(ids: np.ndarray, values: np.ndarray, n: int) -> list[np.ndarray]:
 
 
 def busiest_link(run: RunData) -> int | None:
-    """Index of the run's bottleneck (:func:`ccbench.run_metrics.bottleneck`) among its links."""
-    from ccbench.run_metrics import bottleneck
+    """Index of the run's bottleneck (:func:`ccbench.report.run_metrics.bottleneck`) among its links."""
+    from ccbench.report.run_metrics import bottleneck
 
     summary = run.summary
     b = bottleneck(summary)
@@ -127,7 +127,7 @@ def sorted_quantiles(xs: np.ndarray, probs: np.ndarray) -> np.ndarray:
 
 def window_goodput(run: RunData, ids: set[int]) -> float:
     """Mbit/s of payload the flows ``ids`` delivered from the warm-up's end to the run's end."""
-    from ccbench.run_metrics import counter_after_warmup
+    from ccbench.report.run_metrics import counter_after_warmup
 
     warmup = float(run.summary.get("warmup_s") or 0.0)
     duration = float(run.summary.get("duration_s") or 0.0)
