@@ -222,4 +222,11 @@ fn the_classic_series_reads_pragues_detector() {
     assert!(p.iter().rev().take(50).all(|&v| v == 1.0), "classic in the last 5 s: {:?}", &p[p.len() - 50..]);
     assert!(p[..5].iter().all(|&v| v == 0.0), "L4S mode at the start: {:?}", &p[..5]);
     assert!(of(1).iter().chain(of(2).iter()).all(|v| v.is_nan()));
+    // The bindings' table carries it as the flow_series column "classic".
+    let tables = out.metrics.clone().into_tables();
+    let (_, table) = tables.iter().find(|(name, _)| *name == "flow_series").unwrap();
+    let (_, col) = table.iter().find(|(name, _)| *name == "classic").expect("a classic column");
+    let ccbench_core::metrics::Column::F64(values) = col else { panic!("f64") };
+    assert_eq!(values.len(), fs.time_s.len());
+    assert!(values.iter().zip(&fs.classic).all(|(a, b)| a == b || (a.is_nan() && b.is_nan())));
 }
