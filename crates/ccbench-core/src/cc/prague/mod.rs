@@ -693,7 +693,7 @@ impl CongestionControl for Prague {
     /// The detector's score above the L4S band: its α floor
     /// 0.625·(min(score, 9) − 8) over 0.625 (`prague_classic_ecn_fallback`).
     fn classic(&self) -> Option<f64> {
-        (self.cfg.ecn_fallback != EcnFallback::Off).then(|| (self.classic.score.min(9.0) - 8.0).max(0.0))
+        (self.cfg.ecn_fallback != EcnFallback::Off).then(|| self.classic.fallback())
     }
 }
 
@@ -778,12 +778,15 @@ impl ClassicEcn {
         self.score = s.clamp(0.0, C_STICKY);
     }
 
+    /// How far the score is into the classic band: min(score, 9) − 8, at
+    /// least 0 (0 L4S, 1 classic).
+    fn fallback(&self) -> f64 {
+        (self.score.min(CLASSIC_ECN) - L_STICKY).max(0.0)
+    }
+
     /// `prague_classic_ecn_fallback`: α floor 0.625·(min(score, 9) − 8), in 2^-24.
     fn alpha_floor(&self) -> u64 {
-        if self.score <= L_STICKY {
-            return 0;
-        }
-        let c = ((self.score.min(CLASSIC_ECN) - L_STICKY) * MAX_ALPHA as f64) as u64;
+        let c = (self.fallback() * MAX_ALPHA as f64) as u64;
         (c >> 1) + (c >> 3)
     }
 }
