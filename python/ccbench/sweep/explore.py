@@ -559,6 +559,20 @@ def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+def _label(a: ExploreAxis) -> str:
+    """An axis's name with its unit: "jitter (ms)"."""
+    return a.name + (f" ({a.unit})" if a.unit else "")
+
+
+def _slice(axes: Sequence[ExploreAxis], fixed: Sequence[int]) -> str:
+    """Which slice a map shows: "delay = 10 ms, ..."."""
+    return ", ".join(f"{a.name} = {_fmt(a.values[i])}{' ' + a.unit if a.unit else ''}" for a, i in zip(axes, fixed))
+
+
+def _verdict(holds: bool | None) -> str:
+    return "holds" if holds else "fails" if holds is False else "unknown"
+
+
 _MAP_CSS = """
 table.map { border-collapse: collapse; margin: 0.4em 0 1em; }
 table.map td { width: 1.7em; height: 1.7em; padding: 0; border: 1px solid #fff; text-align: center; font-size: 11px; }
@@ -583,16 +597,13 @@ def _page(ex: Exploration, res: SearchResult, runner: _Runner) -> str:
     ay = None if len(ex.axes) == 1 else ex.axes[-1]  # up
     rest = ex.axes[:-2] if len(ex.axes) > 1 else ()
 
-    def unit(a: ExploreAxis) -> str:
-        return f" ({a.unit})" if a.unit else ""
-
     parts = _html_head(f"{ex.name}: exploration", ex.description)
     parts.append(f"<style>{_MAP_CSS}</style>")
     meta = [("property", ex.prop.text),
             ("seeds", f"{len(ex.seeds)} per point; a point holds if at least {ex.confidence} hold"),
             ("sampled", f"{len(res.sampled)} of {res.size} points ({res.fraction:.0%}), {len(runner.rows)} runs"
              + (", budget spent" if res.exhausted else "")),
-            ("axes", "; ".join(f"{a.name}{unit(a)}: {', '.join(_fmt(v) for v in a.values)}" for a in ex.axes))]
+            ("axes", "; ".join(f"{_label(a)}: {', '.join(_fmt(v) for v in a.values)}" for a in ex.axes))]
     parts.append('<table class="meta"><tbody>' + "".join(
         f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in meta) + "</tbody></table>")
     parts.append("<h2>Map</h2>")
@@ -603,15 +614,14 @@ def _page(ex: Exploration, res: SearchResult, runner: _Runner) -> str:
                  "cell.</p>")
     for fixed in itertools.product(*(range(len(a.values)) for a in rest)):
         if rest:
-            parts.append("<h3>" + _e(", ".join(f"{a.name} = {_fmt(a.values[i])}{unit(a).strip() and ' ' + a.unit}"
-                                                for a, i in zip(rest, fixed))) + "</h3>")
+            parts.append(f"<h3>{_e(_slice(rest, fixed))}</h3>")
         rows = []
         for j in (reversed(range(len(ay.values))) if ay else [None]):
             row = [f"<th>{_e(_fmt(ay.values[j])) if ay else ''}</th>"]
             for i in range(len(ax.values)):
                 cell = tuple(fixed) + ((i, j) if ay else (i,))
                 lab = res.label(cell)
-                cls = ["holds" if lab else "fails" if lab is False else "unknown"]
+                cls = [_verdict(lab)]
                 at = {a.name: a.values[k] for a, k in zip(ex.axes, cell)}
                 title = ", ".join(f"{k} = {_fmt(v)}" for k, v in at.items())
                 body = ""
@@ -622,7 +632,7 @@ def _page(ex: Exploration, res: SearchResult, runner: _Runner) -> str:
                         cls.append("split")
                     title += "; " + "; ".join(
                         f"seed {r['seed']}: {_fmt(r['value']) if r['value'] is not None else r['status']}"
-                        f" ({'holds' if r['holds'] else 'fails' if r['holds'] is False else 'unknown'})"
+                        f" ({_verdict(r['holds'])})"
                         for r in runs)
                     if runs:
                         body = f'<a href="{_e(runs[0]["dir"])}/report.html"></a>'
@@ -635,12 +645,12 @@ def _page(ex: Exploration, res: SearchResult, runner: _Runner) -> str:
                            f'data-cell="{_e(json.dumps(at))}">{body}</td>')
             rows.append("<tr>" + "".join(row) + "</tr>")
         foot = "<tr><th></th>" + "".join(f"<th>{_e(_fmt(v))}</th>" for v in ax.values) + "</tr>"
-        label_y = f'<tr><th class="axis">{_e(ay.name + unit(ay))}</th></tr>' if ay else ""
+        label_y = f'<tr><th class="axis">{_e(_label(ay))}</th></tr>' if ay else ""
         parts.append(f'<table class="map">{label_y}{"".join(rows)}{foot}'
-                     f'<tr><th></th><th class="axis" colspan="{len(ax.values)}">{_e(ax.name + unit(ax))}</th>'
+                     f'<tr><th></th><th class="axis" colspan="{len(ax.values)}">{_e(_label(ax))}</th>'
                      "</tr></table>")
     parts.append("<h2>Runs</h2>")
-    head = "".join(f"<th>{_e(h)}</th>" for h in [*(a.name + unit(a) for a in ex.axes), "seed", "value",
+    head = "".join(f"<th>{_e(h)}</th>" for h in [*(_label(a) for a in ex.axes), "seed", "value",
                                                  "holds", "round", "run"])
     body = []
     for r in sorted(runner.rows, key=lambda r: (r["round"], [str(r[a.name]) for a in ex.axes], r["seed"])):
@@ -650,7 +660,7 @@ def _page(ex: Exploration, res: SearchResult, runner: _Runner) -> str:
         cells += [f"<td>{r['seed']}</td>",
                   f'<td data-v="{value!r}">{_e(_fmt(value))}</td>' if isinstance(value, float) and math.isfinite(value)
                   else f'<td class="missing" title="{_e(r["error"] or "")}">{_e(r["status"])}</td>',
-                  f"<td>{'holds' if r['holds'] else 'fails' if r['holds'] is False else 'unknown'}</td>",
+                  f"<td>{_verdict(r['holds'])}</td>",
                   f"<td>{r['round']}</td>", f'<td><a href="{_e(r["dir"])}/report.html">{_e(r["run"][:12])}</a></td>']
         body.append("<tr>" + "".join(cells) + "</tr>")
     parts.append('<input type="search" class="filter" placeholder="filter rows" aria-label="filter rows">'
@@ -690,15 +700,14 @@ def _heatmap(ex: Exploration, res: SearchResult, path: Path) -> None:
             pts = [c[-2:] for c, lab in res.sampled.items() if lab is val and c[:-2] == tuple(fixed)]
             if pts:
                 ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, c=colour, s=18,
-                           label=f"sampled: {'holds' if val else 'fails' if val is False else 'unknown'}")
+                           label=f"sampled: {_verdict(val)}")
         ax.set_xticks(range(len(a0.values)), [_fmt(v) for v in a0.values], rotation=90, fontsize=7)
         ax.set_yticks(range(len(a1.values)), [_fmt(v) for v in a1.values], fontsize=7)
-        ax.set_xlabel(a0.name + (f" ({a0.unit})" if a0.unit else ""))
+        ax.set_xlabel(_label(a0))
         if k % cols == 0:
-            ax.set_ylabel(a1.name + (f" ({a1.unit})" if a1.unit else ""))
+            ax.set_ylabel(_label(a1))
         if rest:
-            ax.set_title(", ".join(f"{a.name} = {_fmt(a.values[i])}{' ' + a.unit if a.unit else ''}"
-                                   for a, i in zip(rest, fixed)), fontsize=9)
+            ax.set_title(_slice(rest, fixed), fontsize=9)
     for k in range(len(slices), rows * cols):
         axs[k // cols][k % cols].set_visible(False)
     handles, labels = axs[0][0].get_legend_handles_labels()
