@@ -173,10 +173,16 @@ def _cells(directory: Path) -> dict[tuple, str]:
     return {tuple(r[:-2]): r[-2] for r in cells.iter_rows()}
 
 
+def _builtin_doc(name: str) -> dict:
+    """A built-in exploration's file as a dict, its base scenario's path made absolute."""
+    doc = tomllib.loads((builtin_dir() / f"{name}.toml").read_text())
+    doc["explore"]["base"] = str(builtin_dir() / doc["explore"]["base"])
+    return doc
+
+
 def test_builtin_prague_jitter_needs_a_quarter_of_its_full_grid(tmp_path: Path) -> None:
     # The built-in exploration on a 17 x 17 grid (2 seeds a point), against every cell run.
-    doc = tomllib.loads((builtin_dir() / "prague-jitter.toml").read_text())
-    doc["explore"]["base"] = str(builtin_dir() / doc["explore"]["base"])
+    doc = _builtin_doc("prague-jitter")
     # jitter x rate at the base delay of the sce-l4s testbed (10 ms each way)
     doc["explore"]["axis"] = [a for a in doc["explore"]["axis"] if a["name"] in ("jitter", "rate")]
     for axis in doc["explore"]["axis"]:
@@ -206,8 +212,7 @@ def test_builtin_cake_mtu_finds_where_scaling_pays(tmp_path: Path) -> None:
 
 def _builtin_at(name: str, points: dict[str, list]) -> dict:
     """A built-in exploration restricted to the given values of each axis (every combination)."""
-    doc = tomllib.loads((builtin_dir() / f"{name}.toml").read_text())
-    doc["explore"]["base"] = str(builtin_dir() / doc["explore"]["base"])
+    doc = _builtin_doc(name)
     for axis in doc["explore"]["axis"]:
         for k in ("range", "scale", "cells", "step"):
             axis.pop(k, None)
