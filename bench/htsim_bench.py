@@ -78,9 +78,9 @@ def cachegrind(run) -> dict:
     stats = WORK / "cachegrind.out"
     got = run([shutil.which("valgrind") or "valgrind", "--tool=cachegrind", "--cache-sim=yes",
                f"--cachegrind-out-file={stats}"])
-    summary = next(line for line in stats.read_text().splitlines() if line.startswith("summary:"))
-    counts = dict(zip(next(line for line in stats.read_text().splitlines() if line.startswith("events:"))
-                      .split()[1:], map(int, summary.split()[1:])))
+    lines = stats.read_text().splitlines()
+    field = {line.split(":")[0]: line.split()[1:] for line in lines if line.startswith(("events:", "summary:"))}
+    counts = dict(zip(field["events"], map(int, field["summary"])))
     return {**got, "Ir": counts["Ir"], "D1_miss": counts["D1mr"] + counts["D1mw"],
             "LL_miss": counts["DLmr"] + counts["DLmw"] + counts.get("ILmr", 0)}
 
