@@ -19,8 +19,8 @@ samples than the page needs is decimated here, not in the browser: the run's
 time is cut into buckets (:data:`BUCKETS`, fewer when a figure has many series)
 and each bucket of each series keeps its minimum and maximum, so peaks and
 dips survive and a 240 s run at 1 Gbit/s embeds under 1 MB. No matplotlib is
-involved: writing the page costs Polars group-bys, streamed through the
-per-packet tables (about 1 s and 150 MB for 40 M samples).
+involved: writing the page costs a pass of NumPy through each table, read in
+batches of a million rows (so a per-packet table is never held whole).
 """
 
 from __future__ import annotations
@@ -30,13 +30,14 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ccbench.core.png import write_figure
 
 if TYPE_CHECKING:
+    import numpy as np
     import polars as pl
 
     from ccbench.simulate.results import Result
@@ -54,6 +55,8 @@ BUCKETS = 2000
 _FIGURE_POINTS = 32_000
 #: The smallest number of buckets a figure gets, however many series it has.
 _MIN_BUCKETS = 200
+#: Rows of a table read at a time (three 8-byte columns: 24 MB).
+_BATCH_ROWS = 1_000_000
 
 # matplotlib's tab10, so a flow has the colour it has in the PNG plots
 _FLOW_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
@@ -229,18 +232,43 @@ def _name(names: Sequence[str], i: int) -> str:
 
 
 class Source:
-    """One table's ``time_s``, ``k`` (an id: flow, link, queue) and ``v`` (a value column, NaN dropped),
-    lazily, and how many rows it has (from the Parquet metadata, before NaN are dropped)."""
+    """One table's ``time_s``, ``k`` (an id: flow, link, queue) and ``v`` (a value column), read in
+    batches of at most :data:`_BATCH_ROWS` rows (a small table in one), NaN dropped; ``rows`` is its
+    row count before NaN are dropped. A small table is read once however many figures draw from it."""
 
     def __init__(self, lf: pl.LazyFrame, key: str, value: str) -> None:
         import polars as pl
 
         have = lf.collect_schema().names()
-        if not {"time_s", key, value} <= set(have):
-            lf, key, value = pl.LazyFrame(schema={"time_s": pl.Float64, "k": pl.Int64, "v": pl.Float64}), "k", "v"
-        self.rows = int(lf.select(pl.len()).collect().item())
-        self.lf = (lf.select("time_s", pl.col(key).cast(pl.Int64).alias("k"), pl.col(value).cast(pl.Float64).alias("v"))
-                   .filter(pl.col("v").is_not_null() & pl.col("v").is_not_nan()))
+        self.lf = (lf.select(pl.col("time_s").cast(pl.Float64), pl.col(key).cast(pl.Int64).alias("k"),
+                             pl.col(value).cast(pl.Float64).alias("v"))
+                   if {"time_s", key, value} <= set(have) else None)
+        self._whole: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        if self.lf is None:
+            self.rows = 0
+            return
+        # one read for a small table: it is whole if it has no more than a batch's rows
+        head = self.lf.head(_BATCH_ROWS + 1).collect()
+        if head.height <= _BATCH_ROWS:
+            self.rows, self._whole = head.height, _arrays(head)
+        else:
+            self.rows = int(self.lf.select(pl.len()).collect().item())
+
+    def batches(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(time, key, value) arrays, NaN values dropped."""
+        if self._whole is not None:
+            yield self._whole
+        elif self.lf is not None:
+            for df in self.lf.collect_batches(chunk_size=_BATCH_ROWS):
+                yield _arrays(df)
+
+
+def _arrays(df: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    import numpy as np
+
+    t, k, v = (df[c].to_numpy(allow_copy=True) for c in ("time_s", "k", "v"))
+    keep = np.isfinite(v)
+    return (t, k, v) if keep.all() else (t[keep], k[keep], v[keep])
 
 
 #: A figure's series: the source it comes from, its key there, and how it is drawn (label, group, colour, dash).
@@ -251,47 +279,94 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
     """One figure: its series on one time column, raw if the figure has few enough points, else decimated.
 
     Decimated, each series keeps each bucket's minimum (at the bucket's start) and maximum (at its
-    middle): fixed times, so a figure's series share their time column. The aggregation streams
-    through the table, so a per-packet table of tens of millions of rows is never held whole.
+    middle): fixed times, so a figure's series share their time column. The per-packet tables are
+    read in batches, so a table of tens of millions of rows is never held whole.
     """
-    import polars as pl
+    import numpy as np
 
+    empty = {"id": cid, "title": title, "unit": unit, "x": [], "series": []}
     if not parts:
-        return {"id": cid, "title": title, "unit": unit, "x": [], "series": []}
+        return empty
     sources = list({id(src): src for src, _, _ in parts}.values())
-    index = {id(src): n for n, src in enumerate(sources)}
     buckets = max(_MIN_BUCKETS, min(BUCKETS, _FIGURE_POINTS // (2 * max(1, len(parts)))))
     # Raw points only while the figure's time column stays within the budget: series sampled at
     # different times (per-ACK RTT of several flows) would otherwise make it a sparse union.
     raw = sum(src.rows for src in sources) <= 2 * buckets
     width = (duration if duration > 0 else 1.0) / buckets
-    wanted = [sorted({k for s, k, _ in parts if s is src}) for src in sources]
-    if raw:
-        queries = [src.lf.filter(pl.col("k").is_in(keys)) for src, keys in zip(sources, wanted)]
-    else:
-        b = (pl.col("time_s") // width).cast(pl.Int64)
-        queries = [src.lf.filter(pl.col("k").is_in(keys)).group_by("k", b.alias("b"))
-                   .agg(lo=pl.col("v").min(), hi=pl.col("v").max())
-                   .select("k", pl.concat_list(pl.col("b") * width, pl.col("b") * width + width / 2).alias("time_s"),
-                           pl.concat_list("lo", "hi").alias("v"))
-                   .explode("time_s", "v")
-                   for src, keys in zip(sources, wanted)]
-    frames = pl.collect_all(queries, engine="streaming")
-    long = pl.concat([df.select(pl.col("time_s").round(6), "k", "v", src=pl.lit(n, pl.Int64))
-                      for n, df in enumerate(frames)])
-    if long.is_empty():
-        return {"id": cid, "title": title, "unit": unit, "x": [], "series": []}
-    long = long.with_columns(s=pl.col("src") * (1 << 32) + pl.col("k"))
-    wide = (long.group_by("time_s", "s").agg(pl.col("v").mean())
-            .pivot(on="s", index="time_s", values="v").sort("time_s"))
+    points: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # (source, key) -> (times, values)
+    for src in sources:
+        keys = sorted({k for s, k, _ in parts if s is src})
+        found = _raw(src, keys) if raw else _min_max(src, keys, buckets, width)
+        points.update({(id(src), k): tv for k, tv in found.items()})
+    if not points:
+        return empty
+    x = np.unique(np.concatenate([t for t, _ in points.values()]))
     series = []
     for src, k, meta in parts:
-        name = str(index[id(src)] * (1 << 32) + k)
-        if name not in wide.columns:
+        if (id(src), k) not in points:
             continue  # nothing to draw (a flow with no RTT samples)
-        y = wide[name].round_sig_figs(4).to_list()
-        series.append({**meta, "y": [None if v is None or math.isnan(v) else v for v in y]})
-    return {"id": cid, "title": title, "unit": unit, "x": wide["time_s"].to_list(), "series": series}
+        t, v = points[(id(src), k)]
+        at = np.searchsorted(x, t)
+        # a series with several samples at one (rounded) time draws their mean
+        n = np.bincount(at, minlength=len(x))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            y = _sig_figs(np.bincount(at, weights=v, minlength=len(x)) / n, 4)
+        series.append({**meta, "y": [None if val != val else val for val in y.tolist()]})
+    return {"id": cid, "title": title, "unit": unit, "x": x.tolist(), "series": series}
+
+
+def _raw(src: Source, keys: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Each key's samples as they are, times to the microsecond."""
+    import numpy as np
+
+    chunks: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {k: [] for k in keys}
+    for t, k, v in src.batches():
+        for key in keys:
+            m = k == key
+            if m.any():
+                chunks[key].append((np.round(t[m], 6), v[m]))
+    return {key: (np.concatenate([t for t, _ in c]), np.concatenate([v for _, v in c]))
+            for key, c in chunks.items() if c}
+
+
+def _min_max(src: Source, keys: list[int], buckets: int, width: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Each key's minimum (at a bucket's start) and maximum (at its middle) per bucket of ``width`` s."""
+    import numpy as np
+
+    slots = buckets + 1  # a sample at the run's very end falls in one more bucket
+    lo = np.full(len(keys) * slots, np.inf)
+    hi = np.full(len(keys) * slots, -np.inf)
+    for t, k, v in src.batches():
+        if not len(k):
+            continue
+        pos = np.full(max(int(k.max()), keys[-1]) + 1, -1, dtype=np.int64)  # ids are >= 0
+        pos[keys] = np.arange(len(keys)) * slots
+        row = pos[k]
+        keep = row >= 0
+        at = row + np.clip(np.floor(t / width).astype(np.int64), 0, buckets)
+        if not keep.all():
+            at, v = at[keep], v[keep]
+        np.minimum.at(lo, at, v)
+        np.maximum.at(hi, at, v)
+    out = {}
+    for n, key in enumerate(keys):
+        b = np.flatnonzero(np.isfinite(lo[n * slots:(n + 1) * slots]))
+        if len(b):
+            t = np.round(np.column_stack([b * width, b * width + width / 2]).ravel(), 6)
+            v = np.column_stack([lo[n * slots + b], hi[n * slots + b]]).ravel()
+            out[key] = (t, v)
+    return out
+
+
+def _sig_figs(y: np.ndarray, digits: int) -> np.ndarray:
+    """``y`` rounded to ``digits`` significant figures (NaN stays NaN)."""
+    import numpy as np
+
+    out = y.copy()
+    nz = np.isfinite(y) & (y != 0)
+    scale = 10.0 ** (digits - 1 - np.floor(np.log10(np.abs(y[nz]))))
+    out[nz] = np.round(y[nz] * scale) / scale
+    return out
 
 
 def result_html(result: Result, *, plot: bool = True) -> str:
