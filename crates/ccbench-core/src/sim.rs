@@ -8,7 +8,8 @@ use crate::event::{End, Event, EventQueue};
 use crate::flow::{Endpoints, Flow};
 use crate::guard::Guard;
 use crate::link::Link;
-use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, RttStats, SojournStats, Summary};
+use crate::metrics::hist::LogHist;
+use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, Quantiles, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig, ROW_BYTES};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
 use crate::qdisc::{AnyQdisc, Qdisc};
@@ -739,6 +740,7 @@ impl Sim {
         let mut flows = Vec::new();
         let mut probes = Vec::new();
         let mut goodputs = Vec::new();
+        let (mut tcp_rtt, mut probe_rtt) = (LogHist::default(), LogHist::default());
         for (i, f) in self.flows.iter().enumerate() {
             match &f.ep {
                 Endpoints::Tcp { .. } | Endpoints::Media { .. } => {
@@ -784,6 +786,7 @@ impl Sim {
                     };
                     match &f.ep {
                         Endpoints::Tcp { tx, rx } => {
+                            tcp_rtt.merge(&m.rtt_stats.get(out, None));
                             fsum.retransmits = tx.retransmits - rtx0;
                             fsum.rto_count = tx.rto_count - rto0;
                             fsum.ce_marks = u64::from(rx.ce_packets) - ce0;
@@ -804,6 +807,7 @@ impl Sim {
                 }
                 Endpoints::Ping(p) => {
                     let h = m.probe_stats.get(self.out_id[i], None);
+                    probe_rtt.merge(&h);
                     probes.push(ProbeSummary {
                         id: f.name.clone(),
                         rtt_ms: RttStats::from_hist(&h),
@@ -816,10 +820,13 @@ impl Sim {
             }
         }
         let mut links = Vec::new();
+        let mut sojourn_q = Vec::new();
         for (i, l) in self.links.iter().enumerate() {
             if l.internal {
                 continue;
             }
+            let sojourn = m.sojourn_stats.get(self.link_out_id[i], None);
+            sojourn_q.push(Quantiles::grid(&sojourn));
             let cap_bits = capacity_bits(&self.capacity_history[i], warm, end);
             let two_queues = l.qdisc.has_two_queues();
             // Bytes on the wire in [warm, end], counting a packet being
@@ -835,7 +842,7 @@ impl Sim {
                 pure_delay: !matches!(l.qdisc, AnyQdisc::Granted(_)) && self.capacity_history[i].iter().all(|&(_, r)| r.is_unlimited()),
                 utilization: cap_bits.and_then(|c| (c > 0.0).then(|| sent_bits / c)),
                 rate_mean_mbps: cap_bits.and_then(|c| (window > 0.0).then(|| c / window / 1e6)),
-                sojourn_ms: SojournStats::from_hist(&m.sojourn_stats.get(self.link_out_id[i], None)),
+                sojourn_ms: SojournStats::from_hist(&sojourn),
                 sojourn_c_ms: two_queues.then(|| SojournStats::from_hist(&m.sojourn_stats.get(self.link_out_id[i], Some(0)))),
                 sojourn_l_ms: two_queues.then(|| SojournStats::from_hist(&m.sojourn_stats.get(self.link_out_id[i], Some(1)))),
                 drops: c.drops,
@@ -855,6 +862,7 @@ impl Sim {
             probes,
             jain: if goodputs.len() >= 2 { summary::jain(&goodputs) } else { None },
             engine: EngineSummary { events: self.events(), packets: self.sent, wall_s: 0.0 },
+            quantiles: Quantiles { tcp_rtt_ms: Quantiles::grid(&tcp_rtt), probe_rtt_ms: Quantiles::grid(&probe_rtt), sojourn_ms: sojourn_q },
         }
     }
 }

@@ -5,7 +5,7 @@
 
 mod common;
 use ccbench_core::metrics::hist::REL_ERROR;
-use ccbench_core::metrics::summary::percentile;
+use ccbench_core::metrics::summary::{percentile, QUANTILES};
 use ccbench_core::metrics::{Column, Table, ROW_BYTES, TABLES};
 use common::*;
 
@@ -103,10 +103,25 @@ fn summary_statistics_are_within_the_bound_of_the_exact_ones() {
                 let f = flow(&out.summary, id);
                 assert!(v.len() > 500);
                 close(f.rtt_ms.mean, Some(v.iter().sum::<f64>() / v.len() as f64), 1e-9, "rtt mean");
-                for (q, got) in [(50.0, f.rtt_ms.p50), (95.0, f.rtt_ms.p95), (99.0, f.rtt_ms.p99)] {
+                let r = &f.rtt_ms;
+                for (q, got) in [(5.0, r.p5), (25.0, r.p25), (50.0, r.p50), (75.0, r.p75), (95.0, r.p95), (99.0, r.p99)] {
                     close(got, percentile(&v, q), REL_ERROR, &format!("{qdisc} seed {seed} flow {id} rtt p{q}"));
                 }
             }
+            // The 1001-point grids: every TCP flow's RTT together, the probes', each link's sojourn.
+            let q = &out.summary.quantiles;
+            let mut both = [exact(table("rtt"), "flow", 0, "rtt_ms", 2.0), exact(table("rtt"), "flow", 1, "rtt_ms", 2.0)].concat();
+            both.sort_by(f64::total_cmp);
+            let grids = [(&q.tcp_rtt_ms, both, "tcp rtt"), (&q.probe_rtt_ms, exact(table("probes"), "probe", 0, "rtt_ms", 2.0), "ping"),
+                         (&q.sojourn_ms[0], exact(table("sojourn"), "link", 0, "sojourn_ms", 2.0), "sojourn")];
+            for (grid, v, what) in grids {
+                assert_eq!(grid.len(), QUANTILES, "{what}");
+                for (k, &got) in grid.iter().enumerate() {
+                    // within the histogram's bound and the rounding to four figures
+                    close(Some(got), percentile(&v, k as f64 / 10.0), REL_ERROR + 5e-4, &format!("{qdisc} seed {seed} {what} q{k}"));
+                }
+            }
+            assert_eq!(q.sojourn_ms.len(), out.summary.links.len());
             let v = exact(table("sojourn"), "link", 0, "sojourn_ms", 2.0);
             let l = link(&out.summary, "bottleneck");
             close(l.sojourn_ms.mean, Some(v.iter().sum::<f64>() / v.len() as f64), 1e-9, "sojourn mean");

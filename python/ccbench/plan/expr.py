@@ -602,22 +602,25 @@ class _Eval:
         if value not in df.columns:
             have = [c for c in self.run.table(table).columns if c not in ("time_s", key)]
             raise ExprError(f"{n.name}(): {table} has no column {value!r} (it has: {', '.join(have)})", n.col)
-        if table == "flow_series":
-            df = df.filter((pl.col("time_s") > start) & (pl.col("time_s") <= end))
-        else:
-            df = df.filter((pl.col("time_s") >= start) & (pl.col("time_s") < end))
+        import numpy as np
+
+        # NumPy rather than a Polars query per flow: a report evaluates this for every cell of every run.
+        t = df["time_s"].to_numpy()
+        ids_col = df[key].to_numpy()
+        values = df[value].cast(pl.Float64).to_numpy()
+        inside = (t > start) & (t <= end) if table == "flow_series" else (t >= start) & (t < end)
         out = []
         for i in chosen:
-            rows = df.filter(pl.col(key) == i)
-            col = rows[value]
+            rows = inside & (ids_col == i)
             if column is not None:  # a series may be NaN where it does not apply (α of CUBIC)
-                col = col.fill_nan(None).drop_nulls()
-            if col.len() == 0:
+                rows &= ~np.isnan(values)
+            v = values[rows]
+            if v.size == 0:
                 continue
             if n.name in ("rtt_spike_ms", "rtt_spike_s", "recovery_s"):
-                x = _event_measure(n.name, rows["time_s"].to_numpy(), col.to_numpy(), start, end, hold)
+                x = _event_measure(n.name, t[rows], v, start, end, hold)
             else:
-                x = col.mean() if q is None else col.quantile(q / 100, interpolation="linear")
+                x = float(v.mean()) if q is None else float(np.quantile(v, q / 100))
             if isinstance(x, (int, float)):
                 out.append(float(x))
         return out

@@ -34,7 +34,8 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -64,7 +65,7 @@ from ccbench.report.run_metrics import legend as legend_of
 from ccbench.simulate.page import ASSETS_DIR, JS_DIR, PAGE_FILE, copy_assets
 from ccbench.simulate.results import SCHEMA, SUMMARY_FILE, read_summary
 
-__all__ = ["Cell", "Grid", "Report", "StoredRun", "build", "render"]
+__all__ = ["Cell", "Grid", "Report", "StoredRun", "StoredRuns", "build", "render"]
 
 PLOTS_DIR = "plots"
 
@@ -84,6 +85,7 @@ class StoredRun:
     def __init__(self, directory: Path) -> None:
         self.dir = directory
         self._tables: dict[tuple[str, tuple[str, ...] | None], pl.DataFrame] = {}
+        self._pinned = False
 
     @cached_property
     def summary(self) -> dict[str, Any]:
@@ -93,10 +95,10 @@ class StoredRun:
         key = (name, tuple(columns) if columns is not None else None)
         if key in self._tables:
             return self._tables[key]
-        whole = self._tables.get((name, None))
         path = self.dir / f"{name}.parquet"
-        if whole is not None:
-            df = whole if columns is None else whole.select([c for c in columns if c in whole.columns])
+        held = self._held(name, columns)
+        if held is not None:
+            df = held if columns is None else held.select([c for c in columns if c in held.columns])
         elif path.is_file():
             scan = pl.scan_parquet(path)
             if columns is not None:
@@ -106,9 +108,29 @@ class StoredRun:
         else:
             schema = SCHEMA.get(name, {})
             df = pl.DataFrame(schema={c: t for c, t in schema.items() if columns is None or c in columns})
-        if name not in _UNCACHED:
+        if self._pinned or name not in _UNCACHED:
             self._tables[key] = df
         return df
+
+    def _held(self, name: str, columns: Sequence[str] | None) -> pl.DataFrame | None:
+        """A cached read of ``name`` that has every one of ``columns`` (the whole table for None)."""
+        whole = self._tables.get((name, None))
+        if whole is not None or columns is None:
+            return whole
+        want = set(columns)
+        return next((df for (n, cols), df in self._tables.items() if n == name and cols is not None
+                     and want <= set(cols)), None)
+
+    @contextmanager
+    def pinned(self) -> Iterator[StoredRun]:
+        """Within the block the per-packet tables are kept too (one run's reduction reads them
+        several times); after it they are dropped again."""
+        self._pinned = True
+        try:
+            yield self
+        finally:
+            self._pinned = False
+            self._tables = {k: df for k, df in self._tables.items() if k[0] not in _UNCACHED}
 
     def forget(self) -> None:
         """Drop the cached tables (between plots, so a report holds one plot's data at a time)."""
@@ -219,7 +241,7 @@ def _build(root: Path, plots: bool, progress: Progress, *, count_plots: bool,
     manifest = read_manifest(root)
     data = manifest.data
     suite = parse_suite(data.get("suite_text", ""), data.get("suite_file", "<suite>"), read_base=False)
-    stored = {}
+    stored = StoredRuns({})
     for r in manifest.runs:  # the run directories decide: suite.json may lag behind a killed sweep
         finished = (root / r.dir / SUMMARY_FILE).is_file()
         if finished and r.status != "failed":
@@ -229,6 +251,12 @@ def _build(root: Path, plots: bool, progress: Progress, *, count_plots: bool,
             r.status = "pending"
     todo = _plots(suite, manifest.runs, stored, root) if plots else []
     progress.start(len(manifest.runs) + (len(todo) if count_plots else 0))
+    with stored.planning():  # what the tables and the Runs table's columns ask of each run, read per run
+        for spec in suite.report.tables:
+            _grids(suite, spec, manifest.runs, stored)
+        for rec in manifest.runs:
+            for c in suite.report.columns:
+                _cell(rec, stored, c.cell, c.format)
     tables = [g for spec in suite.report.tables for g in _grids(suite, spec, manifest.runs, stored)]
     runs_grid, links = _runs_grid(suite, manifest.runs, stored, root, progress)
     pngs = [(name, PLOT_TITLES[name], path) for name, path, _ in todo]
@@ -320,17 +348,58 @@ def run_label(suite: Suite, values: Mapping[str, Any]) -> str:
     return " / ".join(a.label_of(values[a.name]) for a in suite.axes if a.name in values) or "run"
 
 
-def _cell(record: RunRecord | None, stored: Mapping[str, StoredRun], expr: Any, fmt: str | None) -> Cell:
+class StoredRuns(dict[str, StoredRun]):
+    """The finished runs by key, each (run, expression) evaluated once.
+
+    Within :meth:`planning` the report's tables only list what they ask of each run; when the block
+    ends each run's expressions are evaluated together, the run's per-packet tables read once for
+    all of them (and then dropped), and the tables built after it find their values here.
+    """
+
+    def __init__(self, runs: Mapping[str, StoredRun]) -> None:
+        super().__init__(runs)
+        self._values: dict[tuple[str, int], Any] = {}
+        self._wanted: dict[str, dict[int, tuple[Any, Mapping[str, Any]]]] | None = None
+
+    @contextmanager
+    def planning(self) -> Iterator[None]:
+        self._wanted = {}
+        try:
+            yield
+        finally:
+            wanted, self._wanted = self._wanted, None
+        for key, exprs in wanted.items():
+            with self[key].pinned():
+                for eid, (expr, values) in exprs.items():
+                    self._values[(key, eid)] = self._evaluate(key, expr, values)
+
+    def value(self, record: RunRecord, expr: Any) -> Any:
+        """``expr`` over the run of ``record``, or the ExprError it raised (None while planning)."""
+        key = (record.key, id(expr))  # the expression objects live as long as the suite
+        if key in self._values:
+            return self._values[key]
+        if self._wanted is not None:
+            self._wanted.setdefault(record.key, {})[id(expr)] = (expr, record.values)
+            return None
+        return self._evaluate(record.key, expr, record.values)
+
+    def _evaluate(self, key: str, expr: Any, values: Mapping[str, Any]) -> Any:
+        try:
+            return evaluate(expr, self[key], values)
+        except ExprError as e:
+            return e
+
+
+def _cell(record: RunRecord | None, stored: StoredRuns, expr: Any, fmt: str | None) -> Cell:
     if record is None:
         return Cell("—", status="missing")
     if record.status == "failed":
         return Cell("failed", status="failed", note=(record.error or "").splitlines()[0] if record.error else "")
     if record.key not in stored:
         return Cell("not run", status="pending")
-    try:
-        value = evaluate(expr, stored[record.key], record.values)
-    except ExprError as e:
-        return Cell("error", status="error", note=str(e))
+    value = stored.value(record, expr)
+    if isinstance(value, ExprError):
+        return Cell("error", status="error", note=str(value))
     return Cell(format_value(value, fmt), value)
 
 
@@ -375,7 +444,7 @@ def _seed_cell(cells: Sequence[Cell], fmt: str | None) -> Cell:
     return Cell(text, mean, note=notes)
 
 
-def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: Mapping[str, StoredRun]) -> list[Grid]:
+def _grids(suite: Suite, spec: TableSpec, records: Sequence[RunRecord], stored: StoredRuns) -> list[Grid]:
     index = {tuple(sorted((k, value_key(v)) for k, v in r.values.items())): r for r in records}
     rows_axis = suite.axis(spec.rows)
     cols_axis = suite.axis(spec.cols) if spec.cols else None
@@ -485,7 +554,7 @@ def _comparison(spec: TableSpec, rows_axis: Any, grid: Grid, fixed: Mapping[str,
                 captions=captions, rms=total)
 
 
-def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: Mapping[str, StoredRun],
+def _runs_grid(suite: Suite, records: Sequence[RunRecord], stored: StoredRuns,
                root: Path, progress: Progress) -> tuple[Grid, list[dict[str, str]]]:
     """One row per run: axis values, status, the run_columns that have a value in some run, the suite's columns."""
     every = run_columns(_readable([stored[r.key] for r in records if r.key in stored]))
@@ -601,7 +670,8 @@ def _reduce(run: StoredRun) -> dict[str, Any] | None:
     if not _readable([run]):
         return None
     try:
-        return run_stats(run)
+        with run.pinned():
+            return run_stats(run)
     except (OSError, pl.exceptions.PolarsError, KeyError, TypeError, ValueError):
         return None
     finally:

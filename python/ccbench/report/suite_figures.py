@@ -7,7 +7,10 @@ flows' goodputs, totals per run, and with a seed axis boxes over the seeds.
 
 Each run is read once for all figures and reduced at once (quartiles, 1001
 quantiles of a per-packet table), so the report never holds every run's
-samples. A CDF is embedded on one grid of at most :data:`CDF_POINTS` delays
+samples. A run's summary carries the RTT and queue-delay quartiles and 1001
+quantiles (from the engine's streaming histograms, within 0.1 %), so those
+figures read no per-packet table; results written before the summary had
+them are reduced from their tables. A CDF is embedded on one grid of at most :data:`CDF_POINTS` delays
 shared by its runs: each run contributes its own quantiles to the grid (so a
 steep curve keeps its shape next to a wide one) and each curve is the run's
 ECDF at every grid point, so the hover read-out gives every run's fraction at
@@ -34,6 +37,7 @@ import numpy as np
 import polars as pl
 
 from ccbench.report.suite_stats import (
+    MAX_FLOW_BOXES,
     ProjectedRun,
     RunData,
     after_warmup,
@@ -80,6 +84,37 @@ def _shade(color: str, i: int) -> str:
 # --- per run ------------------------------------------------------------------------------------
 
 
+def _summary_boxes(summary: Mapping[str, Any], entries: str) -> list[tuple[str, str, Any]] | None:
+    """Each flow's or probe's RTT box from the summary's percentiles (as :func:`groups` gives it from
+    the samples: TCP flows and probes have samples, a media flow none); None where the summary cannot
+    say (written before it had the quartiles, or more flows than get a box of their own)."""
+    items = summary.get(entries, []) or []
+    stats = [e.get("rtt_ms") or {} for e in items]
+    if len(items) > MAX_FLOW_BOXES or any("p25" not in st for st in stats):
+        return None
+    boxes = []
+    for e, st in zip(items, stats):
+        name, kind = str(e.get("id")), flow_kind(e) if entries == "flows" else "ping"
+        sampled = (entries == "probes" or e.get("kind") == "tcp") and st.get("p50") is not None
+        boxes.append((name, kind, {"label": name, "whislo": st["p5"], "q1": st["p25"], "med": st["p50"],
+                                   "q3": st["p75"], "whishi": st["p95"], "mean": st["mean"], "fliers": []}
+                      if sampled else None))
+    return boxes if any(b is not None for _, _, b in boxes) else []
+
+
+def _quantiles_from_tables(run: RunData, link: int | None, out: dict[str, Any]) -> None:
+    """The CDFs' quantiles of a run whose summary lacks them, from its per-packet tables."""
+    queue = None
+    if link is not None:
+        sojourn = after_warmup(read_table(run, "sojourn", ["time_s", "link", "sojourn_ms"]), run)
+        if "sojourn_ms" in sojourn.columns:
+            queue = _fine_quantiles(sojourn.filter(pl.col("link") == link)["sojourn_ms"])
+    out["queue_q"] = queue
+    for key, table in (("ping_q", "probes"), ("flow_rtt_q", "rtt")):
+        df = after_warmup(read_table(run, table, ["time_s", "rtt_ms"]), run)
+        out[key] = _fine_quantiles(df["rtt_ms"]) if "rtt_ms" in df.columns else None
+
+
 def _fine_quantiles(values: pl.Series) -> list[float] | None:
     values = values.drop_nulls()
     if values.dtype.is_float():
@@ -100,22 +135,26 @@ def run_stats(run: RunData) -> dict[str, Any]:
     s = run.summary
     flows = s.get("flows", []) or []
     probes = s.get("probes", []) or []
+    rtt = _summary_boxes(s, "flows")
+    if rtt is None:
+        rtt = groups(run, "rtt", "flow", "rtt_ms", "flows")
+    ping = _summary_boxes(s, "probes")
+    if ping is None:
+        ping = groups(run, "probes", "probe", "rtt_ms", "probes")
     out: dict[str, Any] = {
         "goodput": [(n, k, _stats(st)) for n, k, st in groups(run, "flow_series", "flow", "goodput_mbps", "flows")],
-        "rtt": [(n, k, _stats(st)) for n, k, st in groups(run, "rtt", "flow", "rtt_ms", "flows")
-                + groups(run, "probes", "probe", "rtt_ms", "probes")],
+        "rtt": [(n, k, _stats(st)) for n, k, st in rtt + ping],
         "probes": bool(probes),
     }
     link = busiest_link(run)
-    queue = None
-    if link is not None:
-        sojourn = after_warmup(read_table(run, "sojourn", ["time_s", "link", "sojourn_ms"]), run)
-        if "sojourn_ms" in sojourn.columns:
-            queue = _fine_quantiles(sojourn.filter(pl.col("link") == link)["sojourn_ms"])
-    out["queue_q"] = queue
-    for key, table in (("ping_q", "probes"), ("flow_rtt_q", "rtt")):
-        df = after_warmup(read_table(run, table, ["time_s", "rtt_ms"]), run)
-        out[key] = _fine_quantiles(df["rtt_ms"]) if "rtt_ms" in df.columns else None
+    quantiles = s.get("quantiles")
+    if isinstance(quantiles, Mapping):
+        curves = quantiles.get("sojourn_ms") or []
+        out["queue_q"] = (curves[link] or None) if link is not None and link < len(curves) else None
+        out["ping_q"] = quantiles.get("probe_rtt_ms") or None
+        out["flow_rtt_q"] = quantiles.get("tcp_rtt_ms") or None
+    else:
+        _quantiles_from_tables(run, link, out)
     out["flow_goodputs"] = sorted(float(f["goodput_mbps"]) for f in flows if f.get("kind") != "ping"
                                   and isinstance(f.get("goodput_mbps"), (int, float)))
     kinds = list(dict.fromkeys(flow_kind(f) for f in flows))

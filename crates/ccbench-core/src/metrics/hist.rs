@@ -161,7 +161,16 @@ impl LogHist {
         if self.n == 0 {
             return [None; K];
         }
-        let pos = qs.map(|q| q / 100.0 * (self.n - 1) as f64);
+        let v = self.percentile_list(&qs);
+        std::array::from_fn(|j| Some(v[j]))
+    }
+
+    /// [`Self::percentiles`] of any number of `qs`; empty without samples.
+    pub fn percentile_list(&self, qs: &[f64]) -> Vec<f64> {
+        if self.n == 0 {
+            return Vec::new();
+        }
+        let pos: Vec<f64> = qs.iter().map(|q| q / 100.0 * (self.n - 1) as f64).collect();
         // The pass needs the ranks ascending; neighbouring percentiles can share
         // ranks (positions 4.2 and 4.7 both need 4 and 5): each distinct one once.
         let mut ranks: Vec<u64> = pos.iter().flat_map(|p| [p.floor() as u64, p.ceil() as u64]).collect();
@@ -169,11 +178,17 @@ impl LogHist {
         ranks.dedup();
         let at = self.at_ranks(&ranks);
         let value = |rank: u64| at[ranks.partition_point(|&r| r < rank)];
-        std::array::from_fn(|j| {
-            let (lo, hi) = (pos[j].floor() as u64, pos[j].ceil() as u64);
-            let a = value(lo);
-            Some(if hi == lo { a } else { a + (value(hi) - a) * (pos[j] - lo as f64) })
-        })
+        pos.iter()
+            .map(|&p| {
+                let (lo, hi) = (p.floor() as u64, p.ceil() as u64);
+                let a = value(lo);
+                if hi == lo {
+                    a
+                } else {
+                    a + (value(hi) - a) * (p - lo as f64)
+                }
+            })
+            .collect()
     }
 
     /// Percentile `q` in [0, 100], ns (see [`Self::percentiles`]).

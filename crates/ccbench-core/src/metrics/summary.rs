@@ -22,12 +22,56 @@ pub struct Summary {
     /// than two TCP flows with a goodput. Media flows are not included.
     pub jain: Option<f64>,
     pub engine: EngineSummary,
+    /// Distributions after the warm-up at [`QUANTILES`] evenly spaced
+    /// probabilities (0, 0.1 %, …, 100 %), for CDFs without the samples.
+    pub quantiles: Quantiles,
+}
+
+/// Probabilities in [`Quantiles`]: 0 to 1 in steps of 0.001.
+pub const QUANTILES: usize = 1001;
+
+/// Quantiles from the streaming histograms (within 0.1 % of the exact
+/// ones), ms to 4 significant figures; empty where there are no samples.
+#[derive(Serialize, Clone, Debug, PartialEq, Default)]
+pub struct Quantiles {
+    /// Every TCP flow's RTT samples together.
+    pub tcp_rtt_ms: Vec<f64>,
+    /// Every probe's RTT samples together.
+    pub probe_rtt_ms: Vec<f64>,
+    /// Each link's queue sojourn (all classes), in the order of `links`.
+    pub sojourn_ms: Vec<Vec<f64>>,
+}
+
+impl Quantiles {
+    /// `h`'s quantiles at [`QUANTILES`] probabilities, ms.
+    pub fn grid(h: &LogHist) -> Vec<f64> {
+        let qs: Vec<f64> = (0..QUANTILES).map(|k| k as f64 * 100.0 / (QUANTILES - 1) as f64).collect();
+        h.percentile_list(&qs).into_iter().map(|ns| sig_figs(ns * 1e-6, 4)).collect()
+    }
+}
+
+/// `x` rounded to `digits` significant figures (printed in JSON as that decimal).
+pub fn sig_figs(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let e = x.abs().log10().floor() as i32 - (digits - 1);
+    if e >= 0 {
+        let d = 10f64.powi(e);
+        (x / d).round() * d
+    } else {
+        let m = 10f64.powi(-e);
+        (x * m).round() / m
+    }
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq, Default)]
 pub struct RttStats {
     pub mean: Option<f64>,
+    pub p5: Option<f64>,
+    pub p25: Option<f64>,
     pub p50: Option<f64>,
+    pub p75: Option<f64>,
     pub p95: Option<f64>,
     pub p99: Option<f64>,
 }
@@ -185,11 +229,12 @@ fn ms(ns: Option<f64>) -> Option<f64> {
 
 impl RttStats {
     pub fn from_sorted(v: &[f64]) -> RttStats {
-        RttStats { mean: mean(v), p50: percentile(v, 50.0), p95: percentile(v, 95.0), p99: percentile(v, 99.0) }
+        let p = |q| percentile(v, q);
+        RttStats { mean: mean(v), p5: p(5.0), p25: p(25.0), p50: p(50.0), p75: p(75.0), p95: p(95.0), p99: p(99.0) }
     }
     pub fn from_hist(h: &LogHist) -> RttStats {
-        let [p50, p95, p99] = h.percentiles([50.0, 95.0, 99.0]);
-        RttStats { mean: ms(h.mean()), p50: ms(p50), p95: ms(p95), p99: ms(p99) }
+        let [p5, p25, p50, p75, p95, p99] = h.percentiles([5.0, 25.0, 50.0, 75.0, 95.0, 99.0]).map(ms);
+        RttStats { mean: ms(h.mean()), p5, p25, p50, p75, p95, p99 }
     }
 }
 
@@ -228,6 +273,42 @@ mod tests {
         assert_eq!(percentile(&v, 100.0), Some(4.0));
         assert!((percentile(&v, 99.0).unwrap() - 3.97).abs() < 1e-12);
         assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    /// The grid is 1001 percentiles 0, 0.1, …, 100 of the histogram, in ms to four significant
+    /// figures, within 0.1 % (plus the rounding) of numpy's on the samples.
+    #[test]
+    fn quantile_grid_reads_the_histogram_at_every_tenth_of_a_percent() {
+        let mut rng = crate::rng::SimRng::for_component(3, "grid");
+        let mut h = LogHist::default();
+        let mut v: Vec<f64> = Vec::new();
+        for _ in 0..20_000 {
+            let ns = 20_000_000 + (rng.uniform() * rng.uniform() * 3e7) as u64;
+            h.record(ns);
+            v.push(ns as f64 * 1e-6);
+        }
+        v.sort_by(f64::total_cmp);
+        let g = Quantiles::grid(&h);
+        assert_eq!(g.len(), QUANTILES);
+        assert_eq!((g[0], g[1000]), (sig_figs(v[0], 4), sig_figs(v[v.len() - 1], 4)));
+        for (k, &got) in g.iter().enumerate() {
+            let want = percentile(&v, k as f64 / 10.0).unwrap();
+            assert!((got - want).abs() <= want * (super::super::hist::REL_ERROR + 5e-4), "{k}: {got} vs {want}");
+            assert_eq!(got, sig_figs(got, 4), "{k}: {got} has more than four figures");
+        }
+        assert!(g.windows(2).all(|w| w[0] <= w[1]), "quantiles ascend");
+        assert!(Quantiles::grid(&LogHist::default()).is_empty());
+    }
+
+    #[test]
+    fn significant_figures_round_half_away_and_keep_zero() {
+        assert_eq!(sig_figs(14.355913, 4), 14.36);
+        assert_eq!(sig_figs(0.000123456, 4), 0.0001235);
+        assert_eq!(sig_figs(123_456.0, 4), 123_500.0);
+        assert_eq!(sig_figs(-2.71828, 3), -2.72);
+        assert_eq!(sig_figs(0.0, 4), 0.0);
+        assert!(sig_figs(f64::NAN, 4).is_nan());
+        assert_eq!(serde_json::to_string(&sig_figs(20.123456, 4)).unwrap(), "20.12");
     }
 
     #[test]
