@@ -32,14 +32,38 @@ pub const QUANTILES: usize = 1001;
 
 /// Quantiles from the streaming histograms (within 0.1 % of the exact
 /// ones), ms to 4 significant figures; empty where there are no samples.
+/// Each list is written on one line, so a pretty-printed summary stays
+/// readable.
 #[derive(Serialize, Clone, Debug, PartialEq, Default)]
 pub struct Quantiles {
     /// Every TCP flow's RTT samples together.
+    #[serde(serialize_with = "one_line")]
     pub tcp_rtt_ms: Vec<f64>,
     /// Every probe's RTT samples together.
+    #[serde(serialize_with = "one_line")]
     pub probe_rtt_ms: Vec<f64>,
     /// Each link's queue sojourn (all classes), in the order of `links`.
+    #[serde(serialize_with = "one_line_each")]
     pub sojourn_ms: Vec<Vec<f64>>,
+}
+
+fn compact<T: Serialize, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    let text = serde_json::to_string(v).map_err(serde::ser::Error::custom)?;
+    serde_json::value::RawValue::from_string(text).map_err(serde::ser::Error::custom)?.serialize(s)
+}
+
+fn one_line<S: serde::Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
+    compact(&v, s)
+}
+
+fn one_line_each<S: serde::Serializer>(v: &[Vec<f64>], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for q in v {
+        let text = serde_json::to_string(q).map_err(serde::ser::Error::custom)?;
+        seq.serialize_element(&serde_json::value::RawValue::from_string(text).map_err(serde::ser::Error::custom)?)?;
+    }
+    seq.end()
 }
 
 impl Quantiles {
@@ -298,6 +322,16 @@ mod tests {
         }
         assert!(g.windows(2).all(|w| w[0] <= w[1]), "quantiles ascend");
         assert!(Quantiles::grid(&LogHist::default()).is_empty());
+    }
+
+    /// Pretty-printed, each list of quantiles takes one line.
+    #[test]
+    fn quantile_lists_are_written_on_one_line() {
+        let q = Quantiles { tcp_rtt_ms: vec![1.5, 2.25], probe_rtt_ms: vec![], sojourn_ms: vec![vec![0.0, 3.0], vec![]] };
+        let text = serde_json::to_string_pretty(&q).unwrap();
+        assert_eq!(text, "{\n  \"tcp_rtt_ms\": [1.5,2.25],\n  \"probe_rtt_ms\": [],\n  \"sojourn_ms\": [\n    [0.0,3.0],\n    []\n  ]\n}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["sojourn_ms"][0][1], 3.0);
     }
 
     #[test]
