@@ -534,6 +534,102 @@ mod tests {
         out
     }
 
+    /// `bictcp_update` returns at once while cwnd is unchanged and no more
+    /// than HZ/32 jiffies passed since the cubic part last ran.
+    #[test]
+    fn the_cubic_part_reruns_after_hz_over_32_jiffies_with_cwnd_unchanged() {
+        let mut c = cubic();
+        let mut t = after_loss(&mut c, 100, ms(20));
+        c.cong_avoid(&mut t, 1);
+        let (cnt, w) = (c.s.cnt, t.cwnd);
+        c.s.origin = 10_000; // a plateau far above: running again lowers cnt
+        c.update(w, 0, t.now + ms(31));
+        assert_eq!(c.s.cnt, cnt, "within 31 jiffies");
+        c.update(w, 0, t.now + ms(33));
+        assert!(c.s.cnt < cnt, "after 33 jiffies: {} vs {cnt}", c.s.cnt);
+    }
+
+    /// `sqrt_cnt` is ⌈√cwnd⌉ − 1, the largest s with s² < cwnd.
+    #[test]
+    fn sqrt_cnt_is_the_largest_root_below_cwnd() {
+        let got: Vec<u32> = [0, 1, 2, 4, 5, 9, 10, 99, 100, 101].map(sqrt_cnt).to_vec();
+        assert_eq!(got, [0, 0, 1, 1, 2, 2, 3, 9, 9, 10]);
+    }
+
+    /// A cubic-sce epoch started at 0 with K = 1024 (1 s in 2^-10 s),
+    /// plateau 1000, rcv_mss 536, cwnd 100 (sqrt_cnt 9).
+    fn sce_epoch() -> (Cubic, TcpCcState) {
+        let mut c = Cubic::for_sce(&CubicConfig::default(), 536);
+        (c.s.epoch_start, c.s.k, c.s.origin) = (Some(SimTime::ZERO), 1024, 1000);
+        (c, flow(100))
+    }
+
+    /// tcp_cubic_sce.c `bictcp_handle_ack` above K, worked by hand with
+    /// cube(x) = 410·x³ >> 40: at 5 s, t = 5120, so t − K = 4096 and
+    /// cube(4096) = 25. A whole-segment ACK (acked ≥ sqrt_cnt) makes K the
+    /// 4096 since the epoch moved on by (1024·HZ) >> 10 = 1000 jiffies and
+    /// lifts the plateau by 25 − cube(0); ack_cnt is debited 1448·9, and
+    /// ssthresh goes to cwnd/2. An ACK of 3 bytes (below sqrt_cnt) keeps
+    /// K = 4096·3/9 = 1365 and lifts it by 25 − cube(2731) = 25 − 7.
+    #[test]
+    fn sce_above_the_inflection_point_follows_bictcp_handle_ack() {
+        let (mut c, mut t) = sce_epoch();
+        t.now = SimTime::from_secs_f64(5.0);
+        c.on_sce(&mut t, 1448);
+        assert_eq!((c.s.k, c.s.origin, c.s.epoch_start), (4096, 1025, Some(SimTime::from_secs_f64(1.0))));
+        assert_eq!((c.s.ack_cnt, t.cwnd, t.ssthresh), (-13_032, 100, 50));
+        let (mut c, mut t) = sce_epoch();
+        t.now = SimTime::from_secs_f64(5.0);
+        c.on_sce(&mut t, 3);
+        assert_eq!((c.s.k, c.s.origin, c.s.ack_cnt), (1365, 1018, -27));
+    }
+
+    /// Below K (at 0.5 s, t = 512): the epoch restarts now, K becomes
+    /// (1024 − 512)·(9 − 4)/9 = 284 for an ACK of 4 bytes (0 for a whole
+    /// segment), and the plateau moves by cube(K_new − t) − cube(512), the
+    /// first taken as u64 of a negative number: 2^24 − 1, so the u32
+    /// plateau wraps below zero.
+    #[test]
+    fn sce_below_the_inflection_point_wraps_the_plateau_as_the_source_does() {
+        let (mut c, mut t) = sce_epoch();
+        t.now = SimTime::from_secs_f64(0.5);
+        c.on_sce(&mut t, 4);
+        assert_eq!((c.s.k, c.s.epoch_start), (284, Some(t.now)));
+        assert_eq!(c.s.origin, 1000u32.wrapping_sub((1 << 24) - 1));
+        let (mut c, mut t) = sce_epoch();
+        t.now = SimTime::from_secs_f64(0.5);
+        c.on_sce(&mut t, 1448);
+        assert_eq!((c.s.k, c.s.origin), (0, 1000u32.wrapping_sub((1 << 24) - 1)));
+    }
+
+    /// The debt is paid in segments: each `rcv_mss·cwnd` (53 600 at cwnd
+    /// 100) of it takes one segment and one unit of plateau off, with cwnd
+    /// as it was on entry; never below two segments; without an epoch
+    /// nothing happens.
+    #[test]
+    fn sce_debt_takes_one_segment_per_rcv_mss_times_cwnd() {
+        let (mut c, mut t) = sce_epoch();
+        t.now = SimTime::from_secs_f64(5.0);
+        c.s.ack_cnt = -53_600 + 13_032 - 1;
+        c.on_sce(&mut t, 1448);
+        assert_eq!((t.cwnd, c.s.ack_cnt, c.s.origin), (99, -1, 1024));
+        let (mut c, mut t) = sce_epoch();
+        t.now = SimTime::from_secs_f64(5.0);
+        c.s.ack_cnt = -2 * 53_600;
+        c.on_sce(&mut t, 1448);
+        assert_eq!((t.cwnd, c.s.ack_cnt), (98, -13_032));
+        let (mut c, mut t) = sce_epoch();
+        t.cwnd = 2;
+        t.now = SimTime::from_secs_f64(5.0);
+        c.s.ack_cnt = -10 * 536 * 2;
+        c.on_sce(&mut t, 1448);
+        assert_eq!(t.cwnd, 2);
+        c.s.epoch_start = None;
+        let before = (c.s.k, c.s.origin, c.s.ack_cnt, t.cwnd, t.ssthresh);
+        c.on_sce(&mut t, 1448);
+        assert_eq!(before, (c.s.k, c.s.origin, c.s.ack_cnt, t.cwnd, t.ssthresh));
+    }
+
     /// `bictcp_acked`: delay samples within one second of the epoch's
     /// start (a reduction) are discarded; from one second on they count.
     #[test]

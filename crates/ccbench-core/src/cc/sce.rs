@@ -565,6 +565,28 @@ mod tests {
         assert_eq!(t.ssthresh, 49);
     }
 
+    /// `rcv_mss` is read on every ACK: with 500-byte segments (rcv_mss 500,
+    /// not the 536 it starts from) the debt unit is 500·100 and each marked
+    /// segment debits 500·9 and credits 500, so the 13th takes the first
+    /// segment off (4000·n + 500 ≥ 50 000); with 536 kept it would be the 14th.
+    #[test]
+    fn cubic_sce_reads_rcv_mss_on_every_ack() {
+        let mut c = cubic_sce();
+        let mut t = TcpCcState::new(SimTime(0), 500, 100);
+        (t.ssthresh, t.srtt) = (100, Dur::from_millis(20));
+        t.min_rtt = t.srtt;
+        t.now = SimTime::from_secs_f64(1.0);
+        ack(&mut c, &mut t, 1, false);
+        for i in 1..=12 {
+            t.now = t.now + Dur::from_millis(1);
+            ack(&mut c, &mut t, 1, true);
+            assert_eq!(t.cwnd, 100, "after {i} marked segments");
+        }
+        t.now = t.now + Dur::from_millis(1);
+        ack(&mut c, &mut t, 1, true);
+        assert_eq!(t.cwnd, 99);
+    }
+
     /// `bictcp_handle_ack` with no epoch running (`!ca->epoch_start`): an
     /// ESCE ACK only sets ssthresh = cwnd/2. In slow start that ends it
     /// with cwnd kept, even for an ACK of ten marked segments.
