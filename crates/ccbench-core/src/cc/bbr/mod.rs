@@ -49,8 +49,9 @@
 //!   `snd_cwnd_clamp`.
 //!
 //! Against Linux 6.18 through the kernel anchor (single flow, 50 Mbit/s,
-//! 20 ms, 83-packet FIFO) the model keeps less queue: 2.4 ms mean sojourn
-//! vs 3.9–5.7 ms. The algorithm is not the cause: the kernel's max-bw
+//! 20 ms, 83-packet FIFO) the model keeps a little less queue: 2.6 ms mean
+//! sojourn vs 2.8–3.0 ms on an idle host (3.9–5.7 ms on a busy one). The
+//! algorithm is not the cause: the kernel's max-bw
 //! filter sits 0.7–0.8 % above the link's payload rate (ss `bw` 48.6 vs
 //! 48.27 Mbit/s; the same bias follows from replaying `tcp_rate.c` on a
 //! packet capture of its ACKs), because irregular ACK arrival (inter-ACK
