@@ -651,6 +651,20 @@ rtt = [0, "3x"]
     (tmp_path / "bad.toml").write_text(text.replace('rtt = [0, "3x"]', 'rtt = [50, 20]'), encoding="utf-8")
     with pytest.raises(SuiteError, match=r"report.bounds\[1\].rtt: expected \[bottom, top\]"):
         load_suite(tmp_path / "bad.toml")
+    # The same figure drawn by each run's page instead of as a PNG takes the same bounds.
+    paged = load_suite_text(tmp_path, text.replace('plots = ["delivery_with_rtt"]', 'page_figures = ["delivery_with_rtt"]'))
+    assert paged.report.figures({"rate": "10Mbit", "qdisc": "fifo"}) == {}
+    assert paged.report.page({"rate": "10Mbit", "qdisc": "fifo"}) == {
+        "delivery_with_rtt": {"throughput": (0, 11), "rtt": (0, "3x")}}
+    assert spec.page({"rate": "10Mbit", "qdisc": "fifo"}) == {}
+    with pytest.raises(SuiteError, match=r"report.page_figures: unknown plot 'timeseries' \(known: delivery_with_rtt\)"):
+        load_suite_text(tmp_path, text.replace('plots = ["delivery_with_rtt"]', 'page_figures = ["timeseries"]'))
+
+
+def load_suite_text(tmp_path: Path, text: str) -> Any:
+    path = tmp_path / "text.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_suite(path)
 
 
 def test_only_on_a_suite_of_suites_skips_the_parts_without_that_axis_and_says_so(tmp_path: Path, run_cli) -> None:

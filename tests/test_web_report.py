@@ -122,6 +122,41 @@ def test_run_page_draws_every_figure_from_the_runs_own_data(two_flow_run: Path, 
     assert min(finite(delay["bottleneck"])) >= 0
 
 
+def test_run_page_draws_flents_delivery_with_rtt_with_the_reports_bounds(two_flow_run: Path, tmp_path: Path,
+                                                                      open_page) -> None:
+    """Asked for (a suite's ``page_figures``), the page draws flent's tcp_delivery_with_rtt first:
+    each flow's delivery rate on the left axis, its sRTT and the ping's RTT on a right axis in ms,
+    both axes fixed by the report's bounds ("3x": three times the highest RTT above the bottom)."""
+    result = ccbench.load(two_flow_run)
+    result.save(tmp_path / "run", plot=False, page={"delivery_with_rtt": {"throughput": (0, 12), "rtt": (10, "3x")}})
+    opened = open_page(tmp_path / "run" / "report.html")
+    page = opened.page
+    page.wait_for_function("window.ccbenchCharts && window.ccbenchCharts.length > 6")
+    assert opened.errors == []
+    drawn = charts(page)
+    assert [c["id"] for c in drawn] == ["delivery_with_rtt", "throughput", "goodput", "cwnd", "rtt", "queue_delay",
+                                        "backlog"]
+    flent, tput = drawn[0], drawn[1]
+    assert flent["labels"] == ["f1 delivery rate", "f2 delivery rate", "f1 TCP RTT", "f2 TCP RTT", "ping ICMP RTT"]
+    axes = page.evaluate("""() => { const u = window.ccbenchCharts[0];
+        return { scales: u.series.slice(1).map(s => s.scale), y: [u.scales.y.min, u.scales.y.max],
+                 r: [u.scales.r.min, u.scales.r.max], sides: u.axes.map(a => a.side) }; }""")
+    assert axes["scales"] == ["y", "y", "r", "r", "r"]
+    assert axes["sides"] == [2, 3, 1]  # time below, Mbit/s left, ms right
+    assert axes["y"] == [0, 12]
+    series = result.tables["flow_series"]
+    highest = max(series["srtt_ms"].drop_nans().max(), result.tables["probes"]["rtt_ms"].max())
+    assert axes["r"][0] == 10 and axes["r"][1] == pytest.approx((highest - 10) * 3 + 10, rel=1e-3)
+    # The delivery rates are the throughput figure's; the RTTs the sender's sRTT and the ping's.
+    for i in range(2):
+        assert finite(flent["ys"][i]) == finite(tput["ys"][i])
+        srtt = series.filter((pl.col("flow") == i) & pl.col("srtt_ms").is_not_nan())["srtt_ms"]
+        assert max(finite(flent["ys"][2 + i])) == pytest.approx(srtt.max(), rel=1e-3)
+    assert min(finite(flent["ys"][4])) == pytest.approx(result.tables["probes"]["rtt_ms"].min(), rel=1e-3)
+    # Without the request the page has no such figure.
+    assert "delivery_with_rtt" not in [c["id"] for c in charts(open_page(two_flow_run / "report.html").page)]
+
+
 def test_legend_toggles_a_flow_in_every_figure_and_zoom_and_cursor_follow(two_flow_run: Path, open_page) -> None:
     opened = open_page(two_flow_run / "report.html")
     page = opened.page

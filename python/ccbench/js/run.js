@@ -56,16 +56,26 @@
     box.appendChild(el);
     var series = [{ label: "time (s)", value: function (u, v) { return v == null ? "—" : v.toFixed(3); } }];
     c.series.forEach(function (s) {
-      series.push({ label: s.label, stroke: s.color, width: 1.25, spanGaps: true,
+      series.push({ label: s.label, stroke: s.color, width: 1.25, spanGaps: true, scale: s.axis === "right" ? "r" : "y",
                     dash: s.dash || undefined, value: number });
     });
+    // A fixed range ([bottom, top], e.g. a report's axis bounds) or uPlot's own.
+    function range(fixed) {
+      return fixed ? function () { return [fixed[0], fixed[1]]; } : undefined;
+    }
+    var scales = { x: { time: false, range: function (u, min, max) { return [min, max]; } }, y: { range: range(c.range) } };
+    var axes = [{ label: "time (s)" }, { label: c.unit, size: 60 }];
+    if (c.right) {
+      scales.r = { range: range(c.right.range) };
+      axes.push({ scale: "r", side: 1, label: c.right.unit, size: 60, grid: { show: false } });
+    }
     var opts = {
-      title: c.title + " (" + c.unit + ")",
+      title: c.title + (c.right ? "" : " (" + c.unit + ")"),
       width: width(),
-      height: 240,
+      height: c.right ? 320 : 240,
       cursor: { sync: { key: "ccbench-run" }, drag: { x: true, y: false } },
-      scales: { x: { time: false, range: function (u, min, max) { return [min, max]; } } },
-      axes: [{ label: "time (s)" }, { label: c.unit, size: 60 }],
+      scales: scales,
+      axes: axes,
       series: series,
       hooks: { setScale: [followScale], setSeries: [followSeries] },
     };
@@ -78,7 +88,7 @@
   window.addEventListener("resize", function () {
     cancelAnimationFrame(pending);
     pending = requestAnimationFrame(function () {
-      charts.forEach(function (u) { u.setSize({ width: width(), height: 240 }); });
+      charts.forEach(function (u) { u.setSize({ width: width(), height: u.height }); });
     });
   });
 })();

@@ -145,12 +145,18 @@ class ReportSpec:
     suite_plots: tuple[str, ...] = DEFAULT_SUITE_PLOTS
     # [[report.bounds]]: (where, {"throughput": (lo, hi), "rtt": (lo, hi | "Nx")}), later entries win
     bounds: tuple[tuple[Selection, Mapping[str, tuple[float, float | str]]], ...] = ()
+    # figures each run's page draws in the browser besides its own (PAGE_FIGURES)
+    page_figures: tuple[str, ...] = ()
 
     def figures(self, values: Mapping[str, Scalar]) -> dict[str, dict[str, Any]]:
         """The per-run plots besides timeseries.png, with the axis bounds for a run with these axis values."""
         if "delivery_with_rtt" not in self.plots:
             return {}
         return {"delivery_with_rtt": self.bounds_for(values)}
+
+    def page(self, values: Mapping[str, Scalar]) -> dict[str, dict[str, Any]]:
+        """The figures a run's page adds, with the axis bounds for a run with these axis values."""
+        return {name: self.bounds_for(values) for name in self.page_figures}
 
     def bounds_for(self, values: Mapping[str, Scalar]) -> dict[str, Any]:
         """The delivery_with_rtt axis bounds (``throughput``, ``rtt``) for a run with these axis values."""

@@ -135,6 +135,7 @@ from ccbench.plan.suite import (
 )
 from ccbench.plan.toml_text import Key, _inline_base, _key_text, _Locator
 from ccbench.simulate.api import toml_value
+from ccbench.simulate.page import PAGE_FIGURES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -148,7 +149,7 @@ _SET_KEYS = ("name", "description", "parts")
 _PART_KEYS = ("suite", "only", "set")
 _WHEN_KEYS = ("where", "set")
 _AXIS_KEYS = ("name", "label", "values", "key", "set", "labels", "format")
-_REPORT_KEYS = ("tables", "columns", "plots", "suite_plots", "bounds")
+_REPORT_KEYS = ("tables", "columns", "plots", "page_figures", "suite_plots", "bounds")
 _BOUNDS_KEYS = ("where", "throughput", "rtt")
 _TABLE_KEYS = ("title", "rows", "cols", "cell", "format", "where", "columns", "reference", "published")
 _PUBLISHED_KEYS = ("source", "rows")
@@ -565,6 +566,7 @@ class _Reader:
             return ReportSpec()
         self.unknown(r, _REPORT_KEYS, ("report",))
         plots = self.plot_list(r, "plots", RUN_PLOTS, DEFAULT_RUN_PLOTS)
+        page_figures = self.plot_list(r, "page_figures", PAGE_FIGURES, ())
         suite_plots = self.plot_list(r, "suite_plots", SUITE_PLOTS, DEFAULT_SUITE_PLOTS)
         bounds = self.bounds(r, axes)
         tables = []
@@ -581,10 +583,11 @@ class _Reader:
             fmt = self.format(c, at)
             if title is not None and cell is not None:
                 columns.append(ColumnSpec(title, cell, fmt))
-        return ReportSpec(tuple(tables), tuple(columns), plots, suite_plots, tuple(bounds))
+        return ReportSpec(tuple(tables), tuple(columns), plots, suite_plots, tuple(bounds), page_figures)
 
     def bounds(self, r: Mapping[str, Any], axes: list[Axis]) -> list[tuple[Selection, dict[str, Any]]]:
-        """``[[report.bounds]]``: axis limits of the delivery_with_rtt plot for the runs matching ``where``."""
+        """``[[report.bounds]]``: axis limits of the delivery_with_rtt figure (PNG and run page) for the runs
+        matching ``where``."""
         raw = r.get("bounds", [])
         if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
             self.problem(("report", "bounds"), "expected [[report.bounds]] tables")

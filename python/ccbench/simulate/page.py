@@ -30,7 +30,7 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from ccbench.simulate.results import Result
 
-__all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "JS_DIR", "PAGE_FILE", "assets_dir", "copy_assets", "page_data", "result_html",
+__all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "JS_DIR", "PAGE_FIGURES", "PAGE_FILE", "assets_dir", "copy_assets", "page_data", "result_html",
            "write_page"]
 
 PAGE_FILE = "report.html"
@@ -55,6 +55,8 @@ BUCKETS = 2000
 _FIGURE_POINTS = 32_000
 #: The smallest number of buckets a figure gets, however many series it has.
 _MIN_BUCKETS = 200
+#: Figures a page draws when asked (``write_page(figures=...)``), beside those it always draws.
+PAGE_FIGURES = ("delivery_with_rtt",)
 #: Rows of a table read at a time (three 8-byte columns: 24 MB).
 _BATCH_ROWS = 1_000_000
 
@@ -74,14 +76,16 @@ def assets_dir() -> Path | None:
     return d if all((d / name).is_file() for name in ASSETS) else None
 
 
-def write_page(result: Result, directory: Path) -> Path:
+def write_page(result: Result, directory: Path, figures: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
     """Write ``report.html`` and ``assets/`` into a result directory being written; return the page's path.
 
-    Without the built assets the page is still written, and says how to get them.
+    ``figures`` adds figures to the page (:data:`PAGE_FIGURES`) with their options, e.g.
+    ``{"delivery_with_rtt": {"rtt": (20, 70)}}``. Without the built assets the page is still
+    written, and says how to get them.
     """
     have = copy_assets(directory)
     page = directory / PAGE_FILE
-    page.write_text(page_html(result, assets=have), encoding="utf-8")
+    page.write_text(page_html(result, assets=have, figures=figures), encoding="utf-8")
     return page
 
 
@@ -106,11 +110,11 @@ def _link_or_copy(src: Path, dest: Path) -> None:
         shutil.copyfile(src, dest)
 
 
-def page_html(result: Result, *, assets: bool = True) -> str:
+def page_html(result: Result, *, assets: bool = True, figures: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """The page: headline, the figures (drawn by the browser) and the run's summary tables."""
     s = result.summary
     title = f"{s.get('scenario', 'run')} (seed {s.get('seed')})"
-    data = json.dumps(page_data(result), separators=(",", ":"), allow_nan=False)
+    data = json.dumps(page_data(result, figures), separators=(",", ":"), allow_nan=False)
     data = data.replace("</", "<\\/")  # a flow named "</script>" must not end the element
     missing = ("" if assets else
                '<p class="missing" id="ccbench-missing">The charting library is missing: this ccbench was '
@@ -153,10 +157,12 @@ th, td { padding: 0.2em 0.6em; border-bottom: 1px solid #e4e4e4; text-align: rig
 # --- the data -----------------------------------------------------------------------------------
 
 
-def page_data(result: Result) -> dict[str, Any]:
+def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """What the page draws: ``{"duration", "warmup", "charts": [{"id", "title", "unit", "x", "series"}]}``,
     each series ``{"label", "group", "color", "dash", "y"}`` with ``y`` aligned on the chart's ``x``
-    (``null`` where the series has no point)."""
+    (``null`` where the series has no point). A chart with a right axis has ``"right": {"unit", "range"}``
+    and its series there ``"axis": "right"``; ``"range"`` fixes an axis (``[bottom, top]``).
+    ``figures`` adds the :data:`PAGE_FIGURES` it names, first."""
     import polars as pl
 
     s = result.summary
@@ -178,6 +184,11 @@ def page_data(result: Result) -> dict[str, Any]:
 
     charts = []
     rate = "throughput_mbps" if "throughput_mbps" in t.lazy("flow_series").collect_schema().names() else "goodput_mbps"
+    for name, options in (figures or {}).items():
+        if name not in PAGE_FIGURES:
+            raise ValueError(f"unknown page figure {name!r} (known: {', '.join(PAGE_FIGURES)})")
+        stops = [f.get("stop_s") for f in s.get("flows", [])]
+        charts.append(_delivery_chart(t, rate, flows, probes, stops, flow, duration, **options))
     charts.append(_chart("throughput", "Throughput per flow (payload received in any order)", "Mbit/s",
                          per_flow("flow_series", rate), duration))
     charts.append(_chart("goodput", "Goodput per flow (in-order delivery)", "Mbit/s",
@@ -225,6 +236,39 @@ def page_data(result: Result) -> dict[str, Any]:
                              parts, duration))
     return {"duration": duration, "warmup": float(s.get("warmup_s") or 0.0),
             "charts": [c for c in charts if c["series"]]}
+
+
+def _delivery_chart(t: Any, rate: str, flows: Sequence[str], probes: Sequence[str], stops: Sequence[Any],
+                    flow: Any, duration: float, throughput: tuple[float, float] | None = None,
+                    rtt: tuple[float, float | str] | None = None) -> dict[str, Any]:
+    """flent's ``tcp_delivery_with_rtt`` as the SCE/L4S reports drew it: each flow's delivery rate
+    (left axis), its sRTT (dashed, until the flow stops) and each probe's RTT (right axis).
+    ``throughput`` and ``rtt`` fix the axes (Mbit/s, ms), the top of ``rtt`` possibly ``"Nx"``:
+    (highest RTT − bottom) · N + bottom, as :func:`ccbench.simulate.plot.delivery_with_rtt` reads it."""
+    import polars as pl
+
+    until = pl.col("flow").replace_strict(list(range(len(stops))), [math.inf if x is None else float(x) for x in stops],
+                                          default=math.inf, return_dtype=pl.Float64)
+    delivery = Source(t.lazy("flow_series"), "flow", rate)
+    srtt = Source(t.lazy("flow_series").filter(pl.col("time_s") <= until), "flow", "srtt_ms")
+    pings = Source(t.lazy("probes"), "probe", "rtt_ms")
+    parts: list[Part] = [(delivery, i, flow(i, " delivery rate")) for i in range(len(flows))]
+    right: list[Part] = [(srtt, i, {**flow(i, " TCP RTT", [6, 3]), "axis": "right"}) for i in range(len(flows))]
+    right += [(pings, j, {"label": f"{probes[j]} ICMP RTT", "group": f"probe {j}", "axis": "right",
+                          "color": _FLOW_COLORS[(len(flows) + j) % len(_FLOW_COLORS)], "dash": None})
+              for j in range(len(probes))]
+    chart = _chart("delivery_with_rtt", "Delivery rate and RTT (flent tcp_delivery_with_rtt)", "Mbit/s",
+                   parts + right, duration)
+    highest = max((y for sr in chart["series"] if sr.get("axis") == "right" for y in sr["y"] if y is not None),
+                  default=0.0)
+    rtt_range: list[float] | None = None
+    if rtt is not None:
+        lo, hi = float(rtt[0]), rtt[1]
+        top = (max(highest, lo + 1e-3) - lo) * float(hi.rstrip("x")) + lo if isinstance(hi, str) else float(hi)
+        rtt_range = [lo, top]
+    chart["range"] = list(throughput) if throughput is not None else None
+    chart["right"] = {"unit": "ms", "range": rtt_range}
+    return chart
 
 
 def _name(names: Sequence[str], i: int) -> str:

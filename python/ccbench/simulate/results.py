@@ -359,11 +359,14 @@ class Result:
 
     def save(self, directory: str | os.PathLike[str], *, plot: bool = True,
              figures: Mapping[str, Mapping[str, Any]] | None = None,
-             extra: Callable[[Path], None] | None = None, work: Path | None = None) -> Path:
+             extra: Callable[[Path], None] | None = None, work: Path | None = None,
+             page: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
         """Write the result directory atomically (see the module docs) and return its path.
 
         ``figures`` adds other plots of :mod:`ccbench.simulate.plot` as ``<name>.png``,
-        each with its options, e.g. ``{"delivery_with_rtt": {"rtt": (20, 70)}}``.
+        each with its options, e.g. ``{"delivery_with_rtt": {"rtt": (20, 70)}}``; ``page``
+        adds figures to the run's web page the same way (drawn by the browser,
+        :data:`ccbench.simulate.page.PAGE_FIGURES`).
         ``extra(dir)`` writes more files into the directory before it is
         complete (pcaps): if it fails, nothing is written. ``work``: a
         directory beside the target (:func:`ccbench.core.files.work_dir`) to
@@ -383,7 +386,7 @@ class Result:
             (tmp / SCENARIO_FILE).write_text(self.scenario_toml, encoding="utf-8")
             for name in self.tables:
                 self.tables.write_parquet(name, tmp / f"{name}.parquet")
-            write_page(self, tmp)
+            write_page(self, tmp, page)
             if plot:
                 self.plot(tmp / PLOT_FILE)
             if figures:

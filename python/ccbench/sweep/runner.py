@@ -78,7 +78,7 @@ from ccbench.simulate.results import _replace_dir, _replaceable
 
 __all__ = ["MANIFEST", "RunRecord", "SweepInterrupted", "SweepResult", "execute", "read_manifest", "run_suite"]
 
-Task = dict[str, Any]  # {"key", "scenario" (resolved TOML), "dir" (str or None), "plot" (bool), "figures"}
+Task = dict[str, Any]  # {"key", "scenario" (resolved TOML), "dir" (str or None), "plot" (bool), "figures", "page"}
 Outcome = dict[str, Any]  # {"key", "ok", "error", "wall_s", "files" (relative path -> bytes, or None)}
 
 
@@ -138,11 +138,13 @@ def execute(task: Task) -> Outcome:
                 check_free_space(task["dir"], estimate(task["scenario"], streamed=True)["disk"])
                 with work_dir(task["dir"]) as work:
                     result = run(task["scenario"], spill_dir=work)
-                    result.save(task["dir"], plot=task.get("plot", True), figures=task.get("figures"), work=work)
+                    result.save(task["dir"], plot=task.get("plot", True), figures=task.get("figures"), work=work,
+                                page=task.get("page"))
             else:
                 with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
                     result = run(task["scenario"], spill_dir=tmp)
-                    saved = result.save(Path(tmp) / "run", plot=task.get("plot", True), figures=task.get("figures"))
+                    saved = result.save(Path(tmp) / "run", plot=task.get("plot", True), figures=task.get("figures"),
+                                        page=task.get("page"))
                     files = {p.relative_to(saved).as_posix(): p.read_bytes()
                              for p in sorted(saved.rglob("*")) if p.is_file()}  # the page's assets/ too
     except (KeyboardInterrupt, SystemExit):
@@ -255,7 +257,7 @@ def _sweep(name: str, units: Sequence[Unit], jobs: int, resume: bool, dask: Any,
         _tidy(runs_dir)
         previous = {r.key: r for r in (read_manifest(root).runs if (root / MANIFEST).is_file() else [])}
         records, unit_tasks = _records(plan, runs_dir, resume, previous, plot="timeseries" in suite.report.plots,
-                                       figures=suite.report.figures)
+                                       figures=suite.report.figures, page=suite.report.page)
         tasks += [{**t, "unit": i} for t in unit_tasks]
         manifests.append(ManifestWriter(root, suite, records, overrides, "", started))
     if dask is not None:
@@ -340,6 +342,7 @@ def _locked(root: Path) -> Iterator[None]:
 
 def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous: Mapping[str, RunRecord],
              *, plot: bool, figures: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda _: {},
+             page: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda _: {},
              ) -> tuple[list[RunRecord], list[Task]]:
     records, tasks = [], []
     for p in plan:
@@ -352,7 +355,7 @@ def _records(plan: Sequence[PlannedRun], runs_dir: Path, resume: bool, previous:
             rec.wall_s = previous[p.key].wall_s if p.key in previous else None
         else:
             tasks.append({"key": p.key, "scenario": p.scenario, "dir": str(runs_dir / p.key), "plot": plot,
-                          "figures": figures(p.values)})
+                          "figures": figures(p.values), "page": page(p.values)})
     return records, tasks
 
 
