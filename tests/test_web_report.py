@@ -532,3 +532,29 @@ def test_run_figures_from_the_summary_match_those_from_the_samples(seeded_suite:
         for key in ("queue_q", "ping_q", "flow_rtt_q"):
             assert a[key] is not None and len(a[key]) == len(b[key]) == 1001, key
             np.testing.assert_allclose(a[key], b[key], rtol=rel, atol=1e-9, err_msg=key)
+
+
+def test_page_figures_from_the_cores_buckets_are_those_from_the_tables(tmp_path: Path) -> None:
+    """A run that writes its tables as it goes hands the page the per-packet tables' min/max per fine
+    bucket (the core takes them from each chunk written); the page's data is then exactly what it is
+    when computed from the Parquet files of the saved run, for figures with few series (2000
+    buckets) and with many (merged to a divisor of 2000)."""
+    from ccbench.core.files import work_dir
+    from ccbench.simulate.page import page_data
+
+    many = TWO_FLOWS.replace('duration = "2s"', 'duration = "3s"') + "".join(
+        f'\n[[flows]]\nid = "x{i}"\ncc = "reno"\npath = ["bottleneck"]\nreverse = ["ret"]\nstart = "{i / 10}s"\n'
+        for i in range(7))
+    for text in (TWO_FLOWS, many):
+        out = tmp_path / f"run{len(text)}"
+        with work_dir(out) as work:
+            result = ccbench.run(text, spill_dir=work)
+            assert set(result.page_buckets) == {"rtt", "sojourn"}
+            assert result.page_buckets["rtt"]["rows"] == result.tables["rtt"].height
+            from_core = page_data(result, {"delivery_with_rtt": {}})
+            result.save(out, plot=False, work=work)
+        loaded = ccbench.load(out)
+        assert loaded.page_buckets == {}
+        assert page_data(loaded, {"delivery_with_rtt": {}}) == from_core
+        rtt = next(c for c in from_core["charts"] if c["id"] == "rtt")
+        assert len(rtt["x"]) > 100  # decimated, not raw

@@ -70,7 +70,10 @@ fn table_dict<'py>(py: Python<'py>, cols: Table) -> PyResult<Bound<'py, PyDict>>
 }
 
 /// Run a scenario; returns {"summary": json, "scenario": toml, "tables":
-/// {...}, "files": {name: path}, "warnings": [problem, ...]}.
+/// {...}, "files": {name: path}, "page_buckets": {...}, "warnings": [problem, ...]}.
+/// "page_buckets" (with `spill_dir` only): for "rtt" and "sojourn", "rows" and
+/// per key (flow; link · 2 + class) the minimum and maximum per bucket as
+/// little-endian f64 bytes (`page.rs`).
 /// `progress(now_s, end_s)`, if given, is called whenever the simulated
 /// clock has passed another thousandth of the run (the core ticks then and
 /// every 65536 events; at the same simulated times on every machine). With `spill_dir`, every table is written to
@@ -92,7 +95,12 @@ fn run<'py>(
     let t0 = Instant::now();
     // Progress follows simulated time, never the wall clock: the same run reports the same steps anywhere.
     let mut next_report = 0.0f64;
-    let mut files = spill_dir.as_deref().map(SpillFiles::new);
+    // The page's buckets need the run's length before its first chunk is written.
+    let duration_s = match spill_dir {
+        Some(_) => ccbench_core::scenario::parse_opts(text, file, &overrides, true).map_or(0.0, |p| p.scenario.duration.as_secs_f64()),
+        None => 0.0,
+    };
+    let mut files = spill_dir.as_deref().map(|d| SpillFiles::new(d, duration_s));
     let mut spill_err: Option<String> = None;
     // The exception that stopped the run (Ctrl-C's KeyboardInterrupt, or what a
     // signal handler raised, such as the CLI's on SIGTERM), raised again after.
@@ -163,11 +171,24 @@ fn run<'py>(
     d.set_item("summary", serde_json::to_string_pretty(&summary).map_err(|e| SimulationError::new_err(e.to_string()))?)?;
     d.set_item("scenario", out.scenario.to_toml())?;
     let all = out.metrics.into_tables();
-    let (tables, written) = (PyDict::new(py), PyDict::new(py));
+    let (tables, written, buckets) = (PyDict::new(py), PyDict::new(py), PyDict::new(py));
     match files {
         Some(f) => {
-            for (name, path) in py.detach(|| f.finish(all)).map_err(PyOSError::new_err)? {
+            let (paths, page) = py.detach(|| f.finish(all)).map_err(PyOSError::new_err)?;
+            for (name, path) in paths {
                 written.set_item(name, path)?;
+            }
+            for (name, m) in page.tables {
+                let keys = PyDict::new(py);
+                for (k, (lo, hi)) in m.keys.iter().enumerate() {
+                    if lo.iter().any(|x| x.is_finite()) {
+                        keys.set_item(k, (le_bytes(py, &Column::F64(lo.clone()))?, le_bytes(py, &Column::F64(hi.clone()))?))?;
+                    }
+                }
+                let t = PyDict::new(py);
+                t.set_item("rows", m.rows)?;
+                t.set_item("keys", keys)?;
+                buckets.set_item(name, t)?;
             }
         }
         None => {
@@ -178,6 +199,7 @@ fn run<'py>(
     }
     d.set_item("files", written)?;
     d.set_item("tables", tables)?;
+    d.set_item("page_buckets", buckets)?;
     d.set_item("warnings", problem_list(py, &out.warnings))?;
     Ok(d)
 }

@@ -14,6 +14,7 @@ use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use ccbench_core::metrics::extremes::PageBuckets;
 use ccbench_core::metrics::{Column, Table};
 use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
 use parquet::column::writer::ColumnWriter;
@@ -40,7 +41,8 @@ struct Writers {
     writers: HashMap<&'static str, (PathBuf, SerializedFileWriter<File>)>,
 }
 
-type Written = Result<Vec<(&'static str, PathBuf)>, String>;
+/// The files written by table name, and the page's buckets of them.
+type Written = Result<(Vec<(&'static str, PathBuf)>, PageBuckets), String>;
 
 /// [`Writers`] on a thread of their own, fed through a channel.
 pub struct SpillFiles {
@@ -49,16 +51,19 @@ pub struct SpillFiles {
 }
 
 impl SpillFiles {
-    pub fn new(dir: &Path) -> SpillFiles {
+    /// `duration_s`: the run's, for the page's time buckets.
+    pub fn new(dir: &Path, duration_s: f64) -> SpillFiles {
         let (tx, rx) = sync_channel::<(&'static str, Table)>(1);
         let mut w = Writers { dir: dir.to_path_buf(), writers: HashMap::new() };
         let worker = std::thread::spawn(move || {
+            let mut page = PageBuckets::new(duration_s);
             for (name, table) in rx {
                 w.write(name, &table)?;
+                page.add(name, &table);
                 drop(table);
                 release_freed();
             }
-            w.close()
+            Ok((w.close()?, page))
         });
         SpillFiles { tx: Some(tx), worker: Some(worker) }
     }
@@ -141,7 +146,7 @@ impl Writers {
         write_row_group(w, table).map_err(|err| format!("{}: {err}", path.display()))
     }
 
-    fn close(self) -> Written {
+    fn close(self) -> Result<Vec<(&'static str, PathBuf)>, String> {
         let mut out = Vec::new();
         for (name, (path, w)) in self.writers {
             w.close().map_err(|err| format!("{}: {err}", path.display()))?;

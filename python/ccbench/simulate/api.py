@@ -76,7 +76,7 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
         _warn(_core.warnings(text, path, ov, spill is not None))
         out = _core.run(text, path, ov, progress, spill, SPILL_BYTES)
     files = {name: Path(p) for name, p in out["files"].items()}
-    return Result(out["summary"], out["scenario"], decode_tables(out["tables"]), files)
+    return Result(out["summary"], out["scenario"], decode_tables(out["tables"]), files, out.get("page_buckets"))
 
 
 def _warn(problems: Sequence[Mapping[str, Any]]) -> None:

@@ -50,6 +50,8 @@ PAGE_FILE = "report.html"
 ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE")
 ASSETS_DIR = "assets"
 #: Buckets per series at most: a min and a max each, about two points per pixel column of a wide screen.
+#: A figure with more series gets a divisor of it (whole fine buckets merged); the core's page
+#: buckets (``ccbench_core::metrics::extremes::FINE``) are these.
 BUCKETS = 2000
 #: Points a figure holds at most over all its series: figures with many flows get fewer buckets.
 _FIGURE_POINTS = 32_000
@@ -196,7 +198,7 @@ def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = 
     charts.append(_chart("cwnd", "Congestion window", "packets", per_flow("flow_series", "cwnd_pkts"), duration))
 
     rtt: list[Part] = []
-    samples = Source(t.lazy("rtt"), "flow", "rtt_ms")
+    samples = Source(t.lazy("rtt"), "flow", "rtt_ms", result.page_buckets.get("rtt"))
     srtt = Source(t.lazy("flow_series"), "flow", "srtt_ms")
     for i in range(len(flows)):
         rtt += [(samples, i, flow(i, " samples")), (srtt, i, flow(i, " sRTT", [6, 3]))]
@@ -211,7 +213,7 @@ def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = 
         table = table.with_columns(pl.lit(0, pl.UInt32).alias("class"))
     # one key per queue: link * 2 + class (DualPI2's L queue is class 1)
     sojourn = Source(table.with_columns(queue=pl.col("link").cast(pl.Int64) * 2 + pl.col("class")),
-                      "queue", "sojourn_ms")
+                      "queue", "sojourn_ms", result.page_buckets.get("sojourn"))
     delay = []
     for k in range(len(links)):
         for cls in ((0, 1) if k in two_queue else (0,)):
@@ -278,25 +280,36 @@ def _name(names: Sequence[str], i: int) -> str:
 class Source:
     """One table's ``time_s``, ``k`` (an id: flow, link, queue) and ``v`` (a value column), read in
     batches of at most :data:`_BATCH_ROWS` rows (a small table in one), NaN dropped; ``rows`` is its
-    row count before NaN are dropped. A small table is read once however many figures draw from it."""
+    row count before NaN are dropped. A small table is read once however many figures draw from it.
 
-    def __init__(self, lf: pl.LazyFrame, key: str, value: str) -> None:
+    ``buckets``: the core's minimum and maximum per fine bucket of this table (``Result.page_buckets``,
+    ``{"rows", "keys": {k: (lo bytes, hi bytes)}}``); then the table is read only if drawn raw.
+    """
+
+    def __init__(self, lf: pl.LazyFrame, key: str, value: str, buckets: Mapping[str, Any] | None = None) -> None:
         import polars as pl
 
+        self._whole: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.fine: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
         have = lf.collect_schema().names()
         self.lf = (lf.select(pl.col("time_s").cast(pl.Float64), pl.col(key).cast(pl.Int64).alias("k"),
                              pl.col(value).cast(pl.Float64).alias("v"))
                    if {"time_s", key, value} <= set(have) else None)
-        self._whole: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         if self.lf is None:
             self.rows = 0
-            return
-        # one read for a small table: it is whole if it has no more than a batch's rows
-        head = self.lf.head(_BATCH_ROWS + 1).collect()
-        if head.height <= _BATCH_ROWS:
-            self.rows, self._whole = head.height, _arrays(head)
+        elif buckets is not None:
+            import numpy as np
+
+            self.rows = int(buckets["rows"])
+            self.fine = {int(k): (np.frombuffer(lo, "<f8"), np.frombuffer(hi, "<f8"))
+                         for k, (lo, hi) in buckets["keys"].items()}
         else:
-            self.rows = int(self.lf.select(pl.len()).collect().item())
+            # one read for a small table: it is whole if it has no more than a batch's rows
+            head = self.lf.head(_BATCH_ROWS + 1).collect()
+            if head.height <= _BATCH_ROWS:
+                self.rows, self._whole = head.height, _arrays(head)
+            else:
+                self.rows = int(self.lf.select(pl.len()).collect().item())
 
     def batches(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """(time, key, value) arrays, NaN values dropped."""
@@ -332,15 +345,16 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
     if not parts:
         return empty
     sources = list({id(src): src for src, _, _ in parts}.values())
-    buckets = max(_MIN_BUCKETS, min(BUCKETS, _FIGURE_POINTS // (2 * max(1, len(parts)))))
+    wanted = max(_MIN_BUCKETS, min(BUCKETS, _FIGURE_POINTS // (2 * max(1, len(parts)))))
+    buckets = next(d for d in range(wanted, 0, -1) if BUCKETS % d == 0)  # merges whole fine buckets
     # Raw points only while the figure's time column stays within the budget: series sampled at
     # different times (per-ACK RTT of several flows) would otherwise make it a sparse union.
     raw = sum(src.rows for src in sources) <= 2 * buckets
-    width = (duration if duration > 0 else 1.0) / buckets
+    span = duration if duration > 0 else 1.0
     points: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # (source, key) -> (times, values)
     for src in sources:
         keys = sorted({k for s, k, _ in parts if s is src})
-        found = _raw(src, keys) if raw else _min_max(src, keys, buckets, width)
+        found = _raw(src, keys) if raw else _min_max(src, keys, buckets, span)
         points.update({(id(src), k): tv for k, tv in found.items()})
     if not points:
         return empty
@@ -373,11 +387,37 @@ def _raw(src: Source, keys: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray
             for key, c in chunks.items() if c}
 
 
-def _min_max(src: Source, keys: list[int], buckets: int, width: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Each key's minimum (at a bucket's start) and maximum (at its middle) per bucket of ``width`` s."""
+def _min_max(src: Source, keys: list[int], buckets: int, span: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Each key's minimum (at a bucket's start) and maximum (at its middle) in each of ``buckets``
+    over ``span`` s: the fine buckets (:data:`BUCKETS` over the run, one more for its last instant)
+    merged ``BUCKETS // buckets`` at a time."""
     import numpy as np
 
-    slots = buckets + 1  # a sample at the run's very end falls in one more bucket
+    fine = src.fine if src.fine is not None else _fine_min_max(src, keys, span)
+    width = span / buckets
+    m = BUCKETS // buckets
+    out = {}
+    for key in keys:
+        if key not in fine:
+            continue
+        lo, hi = fine[key]
+        lo = np.append(lo[:BUCKETS].reshape(buckets, m).min(axis=1), lo[BUCKETS])
+        hi = np.append(hi[:BUCKETS].reshape(buckets, m).max(axis=1), hi[BUCKETS])
+        b = np.flatnonzero(np.isfinite(lo))
+        if len(b):
+            t = np.round(np.column_stack([b * width, b * width + width / 2]).ravel(), 6)
+            v = np.column_stack([lo[b], hi[b]]).ravel()
+            out[key] = (t, v)
+    return out
+
+
+def _fine_min_max(src: Source, keys: list[int], duration: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Each key's minimum and maximum per fine bucket, from the table: what the core gives a run that
+    wrote its tables as it went (``ccbench_core::metrics::extremes``), bin for bin."""
+    import numpy as np
+
+    slots = BUCKETS + 1  # a sample at the run's very end falls in one more bucket
+    width = duration / BUCKETS
     lo = np.full(len(keys) * slots, np.inf)
     hi = np.full(len(keys) * slots, -np.inf)
     for t, k, v in src.batches():
@@ -387,19 +427,12 @@ def _min_max(src: Source, keys: list[int], buckets: int, width: float) -> dict[i
         pos[keys] = np.arange(len(keys)) * slots
         row = pos[k]
         keep = row >= 0
-        at = row + np.clip(np.floor(t / width).astype(np.int64), 0, buckets)
+        at = row + np.clip(np.floor(t / width).astype(np.int64), 0, BUCKETS)
         if not keep.all():
             at, v = at[keep], v[keep]
         np.minimum.at(lo, at, v)
         np.maximum.at(hi, at, v)
-    out = {}
-    for n, key in enumerate(keys):
-        b = np.flatnonzero(np.isfinite(lo[n * slots:(n + 1) * slots]))
-        if len(b):
-            t = np.round(np.column_stack([b * width, b * width + width / 2]).ravel(), 6)
-            v = np.column_stack([lo[n * slots + b], hi[n * slots + b]]).ravel()
-            out[key] = (t, v)
-    return out
+    return {key: (lo[n * slots:(n + 1) * slots], hi[n * slots:(n + 1) * slots]) for n, key in enumerate(keys)}
 
 
 def _sig_figs(y: np.ndarray, digits: int) -> np.ndarray:

@@ -290,11 +290,14 @@ class Result:
     """
 
     def __init__(self, summary_json: str, scenario_toml: str, tables: Mapping[str, pl.DataFrame],
-                 files: Mapping[str, Path] | None = None) -> None:
+                 files: Mapping[str, Path] | None = None, page_buckets: Mapping[str, Any] | None = None) -> None:
         self.summary_json = summary_json
         self.summary: dict[str, Any] = parse_summary(summary_json, SUMMARY_FILE)
         self.scenario_toml = scenario_toml
         self.tables = Tables(tables, files)
+        #: The core's min/max time buckets of the per-packet tables for the page (a run that wrote
+        #: its tables as it went), so the page need not read them back; {} otherwise.
+        self.page_buckets: Mapping[str, Any] = page_buckets or {}
 
     def __repr__(self) -> str:
         s = self.summary
