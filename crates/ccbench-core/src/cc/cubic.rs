@@ -373,7 +373,7 @@ impl Cubic {
         };
         let mss = self.sce_mss.unwrap_or(tcp.mss);
         let cnt_over = i64::from(mss) * i64::from(tcp.cwnd);
-        let mut sqrt_cnt = sqrt_cnt(tcp.cwnd);
+        let sqrt_cnt = sqrt_cnt(tcp.cwnd);
         let scale = self.cube_rtt_scale;
         // (cube_rtt_scale·offs³) >> 40 in u64 arithmetic, kept as u32.
         let cube = |offs: u64| -> u32 {
@@ -405,13 +405,12 @@ impl Cubic {
             s.origin = s.origin.wrapping_add(delta1.wrapping_sub(delta2));
         }
         s.ack_cnt -= i64::from(acked_bytes) * i64::from(sqrt_cnt);
+        // (The source also steps its stored sqrt_cnt down with cwnd here; ours is
+        // recomputed from cwnd on each use.)
         while cnt_over > 0 && s.ack_cnt <= -cnt_over {
             s.ack_cnt += cnt_over;
             if tcp.cwnd > 2 {
                 tcp.cwnd -= 1;
-                if sqrt_cnt * sqrt_cnt >= tcp.cwnd {
-                    sqrt_cnt -= 1;
-                }
             }
             s.origin = s.origin.saturating_sub(1);
         }
@@ -600,6 +599,23 @@ mod tests {
         t.now = SimTime::from_secs_f64(0.5);
         c.on_sce(&mut t, 1448);
         assert_eq!((c.s.k, c.s.origin), (0, 1000u32.wrapping_sub((1 << 24) - 1)));
+    }
+
+    /// At K exactly (t = 1024 at 1 s) the branch above K runs: the epoch
+    /// moves on by 1000 jiffies, K becomes 0 and the plateau stays (no
+    /// wrap). Far below a large K (8192, t = 512) the old curve's offset
+    /// cube(7680) = 168 enters the plateau's move.
+    #[test]
+    fn sce_at_and_far_below_the_inflection_point() {
+        let (mut c, mut t) = sce_epoch();
+        t.now = SimTime::from_secs_f64(1.0);
+        c.on_sce(&mut t, 1448);
+        assert_eq!((c.s.k, c.s.origin, c.s.epoch_start), (0, 1000, Some(SimTime::from_secs_f64(1.0))));
+        let (mut c, mut t) = sce_epoch();
+        c.s.k = 8192;
+        t.now = SimTime::from_secs_f64(0.5);
+        c.on_sce(&mut t, 1448);
+        assert_eq!((c.s.k, c.s.origin), (0, 1000u32.wrapping_sub(((1 << 24) - 1) - 168)));
     }
 
     /// The debt is paid in segments: each `rcv_mss·cwnd` (53 600 at cwnd
