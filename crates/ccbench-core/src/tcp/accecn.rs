@@ -188,6 +188,12 @@ mod tests {
         // safe_delta = 15 − (12 & 7) = 11 (an estimate would give 3).
         let mut f = AccEcnFeedback::default();
         assert_eq!(f.process(&ack(3, 6 * 1448), 15, 15 * 1448, false, mss), 11);
+        // CE bytes of one segment: within delta·mss and below half of
+        // safe_delta·mss, so the field's delta stands (3). (Below 16
+        // packets safe_delta is delta or delta + 8, so the second test
+        // decides only when the first did not: delta < 8 always.)
+        let mut f = AccEcnFeedback::default();
+        assert_eq!(f.process(&ack(3, 1448), 15, 15 * 1448, false, mss), 3);
     }
 
     #[test]
