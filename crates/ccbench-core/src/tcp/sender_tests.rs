@@ -1422,6 +1422,22 @@ fn an_old_ack_still_tags_its_sack_blocks() {
     assert_eq!((s.sb.sacked_out, s.t.delivered), (7, 12));
 }
 
+/// Linux's `old_ack` path still runs loss recovery: an old ACK whose SACK
+/// blocks put three segments beyond a hole (before any reordering is seen,
+/// RACK's window is then 0) marks the hole lost, enters Recovery and
+/// retransmits it, with no window growth.
+#[test]
+fn an_old_acks_sack_blocks_can_start_recovery() {
+    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig { init_cwnd: 20, ..Default::default() }, None);
+    s.t.ssthresh = 20;
+    start(&mut s, at(0));
+    ack(&mut s, cum(5), at(100));
+    assert_eq!((s.ca_state, s.t.lost), (CaState::Open, 0));
+    let out = ack(&mut s, sack(3, &[(6, 9)]), at(101));
+    assert_eq!((s.ca_state, s.t.lost, s.sb.lost_out), (CaState::Recovery, 1, 1));
+    assert_eq!(seqs(&out).first(), Some(&5), "the hole goes out again: {:?}", seqs(&out));
+}
+
 #[test]
 fn a_current_ack_without_progress_reads_no_ace_field() {
     let mut s = dctcp_after_marks();
