@@ -563,6 +563,15 @@ mod tests {
         (c, flow(100))
     }
 
+    /// [`sce_epoch`] given one ESCE ACK of `acked` bytes at `secs`, after `set` changed it.
+    fn sce_mark(secs: f64, acked: u32, set: impl FnOnce(&mut Cubic, &mut TcpCcState)) -> (Cubic, TcpCcState) {
+        let (mut c, mut t) = sce_epoch();
+        t.now = SimTime::from_secs_f64(secs);
+        set(&mut c, &mut t);
+        c.on_sce(&mut t, acked);
+        (c, t)
+    }
+
     /// tcp_cubic_sce.c `bictcp_handle_ack` above K, worked by hand with
     /// cube(x) = 410·x³ >> 40: at 5 s, t = 5120, so t − K = 4096 and
     /// cube(4096) = 25. A whole-segment ACK (acked ≥ sqrt_cnt) makes K the
@@ -572,14 +581,10 @@ mod tests {
     /// K = 4096·3/9 = 1365 and lifts it by 25 − cube(2731) = 25 − 7.
     #[test]
     fn sce_above_the_inflection_point_follows_bictcp_handle_ack() {
-        let (mut c, mut t) = sce_epoch();
-        t.now = SimTime::from_secs_f64(5.0);
-        c.on_sce(&mut t, 1448);
+        let (c, t) = sce_mark(5.0, 1448, |_, _| ());
         assert_eq!((c.s.k, c.s.origin, c.s.epoch_start), (4096, 1025, Some(SimTime::from_secs_f64(1.0))));
         assert_eq!((c.s.ack_cnt, t.cwnd, t.ssthresh), (-13_032, 100, 50));
-        let (mut c, mut t) = sce_epoch();
-        t.now = SimTime::from_secs_f64(5.0);
-        c.on_sce(&mut t, 3);
+        let (c, _) = sce_mark(5.0, 3, |_, _| ());
         assert_eq!((c.s.k, c.s.origin, c.s.ack_cnt), (1365, 1018, -27));
     }
 
@@ -590,14 +595,10 @@ mod tests {
     /// plateau wraps below zero.
     #[test]
     fn sce_below_the_inflection_point_wraps_the_plateau_as_the_source_does() {
-        let (mut c, mut t) = sce_epoch();
-        t.now = SimTime::from_secs_f64(0.5);
-        c.on_sce(&mut t, 4);
+        let (c, t) = sce_mark(0.5, 4, |_, _| ());
         assert_eq!((c.s.k, c.s.epoch_start), (284, Some(t.now)));
         assert_eq!(c.s.origin, 1000u32.wrapping_sub((1 << 24) - 1));
-        let (mut c, mut t) = sce_epoch();
-        t.now = SimTime::from_secs_f64(0.5);
-        c.on_sce(&mut t, 1448);
+        let (c, _) = sce_mark(0.5, 1448, |_, _| ());
         assert_eq!((c.s.k, c.s.origin), (0, 1000u32.wrapping_sub((1 << 24) - 1)));
     }
 
@@ -607,14 +608,9 @@ mod tests {
     /// cube(7680) = 168 enters the plateau's move.
     #[test]
     fn sce_at_and_far_below_the_inflection_point() {
-        let (mut c, mut t) = sce_epoch();
-        t.now = SimTime::from_secs_f64(1.0);
-        c.on_sce(&mut t, 1448);
+        let (c, _) = sce_mark(1.0, 1448, |_, _| ());
         assert_eq!((c.s.k, c.s.origin, c.s.epoch_start), (0, 1000, Some(SimTime::from_secs_f64(1.0))));
-        let (mut c, mut t) = sce_epoch();
-        c.s.k = 8192;
-        t.now = SimTime::from_secs_f64(0.5);
-        c.on_sce(&mut t, 1448);
+        let (c, _) = sce_mark(0.5, 1448, |c, _| c.s.k = 8192);
         assert_eq!((c.s.k, c.s.origin), (0, 1000u32.wrapping_sub(((1 << 24) - 1) - 168)));
     }
 
@@ -624,21 +620,11 @@ mod tests {
     /// nothing happens.
     #[test]
     fn sce_debt_takes_one_segment_per_rcv_mss_times_cwnd() {
-        let (mut c, mut t) = sce_epoch();
-        t.now = SimTime::from_secs_f64(5.0);
-        c.s.ack_cnt = -53_600 + 13_032 - 1;
-        c.on_sce(&mut t, 1448);
+        let (c, t) = sce_mark(5.0, 1448, |c, _| c.s.ack_cnt = -53_600 + 13_032 - 1);
         assert_eq!((t.cwnd, c.s.ack_cnt, c.s.origin), (99, -1, 1024));
-        let (mut c, mut t) = sce_epoch();
-        t.now = SimTime::from_secs_f64(5.0);
-        c.s.ack_cnt = -2 * 53_600;
-        c.on_sce(&mut t, 1448);
+        let (c, t) = sce_mark(5.0, 1448, |c, _| c.s.ack_cnt = -2 * 53_600);
         assert_eq!((t.cwnd, c.s.ack_cnt), (98, -13_032));
-        let (mut c, mut t) = sce_epoch();
-        t.cwnd = 2;
-        t.now = SimTime::from_secs_f64(5.0);
-        c.s.ack_cnt = -10 * 536 * 2;
-        c.on_sce(&mut t, 1448);
+        let (mut c, mut t) = sce_mark(5.0, 1448, |c, t| (t.cwnd, c.s.ack_cnt) = (2, -10 * 536 * 2));
         assert_eq!(t.cwnd, 2);
         c.s.epoch_start = None;
         let before = (c.s.k, c.s.origin, c.s.ack_cnt, t.cwnd, t.ssthresh);

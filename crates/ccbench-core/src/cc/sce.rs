@@ -307,7 +307,11 @@ mod tests {
     use crate::units::SimTime;
 
     fn ca(cwnd: u32) -> TcpCcState {
-        let mut t = TcpCcState::new(SimTime(0), 1448, cwnd);
+        ca_with(cwnd, 1448)
+    }
+
+    fn ca_with(cwnd: u32, mss: u32) -> TcpCcState {
+        let mut t = TcpCcState::new(SimTime(0), mss, cwnd);
         t.ssthresh = cwnd;
         t.srtt = Dur::from_millis(20);
         t.min_rtt = t.srtt;
@@ -461,8 +465,13 @@ mod tests {
     /// Congestion avoidance at cwnd `w` with an epoch started at 1 s by one
     /// unmarked ACK.
     fn cubic_sce_in_ca(w: u32) -> (crate::cc::AnyCc, TcpCcState) {
+        cubic_sce_in_ca_with(w, 1448)
+    }
+
+    /// [`cubic_sce_in_ca`] with segments of `mss` bytes.
+    fn cubic_sce_in_ca_with(w: u32, mss: u32) -> (crate::cc::AnyCc, TcpCcState) {
         let mut c = cubic_sce();
-        let mut t = ca(w);
+        let mut t = ca_with(w, mss);
         t.now = SimTime::from_secs_f64(1.0);
         ack(&mut c, &mut t, 1, false);
         assert_eq!(t.cwnd, w);
@@ -553,14 +562,7 @@ mod tests {
     #[test]
     fn cubic_sce_steps_down_one_segment_per_rcv_mss_times_cwnd_of_debt() {
         let (mut c, mut t) = cubic_sce_in_ca(100);
-        for i in 1..=4 {
-            t.now = t.now + Dur::from_millis(1);
-            ack(&mut c, &mut t, 1, true);
-            assert_eq!(t.cwnd, 100, "after {i} marked segments");
-        }
-        t.now = t.now + Dur::from_millis(1);
-        ack(&mut c, &mut t, 1, true);
-        assert_eq!(t.cwnd, 99);
+        assert_eq!(marks_to_first_step_down(&mut c, &mut t), 5);
         // "drop out of slow-start": ssthresh follows every ESCE ACK.
         assert_eq!(t.ssthresh, 49);
     }
@@ -571,20 +573,23 @@ mod tests {
     /// segment off (4000·n + 500 ≥ 50 000); with 536 kept it would be the 14th.
     #[test]
     fn cubic_sce_reads_rcv_mss_on_every_ack() {
-        let mut c = cubic_sce();
-        let mut t = TcpCcState::new(SimTime(0), 500, 100);
-        (t.ssthresh, t.srtt) = (100, Dur::from_millis(20));
-        t.min_rtt = t.srtt;
-        t.now = SimTime::from_secs_f64(1.0);
-        ack(&mut c, &mut t, 1, false);
-        for i in 1..=12 {
+        let (mut c, mut t) = cubic_sce_in_ca_with(100, 500);
+        assert_eq!(marks_to_first_step_down(&mut c, &mut t), 13);
+    }
+
+    /// One-segment ESCE ACKs 1 ms apart until cwnd first moves: how many it
+    /// took (cwnd must then be one segment lower).
+    fn marks_to_first_step_down(c: &mut crate::cc::AnyCc, t: &mut TcpCcState) -> u32 {
+        let w = t.cwnd;
+        for n in 1..=1000 {
             t.now = t.now + Dur::from_millis(1);
-            ack(&mut c, &mut t, 1, true);
-            assert_eq!(t.cwnd, 100, "after {i} marked segments");
+            ack(c, t, 1, true);
+            if t.cwnd != w {
+                assert_eq!(t.cwnd, w - 1, "after {n} marked segments");
+                return n;
+            }
         }
-        t.now = t.now + Dur::from_millis(1);
-        ack(&mut c, &mut t, 1, true);
-        assert_eq!(t.cwnd, 99);
+        panic!("cwnd {w} never stepped down");
     }
 
     /// `bictcp_handle_ack` with no epoch running (`!ca->epoch_start`): an

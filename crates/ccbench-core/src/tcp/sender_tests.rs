@@ -1406,12 +1406,19 @@ fn an_ack_below_snd_una_feeds_no_congestion_control() {
     assert_eq!(s.t.delivered, 10);
 }
 
-#[test]
-fn an_old_ack_still_tags_its_sack_blocks() {
+/// A Reno sender in congestion avoidance with 20 segments out, after an
+/// ACK of 0..5 at 100 ms.
+fn reno_after_five_acked() -> TcpSender {
     let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig { init_cwnd: 20, ..Default::default() }, None);
     s.t.ssthresh = 20;
     start(&mut s, at(0));
     ack(&mut s, cum(5), at(100));
+    s
+}
+
+#[test]
+fn an_old_ack_still_tags_its_sack_blocks() {
+    let mut s = reno_after_five_acked();
     let cwnd = s.t.cwnd;
     // Reordered: an ACK of 0..3 reporting 6..9 arrives after the ACK of 0..5.
     ack(&mut s, sack(3, &[(6, 9)]), at(101));
@@ -1428,10 +1435,7 @@ fn an_old_ack_still_tags_its_sack_blocks() {
 /// retransmits it, with no window growth.
 #[test]
 fn an_old_acks_sack_blocks_can_start_recovery() {
-    let mut s = sender(reno_cc(), EcnMode::Off, TcpConfig { init_cwnd: 20, ..Default::default() }, None);
-    s.t.ssthresh = 20;
-    start(&mut s, at(0));
-    ack(&mut s, cum(5), at(100));
+    let mut s = reno_after_five_acked();
     assert_eq!((s.ca_state, s.t.lost), (CaState::Open, 0));
     let out = ack(&mut s, sack(3, &[(6, 9)]), at(101));
     assert_eq!((s.ca_state, s.t.lost, s.sb.lost_out), (CaState::Recovery, 1, 1));
