@@ -180,9 +180,9 @@ fn run<'py>(
             }
             for (name, m) in page.tables {
                 let keys = PyDict::new(py);
-                for (k, (lo, hi)) in m.keys.iter().enumerate() {
+                for (k, (lo, hi)) in m.keys.into_iter().enumerate() {
                     if lo.iter().any(|x| x.is_finite()) {
-                        keys.set_item(k, (le_bytes(py, &Column::F64(lo.clone()))?, le_bytes(py, &Column::F64(hi.clone()))?))?;
+                        keys.set_item(k, (le_bytes(py, &Column::F64(lo))?, le_bytes(py, &Column::F64(hi))?))?;
                     }
                 }
                 let t = PyDict::new(py);

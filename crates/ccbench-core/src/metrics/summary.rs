@@ -47,21 +47,21 @@ pub struct Quantiles {
     pub sojourn_ms: Vec<Vec<f64>>,
 }
 
-fn compact<T: Serialize, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+/// `v` as compact JSON, to be written verbatim inside a pretty-printed document.
+fn compact<S: serde::Serializer>(v: &[f64]) -> Result<Box<serde_json::value::RawValue>, S::Error> {
     let text = serde_json::to_string(v).map_err(serde::ser::Error::custom)?;
-    serde_json::value::RawValue::from_string(text).map_err(serde::ser::Error::custom)?.serialize(s)
+    serde_json::value::RawValue::from_string(text).map_err(serde::ser::Error::custom)
 }
 
 fn one_line<S: serde::Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
-    compact(&v, s)
+    compact::<S>(v)?.serialize(s)
 }
 
 fn one_line_each<S: serde::Serializer>(v: &[Vec<f64>], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeSeq;
     let mut seq = s.serialize_seq(Some(v.len()))?;
     for q in v {
-        let text = serde_json::to_string(q).map_err(serde::ser::Error::custom)?;
-        seq.serialize_element(&serde_json::value::RawValue::from_string(text).map_err(serde::ser::Error::custom)?)?;
+        seq.serialize_element(&compact::<S>(q)?)?;
     }
     seq.end()
 }
