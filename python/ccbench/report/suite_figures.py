@@ -41,6 +41,7 @@ from ccbench.report.suite_stats import (
     ProjectedRun,
     RunData,
     after_warmup,
+    box,
     box_stats,
     busiest_link,
     flow_kind,
@@ -96,8 +97,7 @@ def _summary_boxes(summary: Mapping[str, Any], entries: str) -> list[tuple[str, 
     for e, st in zip(items, stats):
         name, kind = str(e.get("id")), flow_kind(e) if entries == "flows" else "ping"
         sampled = (entries == "probes" or e.get("kind") == "tcp") and st.get("p50") is not None
-        boxes.append((name, kind, {"label": name, "whislo": st["p5"], "q1": st["p25"], "med": st["p50"],
-                                   "q3": st["p75"], "whishi": st["p95"], "mean": st["mean"], "fliers": []}
+        boxes.append((name, kind, box(name, [st[k] for k in ("p5", "p25", "p50", "p75", "p95")], st["mean"])
                       if sampled else None))
     return boxes if any(b is not None for _, _, b in boxes) else []
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 import polars as pl
 
-__all__ = ["KIND_COLORS", "MAX_FLOW_BOXES", "ProjectedRun", "RunData", "Runs", "after_warmup", "box_stats",
+__all__ = ["KIND_COLORS", "MAX_FLOW_BOXES", "ProjectedRun", "RunData", "Runs", "after_warmup", "box", "box_stats",
            "busiest_link", "flow_kind", "groups", "kind_color", "mean", "p99_latency", "read_table",
            "sorted_quantiles", "window_goodput"]
 
@@ -68,8 +68,13 @@ def box_stats(values: np.ndarray, label: str) -> dict[str, Any] | None:
     if arr.size == 0:
         return None
     q05, q1, med, q3, q95 = np.quantile(arr, [0.05, 0.25, 0.5, 0.75, 0.95])  # linear, as Polars' "linear"
-    return {"label": label, "whislo": q05, "q1": q1, "med": med, "q3": q3, "whishi": q95,
-            "mean": float(arr.mean()), "fliers": []}
+    return box(label, (q05, q1, med, q3, q95), float(arr.mean()))
+
+
+def box(label: str, quantiles: Sequence[float], mean: float) -> dict[str, Any]:
+    """A box from its 5th, 25th, 50th, 75th and 95th percentiles and mean (matplotlib's bxp layout)."""
+    q05, q1, med, q3, q95 = quantiles
+    return {"label": label, "whislo": q05, "q1": q1, "med": med, "q3": q3, "whishi": q95, "mean": mean, "fliers": []}
 
 
 def groups(run: RunData, table: str, key: str, value: str, entries: str) -> list[tuple[str, str, Any]]:
