@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 import ccbench
-from ccbench.plan.expr import ExprError, evaluate, parse
+from ccbench.plan.expr import ExprError, evaluate, parse, parse_seconds
 from ccbench.report.suite import render
 from ccbench.plan.suite import SEED_BOX, SUITE_PLOTS, SuiteError, format_value
 from ccbench.plan.suite_file import builtin_suites, load_suite, parse_suite
@@ -314,6 +315,9 @@ def test_interval_expressions_read_the_tables(tiny_result: ccbench.Result) -> No
     assert evaluate('rtt_percentile(50, probe="ping", from="1s")', run) == pytest.approx(late.median())
     assert evaluate('mean_series("cwnd_pkts", flow="f2", from="500ms", to="1.5s")', run) == pytest.approx(
         window["cwnd_pkts"].mean())
+    assert evaluate('max_series("goodput_mbps", flow="f2", from="500ms", to="1.5s")', run) == pytest.approx(
+        window["goodput_mbps"].max())
+    assert window["goodput_mbps"].max() > window["goodput_mbps"].mean()
     # A series that is NaN where it does not apply (α of a classic flow) has no data.
     assert tiny_result.series["alpha"].is_nan().all()
     assert evaluate('mean_series("alpha", flow="f1")', run) is None
@@ -328,6 +332,7 @@ def test_interval_expressions_read_the_tables(tiny_result: ccbench.Result) -> No
     ('mean_goodput(flow="f1", from="2s", to="1s")', "'to' (1 s) is before 'from' (2 s)"),
     ('mean_series("cwnd", flow="f1")', "flow_series has no column 'cwnd' (it has: goodput_mbps, "),
     ('mean_series(cwnd_pkts, flow="f1")', 'mean_series() takes a flow_series column'),
+    ('max_series(srtt_ms, flow="f1")', 'max_series() takes a flow_series column'),
 ])
 def test_expression_errors_say_what_is_wrong(tiny_result: ccbench.Result, text: str, message: str) -> None:
     with pytest.raises(ExprError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -406,6 +411,34 @@ def test_scream_interop_offers_no_quic_runs_it_cannot_model() -> None:
     assert suite.axis("competition").values == ("prague2", "prague10")
     assert not any("QUIC" in t.title for t in suite.report.tables)
     assert "Apple" in suite.text and "not modelled" in suite.description
+
+
+def test_scream_interop_runs_past_the_stop_and_its_tables_read_scream_s_response() -> None:
+    """The interop report reads SCReAM's overshoot after the competing flows stop: every run goes on 20 s
+    past the stop, and an "after" table per competition and direction reads that window of the run."""
+    suite = load_suite("scream-interop")
+    stops = {"prague2": 60.0, "prague10": 150.0}
+    for run in suite.plan():
+        doc = tomllib.loads(run.scenario)
+        l4s = [f for f in doc["flows"] if f["id"].startswith("l4s")]
+        stop = stops[run.values["competition"]]
+        assert {parse_seconds(f["stop"]) for f in l4s} == {stop}
+        assert parse_seconds(doc["duration"]) == stop + 20
+    after = [t for t in suite.report.tables if t.title.startswith("SCReAM after")]
+    assert sorted((t.where["competition"], t.where["direction"]) for t in after) == sorted(
+        (c, d) for c in stops for d in ("down", "up"))
+    # One run: 10 Prague flows stop at 150 s; at 52 ms SCReAM takes seconds to climb back.
+    table = next(t for t in after if t.where == {"competition": "prague10", "direction": "down"})
+    planned = suite.plan_values({"direction": "down", "rtt": 52, "competition": "prague10", "rand": 0})
+    result = ccbench.run(planned.scenario)
+    cells = {label: evaluate(e, _Run(result)) for label, e, _ in table.columns}
+    before, soon, settled = (cells[k] for k in ("last 5 s with 10 L4S (Mbit/s)", "0-5 s after (Mbit/s)",
+                                                "5-20 s after (Mbit/s)"))
+    assert before < 0.2 * settled and before < soon < settled, cells
+    assert 1.0 < cells["back at 90 % after (s)"] < 15.0, cells
+    assert settled <= cells["peak 100 ms after (Mbit/s)"] <= 100.0, cells
+    assert 0 < cells["queue delay p99 after (ms)"] <= cells["queue delay max after (ms)"], cells
+    assert cells["drops, whole run"] == result.summary["links"][0]["drops"]
 
 
 def test_test_record_suites_carry_the_published_tables() -> None:

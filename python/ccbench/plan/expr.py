@@ -95,6 +95,9 @@ and ``to`` are seconds or strings with a unit, ``"500ms"``, ``"20s"``,
 - ``mean_series("COLUMN", flow=SEL, from=, to=)``: the same for any
   ``flow_series`` column (``cwnd_pkts``, ``srtt_ms``, ``alpha``, ``classic``, …),
   skipping the intervals where it is NaN.
+- ``max_series("COLUMN", flow=SEL, from=, to=)``: the highest sample of that
+  column in the window instead of the mean (a peak: ``max_series("goodput_mbps",
+  flow="x", from="150s")`` is the fastest interval after 150 s).
 - ``mean_rtt(flow=SEL | probe=SEL, from=, to=)``: mean RTT sample (ms) taken in
   [from, to), per flow (``rtt`` table) or probe (``probes`` table).
 - ``rtt_percentile(Q, flow=SEL | probe=SEL, from=, to=)``: the Q-th percentile
@@ -349,8 +352,10 @@ _AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "max": max,
     "count": len,
 }
-_WINDOWED = ("mean_goodput", "mean_series", "mean_rtt", "rtt_percentile", "mean_sojourn", "sojourn_percentile",
+_WINDOWED = ("mean_goodput", "mean_series", "max_series", "mean_rtt", "rtt_percentile", "mean_sojourn", "sojourn_percentile",
              "rtt_spike_ms", "rtt_spike_s", "recovery_s")
+#: The windowed functions of any flow_series column.
+_SERIES = ("mean_series", "max_series")
 FUNCTIONS = (*_AGGREGATES, "jain", "ratio", "share", *_WINDOWED)
 _WINDOW_KWARGS = {"from", "to"}
 #: Keyword arguments of one windowed function only.
@@ -397,9 +402,9 @@ def _check(node: Node) -> None:
         elif name in ("rtt_percentile", "sojourn_percentile"):
             if nargs not in (1, 2):
                 raise ExprError(f"{name}() takes the percentile (0..100), then a selector", node.col)
-        elif name == "mean_series":
+        elif name in _SERIES:
             if nargs not in (1, 2) or not all(isinstance(a, Str) for a in node.args):
-                raise ExprError('mean_series() takes a flow_series column, e.g. mean_series("cwnd_pkts", '
+                raise ExprError(f'{name}() takes a flow_series column, e.g. {name}("cwnd_pkts", '
                                 'flow="x")', node.col)
         elif name in _WINDOWED:
             if nargs > 1:
@@ -575,7 +580,7 @@ class _Eval:
             raise ExprError(f"{n.name}(): 'to' ({end:g} s) is before 'from' ({start:g} s)", n.col)
         args = list(n.args)
         q: float | None = None
-        column = self.string(args.pop(0)) if n.name == "mean_series" else None
+        column = self.string(args.pop(0)) if n.name in _SERIES else None
         if n.name.endswith("_percentile"):
             qv = self.node(args.pop(0))
             if not isinstance(qv, float) or not 0 <= qv <= 100:
@@ -585,7 +590,7 @@ class _Eval:
         kind_kw = self.kind_keyword(n)
         kind = _KIND_KEYWORDS[kind_kw] if kind_kw else None
         sel = self.string(kw[kind_kw]) if kind_kw else (self.string(args[0]) if args else None)
-        if n.name in ("mean_goodput", "recovery_s", "mean_series"):
+        if n.name in ("mean_goodput", "recovery_s", *_SERIES):
             kind, table, key = self._want(n, kind, "flows", ("flows",)), "flow_series", "flow"
             value = column or "goodput_mbps"
         elif n.name in ("mean_rtt", "rtt_percentile", "rtt_spike_ms", "rtt_spike_s"):
@@ -619,6 +624,8 @@ class _Eval:
                 continue
             if n.name in ("rtt_spike_ms", "rtt_spike_s", "recovery_s"):
                 x = _event_measure(n.name, t[rows], v, start, end, hold)
+            elif n.name == "max_series":
+                x = float(v.max())
             else:
                 x = float(v.mean()) if q is None else float(np.quantile(v, q / 100))
             if isinstance(x, (int, float)):
