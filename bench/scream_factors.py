@@ -107,6 +107,38 @@ def score(model: dict[tuple[str, str], list[float | None]], published: dict[str,
     }
 
 
+def measure(names: list[str], jobs: int = 2) -> tuple[list[tuple[str, str, dict[str, object]]], dict]:
+    """Each variant's score (and each window's, from the baseline runs), and every cell."""
+    if "baseline" not in names:
+        names = ["baseline", *names]
+    work = []
+    for suite_name in SUITES:
+        suite = load_suite(suite_name)
+        rows = suite.report.tables[0].rows
+        for planned in suite.plan():
+            row = str(planned.values[rows])
+            for v in names:
+                work.append((v, suite_name, row, planned.scenario, VARIANTS[v][1]))
+    cells: dict[str, dict[tuple[str, str], list[float | None]]] = {}
+    with ProcessPoolExecutor(jobs) as pool:
+        for variant, suite_name, row, per_window in pool.map(_one, work):
+            for w, values in zip(WINDOWS, per_window):
+                cells.setdefault(f"{variant}/{w}", {})[(suite_name, row)] = values
+    published = _published()
+    results = [(v, VARIANTS[v][0], score(cells[f"{v}/window-suite"], published)) for v in names]
+    for w in list(WINDOWS)[1:]:
+        results.append((w, WINDOWS[w][0], score(cells[f"baseline/{w}"], published)))
+    return results, cells
+
+
+def row(name: str, what: str, s: dict[str, object]) -> str:
+    """One line of the markdown table docs/fidelity.md shows."""
+    b = s["bias"]
+    assert isinstance(b, dict)
+    return (f"| {name} | {what} | {s['within_20']}/{s['cells']} | {s['within_15']}/{s['cells']} | "
+            f"{s['mae']:.1f} | {s['rms']:.1f} | {b['Test 1']:+.1f} / {b['Test 2']:+.1f} / {b['Test 3']:+.1f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--jobs", type=int, default=2)
@@ -117,35 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [v for v in names if v not in VARIANTS]
     if unknown:
         ap.error(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
-    if "baseline" not in names:
-        names.insert(0, "baseline")
-    jobs = []
-    for suite_name in SUITES:
-        suite = load_suite(suite_name)
-        rows = suite.report.tables[0].rows
-        for planned in suite.plan():
-            row = str(planned.values[rows])
-            for v in names:
-                jobs.append((v, suite_name, row, planned.scenario, VARIANTS[v][1]))
-    cells: dict[str, dict[tuple[str, str], list[float | None]]] = {}
-    with ProcessPoolExecutor(args.jobs) as pool:
-        for variant, suite_name, row, per_window in pool.map(_one, jobs):
-            for w, values in zip(WINDOWS, per_window):
-                cells.setdefault(f"{variant}/{w}", {})[(suite_name, row)] = values
-    published = _published()
-    results = []
-    for v in names:
-        s = score(cells[f"{v}/window-suite"], published)
-        results.append((v, VARIANTS[v][0], s))
-    for w in list(WINDOWS)[1:]:
-        results.append((w, WINDOWS[w][0], score(cells[f"baseline/{w}"], published)))
+    results, cells = measure(names, args.jobs)
     print("| factor | changed | within 20 % | within 15 % | MAE | RMS | bias T1 / T2 / T3 (Mbit/s) |")
     print("|---|---|---|---|---|---|---|")
     for name, what, s in results:
-        b = s["bias"]
-        assert isinstance(b, dict)
-        print(f"| {name} | {what} | {s['within_20']}/{s['cells']} | {s['within_15']}/{s['cells']} | "
-              f"{s['mae']:.1f} | {s['rms']:.1f} | {b['Test 1']:+.1f} / {b['Test 2']:+.1f} / {b['Test 3']:+.1f} |")
+        print(row(name, what, s))
     if args.out:
         args.out.write_text(json.dumps({
             "scores": {name: s for name, _, s in results},
