@@ -1529,3 +1529,43 @@ fn window_grows_on_sacks_only_once_reordering_is_known() {
     ack(&mut s, sack(0, &[(1, 3)]), at(100));
     assert_eq!(s.t.cwnd, 12, "reordering 5 > 3: the SACKed segments grow it");
 }
+
+#[test]
+fn retransmitting_a_later_hole_leaves_the_rto_where_the_head_put_it() {
+    // Only snd_una's segment restarts the timer: the second hole, resent
+    // two ACKs later by PRR, leaves it at the head's retransmission.
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    assert_eq!(seqs(&ack(&mut s, sack(0, &[(2, 5)]), at(101))), vec![0]);
+    let armed = s.rto_at;
+    assert_eq!(armed, at(101) + s.rto);
+    ack(&mut s, sack(0, &[(2, 6)]), at(102));
+    assert_eq!(seqs(&ack(&mut s, sack(0, &[(2, 7)]), at(103))), vec![1]);
+    assert_eq!(s.rto_at, armed, "segment 1 is not the head");
+}
+
+/// Linux `tcp_ack`: an ACK that delivers nothing is read for AccECN only
+/// when it carries FLAG_TS_PROGRESS, a TSval from a later millisecond
+/// (TCP timestamps tick once per ms) than any seen before.
+#[test]
+fn a_duplicate_ack_reads_the_ace_field_only_with_a_later_millisecond_timestamp() {
+    let mut s = dctcp_after_marks(); // ts_recent 90 ms
+    let dup = |cep: u32, tsval: SimTime| TcpAck { ack: 10, cep, ceb: u64::from(cep) * 1448, tsval, ..Default::default() };
+    ack(&mut s, dup(4, at(90) + Dur::from_micros(500)), at(101));
+    assert_eq!(s.ce_delivered, 3, "90.5 ms: the same millisecond as 90 ms");
+    ack(&mut s, dup(4, at(91) + Dur::from_micros(200)), at(102));
+    assert_eq!(s.ce_delivered, 4, "91.2 ms: a later millisecond than 90.5 ms");
+}
+
+/// `__tcp_accecn_process` with 16 or more packets newly delivered: the
+/// option's CE bytes against the bytes those packets carried estimate the
+/// marks (here 1448 CE bytes of 20·1448 = one mark), not the ACE field's
+/// safest wrap (17).
+#[test]
+fn many_packets_on_one_ack_count_marks_from_the_bytes_they_carried() {
+    let mut s = sender(dctcp_cc(), EcnMode::Accurate(Ecn::Ect0), TcpConfig { init_cwnd: 40, ..Default::default() }, None);
+    s.t.ssthresh = 40;
+    start(&mut s, at(0));
+    ack(&mut s, TcpAck { ack: 20, cep: 1, ceb: 1448, tsval: at(90), ..Default::default() }, at(100));
+    assert_eq!(s.ce_delivered, 1);
+}
