@@ -98,6 +98,11 @@ CASES = {
     "alone-25ms-mb2": dict(rtt=25, mb=2.0),
     "alone-25ms-mb2-994f9a4": dict(rtt=25, mb=2.0, version="994f9a4"),
     "cubic-25ms": dict(rtt=25, cc="cubic"),
+    "alone-10ms": dict(rtt=10),
+    "alone-50ms": dict(rtt=50),
+    "alone-25ms-mb1": dict(rtt=25, mb=1.0),
+    "alone-25ms-head": dict(rtt=25, version="head"),
+    "bbr-25ms": dict(rtt=25, cc="bbr"),
 }
 
 
@@ -118,8 +123,12 @@ def measure(name: str, spec: dict, scream_dir: Path) -> dict:
     rate, tcp_rate = leaving_rate(sojourn, media, MEDIA_BYTES), leaving_rate(sojourn, tcp[0], TCP_BYTES) if tcp else None
     link = summary["emulator"]["fwd"]["links"][0]
     fwd = summary["emulator"]["fwd"]
+    version = spec.get("version", "76a298a")
+    # "head" is whatever was built: its directory may name the commit in a file COMMIT.
+    pinned = scream_dir / version / "COMMIT"
+    commit = f"{version} ({pinned.read_text().strip()})" if pinned.is_file() else version
     return {
-        "name": name, "commit": spec.get("version", "76a298a"), "scenario": text,
+        "name": name, "commit": commit, "scenario": text,
         "command": f"SCREAM_BIN=DIR/{spec.get('version', '76a298a')} CCB_EMU={EMU.relative_to(ROOT)} "
                    f"ccbench emulate {name}.toml",
         "window_s": list(WINDOW), "scream_mbps": round(rate, 3),
