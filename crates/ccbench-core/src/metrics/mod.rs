@@ -175,22 +175,26 @@ impl Samples {
     }
 }
 
-/// Empties the named `Vec` fields (and arrays of them), keeping their capacity.
-macro_rules! clear_fields {
+/// `empty_like`: a value whose named `Vec` fields (and arrays of them) are
+/// empty with the capacity of this one's, to fill while this one is handed
+/// out. Every field must be named (the struct literal checks it).
+macro_rules! empty_like {
     ($t:ty: $($f:ident),* $(; $($a:ident),*)?) => {
         impl $t {
-            pub fn clear(&mut self) {
-                $(self.$f.clear();)*
-                $($(self.$a.iter_mut().for_each(Vec::clear);)*)?
+            pub fn empty_like(&self) -> Self {
+                Self {
+                    $($f: Vec::with_capacity(self.$f.capacity()),)*
+                    $($($a: self.$a.each_ref().map(|v| Vec::with_capacity(v.capacity())),)*)?
+                }
             }
         }
     };
 }
-clear_fields!(FlowSeries: time_s, flow, goodput_mbps, throughput_mbps, delivered_bytes, cwnd_pkts, srtt_ms, pacing_mbps, inflight_pkts, ce_fraction, alpha, classic);
-clear_fields!(MediaSeries: time_s, flow, target_mbps, tx_mbps, rtp_queue_delay_ms, qdelay_ms, cwnd_bytes, bytes_in_flight, rtp_discards);
-clear_fields!(LinkSeries: time_s, link, backlog_pkts, backlog_bytes, tx_bytes, drops, marks, rate_mbps, prob_base, prob_c, prob_l);
-clear_fields!(Samples: time_ns, id, flow, value_ns, class);
-clear_fields!(capture::Capture: time_ns, link, endpoint, dir, size, ecn, dscp, kind, seq, len, ack, flags, nsack, cep; sack);
+empty_like!(FlowSeries: time_s, flow, goodput_mbps, throughput_mbps, delivered_bytes, cwnd_pkts, srtt_ms, pacing_mbps, inflight_pkts, ce_fraction, alpha, classic);
+empty_like!(MediaSeries: time_s, flow, target_mbps, tx_mbps, rtp_queue_delay_ms, qdelay_ms, cwnd_bytes, bytes_in_flight, rtp_discards);
+empty_like!(LinkSeries: time_s, link, backlog_pkts, backlog_bytes, tx_bytes, drops, marks, rate_mbps, prob_base, prob_c, prob_l);
+empty_like!(Samples: time_ns, id, flow, value_ns, class);
+empty_like!(capture::Capture: time_ns, link, endpoint, dir, size, ecn, dscp, kind, seq, len, ack, flags, nsack, cep; sack);
 
 impl FlowSeries {
     fn into_table(self) -> Table {
@@ -315,28 +319,24 @@ impl Metrics {
         rows + self.rtt_stats.heap_bytes() + self.sojourn_stats.heap_bytes() + self.probe_stats.heap_bytes() + self.rtp_wait_stats.heap_bytes()
     }
 
-    /// Table `k` of [`TABLES`], taken out of its buffers. `keep`: the
-    /// buffers keep their capacity, so the next chunk fills the same memory
-    /// (allocating afresh each time fragmented the heap, and a long run's
-    /// RSS crept up); otherwise they are moved out without a copy.
+    /// Table `k` of [`TABLES`], moved out of its buffers without a copy.
+    /// `keep`: the buffers are replaced by ones of the same capacity, so
+    /// every chunk is allocated at one size and the allocator hands the
+    /// next chunk the memory the last written one freed (allocating by
+    /// growth each time fragmented the heap, and a long run's RSS crept up).
     fn take(&mut self, k: usize, keep: bool) -> Table {
-        fn out<T: Default + Clone>(x: &mut T, keep: bool, clear: fn(&mut T)) -> T {
-            if keep {
-                let t = x.clone();
-                clear(x);
-                t
-            } else {
-                std::mem::take(x)
-            }
+        fn out<T: Default>(x: &mut T, keep: bool, empty_like: fn(&T) -> T) -> T {
+            let fresh = if keep { empty_like(x) } else { T::default() };
+            std::mem::replace(x, fresh)
         }
         match TABLES[k] {
-            "flow_series" => out(&mut self.flow_series, keep, FlowSeries::clear).into_table(),
-            "media_series" => out(&mut self.media_series, keep, MediaSeries::clear).into_table(),
-            "rtt" => out(&mut self.rtt, keep, Samples::clear).into_table("flow", "rtt_ms", false),
-            "link_series" => out(&mut self.link_series, keep, LinkSeries::clear).into_table(),
-            "sojourn" => out(&mut self.sojourn, keep, Samples::clear).into_table("link", "sojourn_ms", true),
-            "probes" => out(&mut self.probes, keep, Samples::clear).into_table("probe", "rtt_ms", false),
-            _ => out(&mut self.capture, keep, capture::Capture::clear).table(),
+            "flow_series" => out(&mut self.flow_series, keep, FlowSeries::empty_like).into_table(),
+            "media_series" => out(&mut self.media_series, keep, MediaSeries::empty_like).into_table(),
+            "rtt" => out(&mut self.rtt, keep, Samples::empty_like).into_table("flow", "rtt_ms", false),
+            "link_series" => out(&mut self.link_series, keep, LinkSeries::empty_like).into_table(),
+            "sojourn" => out(&mut self.sojourn, keep, Samples::empty_like).into_table("link", "sojourn_ms", true),
+            "probes" => out(&mut self.probes, keep, Samples::empty_like).into_table("probe", "rtt_ms", false),
+            _ => out(&mut self.capture, keep, capture::Capture::empty_like).table(),
         }
     }
 
