@@ -1,8 +1,10 @@
 //! ccbench-core: a deterministic packet-level simulator for congestion
 //! control and AQM experiments. No Python, no global state, no wall clock.
 //!
-//! Layers, lowest first: `units` → `packet` → `qdisc`/`cc`/`tcp`/`link` →
-//! `sim` → `metrics` → `scenario`. [`run`] is the one-call entry point.
+//! Layers, lowest first: `units` → `packet` → `qdisc`/`cc` → `tcp`/`link` →
+//! `sim` → `metrics` → `scenario` (the spec, which builds the runtime below
+//! it and is never named by it; `tests/layers.rs` checks the rules).
+//! [`run`] is the one-call entry point.
 
 pub mod cc;
 pub mod event;

@@ -13,7 +13,6 @@ use std::collections::VecDeque;
 use crate::packet::{Ecn, Packet};
 use crate::qdisc::{fifo::PfifoConfig, AnyQdisc, Cx, Qdisc, QdiscConfig, QdiscStats};
 use crate::rng::SimRng;
-use crate::scenario::LinkSpec;
 use crate::units::{Dur, Rate, SimTime};
 
 pub struct Link {
@@ -121,19 +120,6 @@ impl Link {
         }
     }
 
-    /// A scenario's `[[links]]` entry: its qdisc (behind its `grant` gate),
-    /// schedule and header rewrite.
-    pub fn from_spec(seed: u64, spec: &LinkSpec) -> Link {
-        let mut link = Link::new(seed, &spec.id, spec.rate, spec.delay, spec.loss, &spec.qdisc, false);
-        if spec.grant.is_some() {
-            let inner = std::mem::replace(&mut link.qdisc, AnyQdisc::Fifo(PfifoConfig::default().build()));
-            link.qdisc = spec.gate(inner);
-        }
-        link.schedule = spec.steps().into();
-        link.rewrite = spec.rewrite();
-        link
-    }
-
     /// A flow's access link: unlimited rate, a pure delay, never drops.
     pub fn access(seed: u64, name: &str, delay: Dur) -> Link {
         Link::new(seed, name, None, delay, 0.0, &QdiscConfig::Pfifo(PfifoConfig { limit: u64::MAX }), true)
@@ -213,7 +199,7 @@ mod tests {
     /// Link `l` of a one-link scenario, `keys` its TOML lines after the id.
     fn link(keys: &str) -> Link {
         let text = format!("name='t'\nduration='3s'\n[[links]]\nid='l'\n{keys}\n[[flows]]\nid='f'\npath=['l']\n");
-        Link::from_spec(7, &crate::scenario::parse(&text, "t.toml", &[]).unwrap().scenario.links[0])
+        crate::scenario::parse(&text, "t.toml", &[]).unwrap().scenario.links[0].build_link(7)
     }
 
     fn pkt(ecn: Ecn) -> Packet {

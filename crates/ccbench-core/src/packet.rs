@@ -17,6 +17,11 @@ pub const ETH_HDR: u32 = 14;
 /// IPv4 (20) + TCP (20) + timestamp option (12) header bytes.
 pub const TCP_IP_HDR: u32 = 52;
 
+/// Bytes a queue sees for a TCP data segment carrying `len` payload bytes.
+pub fn tcp_wire_size(len: u32) -> u32 {
+    len + TCP_IP_HDR + ETH_HDR
+}
+
 /// The ECN field of the IP header (RFC 3168 §5), with its wire values.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 #[repr(u8)]

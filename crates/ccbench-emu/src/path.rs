@@ -101,7 +101,7 @@ impl Stage {
     /// A scenario link (its RNG stream is the simulator's: `link:<id>`
     /// under the scenario seed).
     pub fn from_spec(seed: u64, spec: &LinkSpec) -> Stage {
-        Stage::new(Link::from_spec(seed, spec))
+        Stage::new(spec.build_link(seed))
     }
 
     /// A flow's access delay, as the simulator builds it.

@@ -17,11 +17,51 @@ use serde::{Deserialize, Serialize};
 
 use crate::packet::Ecn;
 use crate::rng::SimRng;
-pub use crate::tcp::rate::RateSample;
 use crate::units::{Dur, Rate, SimTime};
 
 /// "Infinite" ssthresh before the first reduction (Linux TCP_INFINITE_SSTHRESH).
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// A per-ACK rate sample (Linux `struct rate_sample`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct RateSample {
+    /// `tp.delivered` when the sample's segment was sent.
+    pub prior_delivered: u64,
+    /// `delivered_mstamp` when that segment was sent (`None`: no sample).
+    pub prior_mstamp: Option<SimTime>,
+    /// Segments delivered over `interval` (`None`: invalid sample).
+    pub delivered: Option<u64>,
+    /// max(send interval, ACK interval) (`None`: invalid or < min_rtt).
+    pub interval: Option<Dur>,
+    /// Send-phase and ACK-phase lengths.
+    pub snd_interval: Dur,
+    pub rcv_interval: Dur,
+    /// Segments newly ACKed or SACKed by this ACK.
+    pub acked_sacked: u32,
+    /// Segments newly marked lost on this ACK.
+    pub losses: u32,
+    /// In flight before this ACK was processed.
+    pub prior_in_flight: u32,
+    /// The sample's segment was sent while app-limited.
+    pub is_app_limited: bool,
+    /// The sample's segment was a retransmission.
+    pub is_retrans: bool,
+    /// RTT of the most recently sent, never-retransmitted segment this ACK
+    /// delivered (Linux `rs->rtt_us` = ca_rtt).
+    pub rtt: Option<Dur>,
+    /// End sequence (seq + 1) of the sample's segment.
+    pub(crate) last_end_seq: u64,
+}
+
+impl RateSample {
+    /// Delivery rate in segments per second, when the sample is valid.
+    pub fn rate_pps(&self) -> Option<f64> {
+        match (self.delivered, self.interval) {
+            (Some(d), Some(i)) if i > Dur::ZERO => Some(d as f64 / i.as_secs_f64()),
+            _ => None,
+        }
+    }
+}
 
 /// The part of a TCP sender's state a congestion control reads and writes:
 /// the fields of Linux's `tcp_sock` the CC modules touch. Windows count
@@ -329,6 +369,14 @@ pub enum CcConfig {
 }
 
 impl CcConfig {
+    /// The parameters as a table (without the `algo` tag), as a resolved
+    /// scenario writes them under `cc_params`.
+    pub fn params_table(&self) -> toml::Table {
+        let mut t = toml::Table::try_from(self).expect("cc config serializes");
+        t.remove("algo");
+        t
+    }
+
     pub fn default_for(kind: CcKind) -> CcConfig {
         match kind {
             CcKind::Reno => CcConfig::Reno(Default::default()),

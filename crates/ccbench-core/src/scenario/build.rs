@@ -4,15 +4,15 @@
 
 use std::collections::BTreeMap;
 
-use super::{EcnSetting, FlowKind, FlowSpec, LinkSpec, Scenario, PING_INTERVAL, PING_SIZE};
+use super::{EcnSetting, FlowKind, LinkSpec, Scenario, PING_INTERVAL, PING_SIZE};
 use crate::cc::CongestionControl;
 use crate::media::rfc8888::MediaReceiver;
 use crate::media::sender::MediaSender;
 use crate::packet::Ecn;
-use crate::cc::CcConfig;
 use crate::flow::{Endpoints, Flow, Ping};
 use crate::link::Link;
 use crate::packet::{Dir, FlowId, LinkId, Packet};
+use crate::qdisc::fifo::PfifoConfig;
 use crate::qdisc::AnyQdisc;
 use crate::rng::SimRng;
 use crate::sim::Sim;
@@ -20,22 +20,6 @@ use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 
 use crate::units::{Dur, SimTime};
-
-/// The flow's congestion control with its parameters (`cc` + `cc_params`).
-pub fn cc_config(f: &FlowSpec) -> Result<CcConfig, String> {
-    let kind = f.cc.unwrap_or_default();
-    let Some(params) = &f.cc_params else { return Ok(CcConfig::default_for(kind)) };
-    let mut t = params.clone();
-    t.insert("algo".into(), toml::Value::String(kind.name().into()));
-    toml::Value::Table(t).try_into::<CcConfig>().map_err(|e| format!("{} ({})", e.message().trim(), kind.name()))
-}
-
-/// The parameters of a CC config as a table (without the `algo` tag).
-pub fn cc_params_table(c: &CcConfig) -> toml::Table {
-    let mut t = toml::Table::try_from(c).expect("cc config serializes");
-    t.remove("algo");
-    t
-}
 
 /// The RTT a SYN/SYN-ACK exchange would measure on an idle path:
 /// propagation, the delay a qdisc adds when idle (netem), and serialization
@@ -57,7 +41,7 @@ pub fn build(s: &Scenario) -> Sim {
     let mut links: Vec<Link> = Vec::new();
     let mut by_id: BTreeMap<&str, LinkId> = BTreeMap::new();
     for l in &s.links {
-        let mut link = Link::from_spec(s.seed, l);
+        let mut link = l.build_link(s.seed);
         link.capture = s.metrics.capture.iter().any(|c| c == &l.id);
         by_id.insert(&l.id, LinkId(links.len() as u32));
         links.push(link);
@@ -98,7 +82,7 @@ pub fn build(s: &Scenario) -> Sim {
             let (ep, cc_name, ecn_name) = match spec.kind {
                 FlowKind::Tcp => {
                     let tcfg = spec.tcp.clone().unwrap_or_default();
-                    let cc = cc_config(spec).expect("validated");
+                    let cc = spec.cc_config().expect("validated");
                     let cc_name = cc.kind().name();
                     let mut algo = cc.build();
                     algo.set_rng(SimRng::for_component(s.seed, &format!("cc:{name}")));
@@ -177,8 +161,20 @@ pub fn build(s: &Scenario) -> Sim {
 /// What a scenario link becomes besides its qdisc config; shared by the
 /// simulator and the live emulator so both build a link the same way.
 impl super::LinkSpec {
+    /// The runtime link of this `[[links]]` entry: its qdisc (behind its
+    /// `grant` gate), schedule and header rewrite.
+    pub fn build_link(&self, seed: u64) -> Link {
+        let mut link = Link::new(seed, &self.id, self.rate, self.delay, self.loss, &self.qdisc, false);
+        if self.grant.is_some() {
+            let inner = std::mem::replace(&mut link.qdisc, AnyQdisc::Fifo(PfifoConfig::default().build()));
+            link.qdisc = self.gate(inner);
+        }
+        link.schedule = self.steps().into();
+        link.rewrite = self.rewrite();
+        link
+    }
     /// The qdisc behind the link's `grant` gate, if it has one.
-    pub fn gate(&self, q: AnyQdisc) -> AnyQdisc {
+    fn gate(&self, q: AnyQdisc) -> AnyQdisc {
         match &self.grant {
             Some(g) => AnyQdisc::Granted(Box::new(g.wrap(q))),
             None => q,
@@ -187,12 +183,12 @@ impl super::LinkSpec {
     /// The link's schedule in time order: rate steps, replacements and
     /// changes (each change merged onto the qdisc in force). Validated
     /// scenarios only.
-    pub fn steps(&self) -> Vec<(SimTime, crate::link::LinkStep)> {
+    fn steps(&self) -> Vec<(SimTime, crate::link::LinkStep)> {
         let steps = super::timeline::resolve(&self.qdisc, &self.schedule).expect("schedules are validated with the scenario");
         steps.into_iter().map(|(at, st)| (SimTime::ZERO + at, st)).collect()
     }
     /// The header rewrite at the link's entrance.
-    pub fn rewrite(&self) -> crate::link::Rewrite {
+    fn rewrite(&self) -> crate::link::Rewrite {
         self.rewrite.as_ref().map_or_else(Default::default, |r| crate::link::Rewrite { ecn: r.ecn.map(|e| e.ecn()), dscp: r.dscp })
     }
 }

@@ -12,11 +12,13 @@ pub mod overrides;
 pub mod shapes;
 pub mod timeline;
 
+pub use timeline::RateStep;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{CcKind, EcnMode};
+use crate::cc::{CcConfig, CcKind, EcnMode};
 use crate::packet::Ecn;
 use crate::metrics::MetricsConfig;
 use crate::qdisc::QdiscConfig;
@@ -102,20 +104,6 @@ pub struct LinkSpec {
     /// qdisc's packets leave only with a grant (`qdisc/grant.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<crate::qdisc::grant::GrantConfig>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RateStep {
-    pub at: Dur,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<Rate>,
-    /// Replace the qdisc (queued packets are discarded and counted as drops).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qdisc: Option<QdiscConfig>,
-    /// Change the qdisc's parameters in place (keys to set; `kind` optional).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<toml::Table>,
 }
 
 /// ECN codepoint names for `rewrite.ecn`.
@@ -710,7 +698,7 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                         }
                     }
                 }
-                if let Err(e) = build::cc_config(f) {
+                if let Err(e) = f.cc_config() {
                     out.push(at(&p("cc_params"), e));
                 }
             }
@@ -787,9 +775,9 @@ fn resolve(mut s: Scenario) -> Scenario {
     for f in &mut s.flows {
         match f.kind {
             FlowKind::Tcp => {
-                let cfg = build::cc_config(f).expect("validated");
+                let cfg = f.cc_config().expect("validated");
                 f.cc = Some(cfg.kind());
-                f.cc_params = Some(build::cc_params_table(&cfg));
+                f.cc_params = Some(cfg.params_table());
                 f.ecn = Some(EcnSetting::of_mode(EcnSetting::tcp_mode_for(f.ecn, &cfg.build())));
                 f.tcp.get_or_insert_with(TcpConfig::default);
                 f.start_jitter.get_or_insert(TCP_START_JITTER);
@@ -847,6 +835,15 @@ impl FlowSpec {
     /// `count` makes several.
     pub fn copy_name(&self, copy: u32) -> String {
         if self.count == 1 { self.id.clone() } else { format!("{}.{}", self.id, copy + 1) }
+    }
+
+    /// The flow's congestion control with its parameters (`cc` + `cc_params`).
+    pub fn cc_config(&self) -> Result<CcConfig, String> {
+        let kind = self.cc.unwrap_or_default();
+        let Some(params) = &self.cc_params else { return Ok(CcConfig::default_for(kind)) };
+        let mut t = params.clone();
+        t.insert("algo".into(), toml::Value::String(kind.name().into()));
+        toml::Value::Table(t).try_into::<CcConfig>().map_err(|e| format!("{} ({})", e.message().trim(), kind.name()))
     }
 }
 

@@ -4,10 +4,27 @@
 //! tables such as `child` merge recursively), then checked as a whole and
 //! against what `tc qdisc change` allows.
 
-use super::RateStep;
+use serde::{Deserialize, Serialize};
+
 use crate::link::LinkStep;
 use crate::qdisc::QdiscConfig;
-use crate::units::Dur;
+use crate::units::{Dur, Rate};
+
+/// One entry of a link's `schedule`: at `at`, a new rate, a replacement
+/// qdisc or a change to the one in force.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub at: Dur,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Replace the qdisc (queued packets are discarded and counted as drops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdisc: Option<QdiscConfig>,
+    /// Change the qdisc's parameters in place (keys to set; `kind` optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<toml::Table>,
+}
 
 /// Merge `change` onto `base` (both TOML tables).
 fn merge(base: &mut toml::Table, change: &toml::Table) {

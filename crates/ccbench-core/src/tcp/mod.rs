@@ -147,10 +147,6 @@ impl TcpConfig {
     pub fn mss(&self) -> u32 {
         self.mtu - TCP_IP_HDR
     }
-    /// Bytes a queue sees for a data segment carrying `len` payload bytes.
-    pub fn wire_size(len: u32) -> u32 {
-        len + TCP_IP_HDR + ETH_HDR
-    }
 }
 
 /// Bytes a queue sees for a pure ACK with `nsack` SACK blocks: Ethernet +

@@ -23,65 +23,11 @@
 //! (Linux: on each application write), with no socket-buffer or qdisc
 //! occupancy test since the simulated stack has neither.
 
-use super::scoreboard::{Seg, EVER_RETRANS};
+use super::scoreboard::{Seg, TxRate, EVER_RETRANS};
+pub use crate::cc::RateSample;
 use crate::cc::TcpCcState;
 use crate::units::{Dur, SimTime};
 
-/// What a segment remembers of the connection when it was (re)sent
-/// (Linux `tcp_skb_cb.tx`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct TxRate {
-    /// `tp.delivered` at send time.
-    pub delivered: u64,
-    /// `tp.delivered_mstamp` at send time; `None` once the segment has been
-    /// used as a sample by a SACK (Linux zeroes it).
-    pub delivered_mstamp: Option<SimTime>,
-    /// Send time of the first segment of this send phase.
-    pub first_tx_mstamp: SimTime,
-    /// The connection was app-limited when this segment was sent.
-    pub is_app_limited: bool,
-}
-
-/// A per-ACK rate sample (Linux `struct rate_sample`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct RateSample {
-    /// `tp.delivered` when the sample's segment was sent.
-    pub prior_delivered: u64,
-    /// `delivered_mstamp` when that segment was sent (`None`: no sample).
-    pub prior_mstamp: Option<SimTime>,
-    /// Segments delivered over `interval` (`None`: invalid sample).
-    pub delivered: Option<u64>,
-    /// max(send interval, ACK interval) (`None`: invalid or < min_rtt).
-    pub interval: Option<Dur>,
-    /// Send-phase and ACK-phase lengths.
-    pub snd_interval: Dur,
-    pub rcv_interval: Dur,
-    /// Segments newly ACKed or SACKed by this ACK.
-    pub acked_sacked: u32,
-    /// Segments newly marked lost on this ACK.
-    pub losses: u32,
-    /// In flight before this ACK was processed.
-    pub prior_in_flight: u32,
-    /// The sample's segment was sent while app-limited.
-    pub is_app_limited: bool,
-    /// The sample's segment was a retransmission.
-    pub is_retrans: bool,
-    /// RTT of the most recently sent, never-retransmitted segment this ACK
-    /// delivered (Linux `rs->rtt_us` = ca_rtt).
-    pub rtt: Option<Dur>,
-    /// End sequence (seq + 1) of the sample's segment.
-    pub(crate) last_end_seq: u64,
-}
-
-impl RateSample {
-    /// Delivery rate in segments per second, when the sample is valid.
-    pub fn rate_pps(&self) -> Option<f64> {
-        match (self.delivered, self.interval) {
-            (Some(d), Some(i)) if i > Dur::ZERO => Some(d as f64 / i.as_secs_f64()),
-            _ => None,
-        }
-    }
-}
 
 /// The sender's rate-sampling state beyond what `TcpCcState` holds.
 #[derive(Clone, Debug, Default)]

@@ -5,8 +5,22 @@
 
 use std::collections::VecDeque;
 
-use super::rate::TxRate;
 use crate::units::SimTime;
+
+/// What a segment remembers of the connection when it was (re)sent
+/// (Linux `tcp_skb_cb.tx`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxRate {
+    /// `tp.delivered` at send time.
+    pub delivered: u64,
+    /// `tp.delivered_mstamp` at send time; `None` once the segment has been
+    /// used as a sample by a SACK (Linux zeroes it).
+    pub delivered_mstamp: Option<SimTime>,
+    /// Send time of the first segment of this send phase.
+    pub first_tx_mstamp: SimTime,
+    /// The connection was app-limited when this segment was sent.
+    pub is_app_limited: bool,
+}
 
 pub const SACKED: u8 = 1;
 pub const LOST: u8 = 2;

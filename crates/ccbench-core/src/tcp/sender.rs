@@ -986,7 +986,7 @@ impl TcpSender {
         };
         let cwr = !retrans && std::mem::take(&mut self.cwr_pending);
         let pkt = Packet {
-            size: TcpConfig::wire_size(len),
+            size: crate::packet::tcp_wire_size(len),
             ecn,
             sent_at: now,
             hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr, tsecr: self.ts_recent }),

@@ -791,7 +791,7 @@ fn finite_transfer_ends_with_a_short_last_segment() {
     let out = start(&mut s, at(0));
     let lens: Vec<u32> = out.iter().map(|p| seg(p).len).collect();
     assert_eq!(lens, vec![1448, 1448, 104]);
-    assert_eq!(out[2].size, TcpConfig::wire_size(104));
+    assert_eq!(out[2].size, crate::packet::tcp_wire_size(104));
     assert!(!s.finished());
     // The last segment is lost; its retransmission keeps its length.
     ack(&mut s, cum(2), at(100));

@@ -74,7 +74,6 @@ pub use minmax::MinMax;
 
 use super::{AckEvent, CaState, CongestionControl, TcpCcState, INFINITE_SSTHRESH};
 use crate::rng::SimRng;
-use crate::tcp::TcpConfig;
 use crate::units::{Dur, Rate, SimTime};
 
 const BW_SCALE: u32 = 24;
@@ -737,7 +736,7 @@ fn init_rate(t: &TcpCcState) -> (u64, bool) {
 /// Payload bytes/s → the wire rate at which the sender emits segments at
 /// that payload rate.
 fn to_wire_rate(mss: u64, bytes_per_sec: u64) -> Rate {
-    let wire = u128::from(TcpConfig::wire_size(mss as u32));
+    let wire = u128::from(crate::packet::tcp_wire_size(mss as u32));
     let bps = u128::from(bytes_per_sec) * 8 * wire / u128::from(mss.max(1));
     Rate(bps.clamp(1, u128::from(u64::MAX)) as u64)
 }

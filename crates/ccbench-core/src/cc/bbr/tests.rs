@@ -639,7 +639,7 @@ fn pacing_rate_is_the_payload_rate_in_wire_bits() {
     let payload = b.pacing_bytes_per_sec();
     let wire = b.pacing_rate(&t).unwrap();
     let segs_per_s = payload as f64 / 1448.0;
-    let want = segs_per_s * f64::from(TcpConfig::wire_size(1448)) * 8.0;
+    let want = segs_per_s * f64::from(crate::packet::tcp_wire_size(1448)) * 8.0;
     assert!((wire.0 as f64 / want - 1.0).abs() < 1e-6, "{} bit/s, want {want}", wire.0);
 }
 
