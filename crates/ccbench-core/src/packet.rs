@@ -245,6 +245,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_full_segment_is_a_1514_byte_frame() {
+        // 1448 B of payload (MTU 1500 less IPv4, TCP and timestamps) in an
+        // Ethernet frame without FCS, as tc counts it.
+        assert_eq!(tcp_wire_size(1448), 1514);
+        assert_eq!(tcp_wire_size(0), 66);
+    }
+
+    #[test]
     fn a_packet_fits_in_128_bytes() {
         assert!(std::mem::size_of::<Packet>() <= 128, "{} bytes", std::mem::size_of::<Packet>());
     }

@@ -155,7 +155,7 @@ fn memory_estimate_of_a_run_tracks_its_recorded_tables() {
     let after = sim.memory_bytes();
     let m = &sim.metrics;
     // At least the sojourn and RTT rows, 25 B each.
-    let rows = (m.sojourn.time_ns.len() + m.rtt.time_ns.len()) as u64;
+    let rows = (m.sojourn.len() + m.rtt.len()) as u64;
     assert!(rows > 10_000, "{rows}");
     assert!(after >= before + rows * 25, "{before} -> {after} for {rows} rows");
     // And the pre-run estimate is an upper bound within an order of magnitude.

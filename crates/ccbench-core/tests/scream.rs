@@ -47,9 +47,11 @@ fn scream_recovers_from_a_capacity_drop() {
     let out = run(&text, &[]);
     let so = &out.metrics.sojourn;
     let delay_after = |from: f64, to: f64| -> f64 {
-        let v: Vec<f64> = (0..so.id.len())
-            .filter(|&k| so.id[k] == 0 && (from..to).contains(&(so.time_ns[k] as f64 / 1e9)))
-            .map(|k| so.value_ns[k] as f64 / 1e6)
+        let v: Vec<f64> = so
+            .rows
+            .iter()
+            .filter(|r| r.id() == 0 && (from..to).contains(&(r.time_ns as f64 / 1e9)))
+            .map(|r| r.value_ns as f64 / 1e6)
             .collect();
         v.iter().cloned().fold(0.0, f64::max)
     };

@@ -133,16 +133,38 @@ pub struct LinkSeries {
     pub prob_l: Vec<f64>,
 }
 
+/// One sample in 24 bytes: its time, value, flow, and id with the queue
+/// class in the id's top byte.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sample {
+    pub time_ns: u64,
+    pub value_ns: u64,
+    /// Sojourn tables also name the packet's flow.
+    pub flow: u32,
+    id_class: u32,
+}
+
+impl Sample {
+    /// The flow, link or probe id.
+    pub fn id(&self) -> u32 {
+        self.id_class & ID_MASK
+    }
+    /// Queue class (sojourn samples of multi-queue qdiscs; 0 otherwise).
+    pub fn class(&self) -> u8 {
+        (self.id_class >> 24) as u8
+    }
+}
+
+/// Ids fit in 24 bits (flows, links and probes number far fewer).
+const ID_MASK: u32 = (1 << 24) - 1;
+
 /// (time, id, value) samples: RTTs per flow, sojourns per link, probe RTTs.
+/// A row per sample rather than a vector per column: a sample is recorded
+/// on every packet, and one push (one capacity check, one write stream)
+/// costs less than five; the columns are made when a chunk is handed out.
 #[derive(Default, Clone, Debug, PartialEq)]
 pub struct Samples {
-    pub time_ns: Vec<u64>,
-    pub id: Vec<u32>,
-    /// Sojourn tables also name the packet's flow.
-    pub flow: Vec<u32>,
-    pub value_ns: Vec<u64>,
-    /// Queue class (sojourn samples of multi-queue qdiscs; 0 otherwise).
-    pub class: Vec<u8>,
+    pub rows: Vec<Sample>,
 }
 
 impl Samples {
@@ -152,25 +174,26 @@ impl Samples {
     }
     #[inline]
     pub fn push_class(&mut self, t: u64, id: u32, flow: u32, v: u64, class: u8) {
-        self.time_ns.push(t);
-        self.id.push(id);
-        self.flow.push(flow);
-        self.value_ns.push(v);
-        self.class.push(class);
+        debug_assert!(id <= ID_MASK, "id {id} needs more than 24 bits");
+        self.rows.push(Sample { time_ns: t, value_ns: v, flow, id_class: id | u32::from(class) << 24 });
     }
     pub fn len(&self) -> usize {
-        self.time_ns.len()
+        self.rows.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.time_ns.is_empty()
+        self.rows.is_empty()
     }
     fn into_table(self, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
-        let mut t = vec![("time_s", Column::F64(self.time_ns.iter().map(|&x| x as f64 * 1e-9).collect())), (id_name, Column::U32(self.id))];
+        let r = &self.rows;
+        let mut t = vec![
+            ("time_s", Column::F64(r.iter().map(|x| x.time_ns as f64 * 1e-9).collect())),
+            (id_name, Column::U32(r.iter().map(Sample::id).collect())),
+        ];
         if with_flow {
-            t.push(("flow", Column::U32(self.flow)));
-            t.push(("class", Column::U32(self.class.iter().map(|&c| u32::from(c)).collect())));
+            t.push(("flow", Column::U32(r.iter().map(|x| x.flow).collect())));
+            t.push(("class", Column::U32(r.iter().map(|x| u32::from(x.class())).collect())));
         }
-        t.push((value_name, Column::F64(self.value_ns.iter().map(|&x| x as f64 * 1e-6).collect())));
+        t.push((value_name, Column::F64(r.iter().map(|x| x.value_ns as f64 * 1e-6).collect())));
         t
     }
 }
@@ -193,7 +216,7 @@ macro_rules! empty_like {
 empty_like!(FlowSeries: time_s, flow, goodput_mbps, throughput_mbps, delivered_bytes, cwnd_pkts, srtt_ms, pacing_mbps, inflight_pkts, ce_fraction, alpha, classic);
 empty_like!(MediaSeries: time_s, flow, target_mbps, tx_mbps, rtp_queue_delay_ms, qdelay_ms, cwnd_bytes, bytes_in_flight, rtp_discards);
 empty_like!(LinkSeries: time_s, link, backlog_pkts, backlog_bytes, tx_bytes, drops, marks, rate_mbps, prob_base, prob_c, prob_l);
-empty_like!(Samples: time_ns, id, flow, value_ns, class);
+empty_like!(Samples: rows);
 empty_like!(capture::Capture: time_ns, link, endpoint, dir, size, ecn, dscp, kind, seq, len, ack, flags, nsack, cep; sack);
 
 impl FlowSeries {
@@ -367,3 +390,26 @@ impl Metrics {
         (0..TABLES.len()).map(|k| (TABLES[k], self.take(k, false))).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sample_is_24_bytes_and_keeps_its_id_and_class_apart() {
+        assert_eq!(std::mem::size_of::<Sample>(), 24);
+        let mut s = Samples::default();
+        s.push_class(5, ID_MASK, 7, 9, 255);
+        s.push(6, 3, u32::MAX, 10);
+        let r = s.rows.clone();
+        assert_eq!((r[0].id(), r[0].class(), r[0].flow), (ID_MASK, 255, 7));
+        assert_eq!((r[1].id(), r[1].class(), r[1].flow), (3, 0, u32::MAX));
+        let t = s.into_table("link", "sojourn_ms", true);
+        let names: Vec<&str> = t.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["time_s", "link", "flow", "class", "sojourn_ms"]);
+        assert_eq!(t[1].1, Column::U32(vec![ID_MASK, 3]));
+        assert_eq!(t[3].1, Column::U32(vec![255, 0]));
+        assert_eq!(t[4].1, Column::F64(vec![9.0 * 1e-6, 10.0 * 1e-6]), "ns to ms");
+    }
+}
+
