@@ -155,7 +155,8 @@ impl Sample {
     }
 }
 
-/// Ids fit in 24 bits (flows, links and probes number far fewer).
+/// Ids fit in 24 bits: a scenario has at most 10 000 flows in all
+/// (`scenario::limits::MAX_COUNT`), and its links and probes are of that order.
 const ID_MASK: u32 = (1 << 24) - 1;
 
 /// (time, id, value) samples: RTTs per flow, sojourns per link, probe RTTs.
