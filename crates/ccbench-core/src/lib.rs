@@ -55,6 +55,19 @@ pub fn run_with_spill(
     spill: Option<sim::Spill<'_>>,
 ) -> Result<Option<RunOutput>, ScenarioError> {
     let parsed = scenario::parse_opts(text, file, overrides, spill.is_some())?;
+    run_parsed(parsed, file, tick, spill)
+}
+
+/// As [`run_with_spill`], for a scenario the caller has already parsed
+/// ([`scenario::parse_opts`] with `streamed` = whether it spills), so one
+/// that needs the scenario before the run (its length) parses it once.
+/// `file` names the scenario in errors.
+pub fn run_parsed(
+    parsed: scenario::Parsed,
+    file: &str,
+    tick: &mut dyn FnMut(f64, f64) -> bool,
+    spill: Option<sim::Spill<'_>>,
+) -> Result<Option<RunOutput>, ScenarioError> {
     let mut sim = scenario::build::build(&parsed.scenario);
     let end = sim.end;
     let end_s = end.as_secs_f64();

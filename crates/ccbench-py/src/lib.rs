@@ -95,11 +95,9 @@ fn run<'py>(
     let t0 = Instant::now();
     // Progress follows simulated time, never the wall clock: the same run reports the same steps anywhere.
     let mut next_report = 0.0f64;
-    // The page's buckets need the run's length before its first chunk is written.
-    let duration_s = match spill_dir {
-        Some(_) => ccbench_core::scenario::parse_opts(text, file, &overrides, true).map_or(0.0, |p| p.scenario.duration.as_secs_f64()),
-        None => 0.0,
-    };
+    // Parsed here, once: the page's buckets need the run's length before its first chunk is written.
+    let parsed = ccbench_core::scenario::parse_opts(text, file, &overrides, spill_dir.is_some()).map_err(|e| scenario_err(py, &e))?;
+    let duration_s = parsed.scenario.duration.as_secs_f64();
     let mut files = spill_dir.as_deref().map(|d| SpillFiles::new(d, duration_s));
     let mut spill_err: Option<String> = None;
     // The exception that stopped the run (Ctrl-C's KeyboardInterrupt, or what a
@@ -123,7 +121,7 @@ fn run<'py>(
                 }
             };
             let spill_to = spilling.then_some((spill_bytes.max(1), &mut sink as &mut dyn FnMut(&'static str, Table) -> bool));
-            ccbench_core::run_with_spill(text, file, &overrides, &mut |now_s, end_s| {
+            ccbench_core::run_parsed(parsed, file, &mut |now_s, end_s| {
                 Python::attach(|py| {
                     if let Some(cb) = &progress {
                         if now_s >= next_report {
