@@ -58,21 +58,10 @@ WINDOWS: dict[str, tuple[str, tuple[float, float]]] = {
 }
 
 
-class _Run:
-    """A result as the expression evaluator reads a run."""
-
-    def __init__(self, result: ccbench.Result) -> None:
-        self.summary = result.summary
-        self._result = result
-
-    def table(self, name: str):
-        return self._result.tables[name]
-
-
 def _one(job: tuple[str, str, str, str, list[str]]) -> tuple[str, str, str, list[list[float | None]]]:
     """Run one planned scenario with a variant's overrides; SCReAM's mean bitrate per phase per window."""
     variant, suite, row, scenario, overrides = job
-    run = _Run(ccbench.run(scenario, set=overrides))
+    run = ccbench.run(scenario, set=overrides)
     out = []
     for _, (a, b) in WINDOWS.values():
         out.append([evaluate(f'mean_goodput(flow="scream", from={20 * k + a}, to={20 * k + b})', run)

@@ -273,17 +273,8 @@ def test_dry_run_lists_runs(run_cli, suite_file: Path) -> None:
 # --- metric expressions -------------------------------------------------------------------------
 
 
-class _Run:
-    def __init__(self, result: ccbench.Result) -> None:
-        self.summary = result.summary
-        self.result = result
-
-    def table(self, name: str):
-        return self.result.tables[name]
-
-
 def test_expressions_read_the_summary(tiny_result: ccbench.Result) -> None:
-    run = _Run(tiny_result)
+    run = tiny_result
     flows = {f["id"]: f for f in tiny_result.summary["flows"]}
     links = {link["id"]: link for link in tiny_result.summary["links"]}
     g1, g2 = flows["f1"]["goodput_mbps"], flows["f2"]["goodput_mbps"]
@@ -303,7 +294,7 @@ def test_expressions_read_the_summary(tiny_result: ccbench.Result) -> None:
 
 
 def test_interval_expressions_read_the_tables(tiny_result: ccbench.Result) -> None:
-    run = _Run(tiny_result)
+    run = tiny_result
     series = tiny_result.series
     window = series.filter((series["flow_id"] == "f2") & (series["time_s"] > 0.5) & (series["time_s"] <= 1.5))
     assert window.height == 10
@@ -336,7 +327,7 @@ def test_interval_expressions_read_the_tables(tiny_result: ccbench.Result) -> No
 ])
 def test_expression_errors_say_what_is_wrong(tiny_result: ccbench.Result, text: str, message: str) -> None:
     with pytest.raises(ExprError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        evaluate(text, _Run(tiny_result))
+        evaluate(text, tiny_result)
 
 
 @pytest.mark.parametrize(("text", "col"), [
@@ -431,7 +422,7 @@ def test_scream_interop_runs_past_the_stop_and_its_tables_read_scream_s_response
     table = next(t for t in after if t.where == {"competition": "prague10", "direction": "down"})
     planned = suite.plan_values({"direction": "down", "rtt": 52, "competition": "prague10", "rand": 0})
     result = ccbench.run(planned.scenario)
-    cells = {label: evaluate(e, _Run(result)) for label, e, _ in table.columns}
+    cells = {label: evaluate(e, result) for label, e, _ in table.columns}
     before, soon, settled = (cells[k] for k in ("last 5 s with 10 L4S (Mbit/s)", "0-5 s after (Mbit/s)",
                                                 "5-20 s after (Mbit/s)"))
     assert before < 0.2 * settled and before < soon < settled, cells

@@ -299,6 +299,11 @@ class Result:
         #: its tables as it went), so the page need not read them back; {} otherwise.
         self.page_buckets: Mapping[str, Any] = page_buckets or {}
 
+    def table(self, name: str) -> pl.DataFrame:
+        """One table by name, as ``tables[name]``: with :attr:`summary`, what a report's cell
+        expressions read (:class:`ccbench.plan.expr.RunData`), so ``evaluate(expr, result)`` works."""
+        return self.tables[name]
+
     def __repr__(self) -> str:
         s = self.summary
         return (
