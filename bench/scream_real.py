@@ -108,11 +108,12 @@ CASES = {
 
 def measure(name: str, spec: dict, scream_dir: Path) -> dict:
     text = scenario(name, **spec)
+    version = spec.get("version", "76a298a")
     with tempfile.TemporaryDirectory(prefix="scream-real-") as tmp:
         path = Path(tmp) / f"{name}.toml"
         path.write_text(text)
         out = Path(tmp) / "out"
-        env = {**os.environ, "SCREAM_BIN": str(scream_dir / spec.get("version", "76a298a")), "CCB_EMU": str(EMU)}
+        env = {**os.environ, "SCREAM_BIN": str(scream_dir / version), "CCB_EMU": str(EMU)}
         cmd = [sys.executable, "-m", "ccbench", "emulate", str(path), "-o", str(out)]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
         summary = json.loads((out / "summary.json").read_text())
@@ -123,13 +124,12 @@ def measure(name: str, spec: dict, scream_dir: Path) -> dict:
     rate, tcp_rate = leaving_rate(sojourn, media, MEDIA_BYTES), leaving_rate(sojourn, tcp[0], TCP_BYTES) if tcp else None
     link = summary["emulator"]["fwd"]["links"][0]
     fwd = summary["emulator"]["fwd"]
-    version = spec.get("version", "76a298a")
     # "head" is whatever was built: its directory may name the commit in a file COMMIT.
     pinned = scream_dir / version / "COMMIT"
     commit = f"{version} ({pinned.read_text().strip()})" if pinned.is_file() else version
     return {
         "name": name, "commit": commit, "scenario": text,
-        "command": f"SCREAM_BIN=DIR/{spec.get('version', '76a298a')} CCB_EMU={EMU.relative_to(ROOT)} "
+        "command": f"SCREAM_BIN=DIR/{version} CCB_EMU={EMU.relative_to(ROOT)} "
                    f"ccbench emulate {name}.toml",
         "window_s": list(WINDOW), "scream_mbps": round(rate, 3),
         "tcp_mbps": None if tcp_rate is None else round(tcp_rate, 3),
