@@ -10,8 +10,9 @@ feedback path) with a ``[commands]`` section that starts the real receiver and
 sender; ``ccbench emulate`` carries their UDP packets through ccbench's own
 link code between network namespaces. The rate of the SCReAM flow over
 10..30 s (its packets leaving the bottleneck, at 1400 IP bytes each), the
-bottleneck's CE marks per packet and the emulator's timer lateness are
-written to the JSON file, each the mean of ``--repeat`` runs (each run's
+bottleneck's CE marks per packet, how the sender's congestion window rides
+and is cut (``trace``, read from the tool's own ``-log``) and the emulator's
+timer lateness are written to the JSON file, each the mean of ``--repeat`` runs (each run's
 figures are kept too), with the commit and the command of each case; the
 model is tested against the means (tests/test_scream_real.py).
 """
@@ -27,7 +28,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import polars as pl
+
+import ccbench
 
 ROOT = Path(__file__).resolve().parent.parent
 EMU = ROOT / "target" / "release" / "ccbench-emu"
@@ -43,6 +47,52 @@ def leaving_rate(sojourn: pl.DataFrame, flow: int, size: int) -> float:
     n = sojourn.filter((pl.col("link") == 0) & (pl.col("flow") == flow) & (pl.col("time_s") >= lo)
                        & (pl.col("time_s") < hi)).height
     return n * size * 8 / (hi - lo) / 1e6
+
+
+#: Cuts of the congestion window closer together than this make one congestion episode.
+EPISODE_GAP_S = 0.25
+
+
+def code_log(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Time (s), cwnd (bytes) and target bitrate (bit/s) from the sender's ``-log`` file.
+
+    The tool writes a line per feedback that completes a frame or carries a
+    mark: time, queue delay, RTT, cwnd, ... with the target bitrate in the
+    18th column (ScreamV2Tx.cpp, ``fprintf(fp_log, ...)``, the same at
+    76a298a, 994f9a4 and HEAD)."""
+    a = np.genfromtxt(path, delimiter=",", usecols=(0, 3, 17), invalid_raise=False)
+    a = a[np.isfinite(a).all(axis=1)]
+    return a[:, 0], a[:, 1], a[:, 2]
+
+
+def trace_stats(t: np.ndarray, cwnd: np.ndarray, target: np.ndarray) -> dict:
+    """How the congestion window rides over WINDOW: its level and spread, and
+    its reaction to congestion: how often and how deep it is cut (each
+    decrease between consecutive samples is one cut; cuts within
+    EPISODE_GAP_S of each other make one episode). The code's log has a row
+    per feedback, the model's series one per millisecond: both see each cut
+    (SCReAM cuts at most once per min(sRTT, 30 ms))."""
+    lo, hi = WINDOW
+    k = (t >= lo) & (t < hi)
+    t, cwnd, target = t[k], cwnd[k].astype(float), target[k].astype(float)
+    ratio = cwnd[1:] / cwnd[:-1]
+    cut = ratio < 1.0
+    depth, when = 1.0 - ratio[cut], t[1:][cut]
+    episodes = np.split(depth, np.flatnonzero(np.diff(when) > EPISODE_GAP_S) + 1) if len(when) else []
+    episode_depth = [1.0 - np.prod(1.0 - e) for e in episodes]
+    span = hi - lo
+    r = lambda x: round(float(x), 4)  # noqa: E731
+    return {
+        "cwnd_kb": r(cwnd.mean() / 1e3),
+        "cwnd_p10_kb": r(np.percentile(cwnd, 10) / 1e3),
+        "cwnd_p90_kb": r(np.percentile(cwnd, 90) / 1e3),
+        "target_mbps": r(target.mean() / 1e6),
+        "cuts_per_s": r(len(depth) / span),
+        "cut_pct_median": r(np.median(depth) * 100) if len(depth) else 0.0,
+        "cut_pct_per_s": r(depth.sum() * 100 / span),
+        "episodes_per_s": r(len(episodes) / span),
+        "episode_pct_mean": r(np.mean(episode_depth) * 100) if episodes else 0.0,
+    }
 
 BASE = """\
 name = "{name}"
@@ -66,7 +116,7 @@ reverse = ["feedback"]
 {tcp}
 [commands]
 server = ['exec "$SCREAM_BIN/scream_bw_test_rx" {rx_ip} 30112 > /dev/null 2>&1'{tcp_server}]
-flows = {{ scream = 'exec "$SCREAM_BIN/scream_bw_test_tx" -ect 1 -mtu 1360 -microburstinterval {mb} -rand {rand} -time 30 -nosummary $CCB_SERVER_IP 30112 > /dev/null 2>&1'{tcp_client} }}
+flows = {{ scream = 'exec "$SCREAM_BIN/scream_bw_test_tx" -ect 1 -mtu 1360 -microburstinterval {mb} -rand {rand} -time 30 -nosummary -log "$SCREAM_LOG" $CCB_SERVER_IP 30112 > /dev/null 2>&1'{tcp_client} }}
 """
 
 TCP = """\
@@ -113,11 +163,13 @@ def measure(name: str, spec: dict, scream_dir: Path) -> dict:
         path = Path(tmp) / f"{name}.toml"
         path.write_text(text)
         out = Path(tmp) / "out"
-        env = {**os.environ, "SCREAM_BIN": str(scream_dir / version), "CCB_EMU": str(EMU)}
+        log = Path(tmp) / "tx.log"
+        env = {**os.environ, "SCREAM_BIN": str(scream_dir / version), "CCB_EMU": str(EMU), "SCREAM_LOG": str(log)}
         cmd = [sys.executable, "-m", "ccbench", "emulate", str(path), "-o", str(out)]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
         summary = json.loads((out / "summary.json").read_text())
         sojourn = pl.read_parquet(out / "sojourn.parquet")
+        trace = trace_stats(*code_log(log))
     index = {f["tuple"]: i for i, f in enumerate(summary["flows"])}
     media = index["udp 10.201.0.1:30112 > 10.201.0.2:30112"]
     tcp = [i for t, i in index.items() if t.startswith("tcp ") and t.endswith(":5201")]
@@ -134,25 +186,78 @@ def measure(name: str, spec: dict, scream_dir: Path) -> dict:
         "window_s": list(WINDOW), "scream_mbps": round(rate, 3),
         "tcp_mbps": None if tcp_rate is None else round(tcp_rate, 3),
         "ce_fraction": round(link["marks"] / max(1, link["tx_pkts"]), 5),
+        "trace": trace,
         "timer_late_mean_us": round(fwd["timer_late_mean_us"], 1),
         "timer_late_max_us": round(fwd["timer_late_max_us"], 1),
         "date": datetime.date.today().isoformat(),
     }
 
 
+#: The model's series every millisecond, so that each cut of its window is a sample of its own.
+SERIES = '\n[metrics]\ninterval = "1ms"\n'
+
+
+def model(case: dict) -> dict:
+    """The simulator on a recorded case's scenario (it ignores ``[commands]``), measured as the code was."""
+    res = ccbench.run(case["scenario"] + SERIES)
+    ids = [f["id"] for f in res.summary["flows"]]
+    sojourn = res.tables["sojourn"]
+    link = next(x for x in res.summary["links"] if x["id"] == "bottleneck")
+    media = res.tables["media_series"]
+    return {"scream_mbps": leaving_rate(sojourn, ids.index("scream"), MEDIA_BYTES),
+            "tcp_mbps": leaving_rate(sojourn, ids.index("tcp"), TCP_BYTES) if "tcp" in ids else None,
+            "ce_fraction": link["marks"] / max(1, link["tx_packets"]),
+            "trace": trace_stats(media["time_s"].to_numpy(), media["cwnd_bytes"].to_numpy(),
+                                 media["target_mbps"].to_numpy() * 1e6)}
+
+
+#: The trace figures the tables show: (key, heading, format).
+TRACE_COLUMNS = (("cwnd_kb", "cwnd kB", "{:.0f}"), ("cuts_per_s", "cuts/s", "{:.1f}"),
+                 ("cut_pct_median", "median cut %", "{:.2f}"), ("cut_pct_per_s", "cut %/s", "{:.1f}"),
+                 ("episodes_per_s", "episodes/s", "{:.2f}"), ("episode_pct_mean", "episode %", "{:.1f}"))
+
+
+def table(path: Path) -> str:
+    """Markdown: each recorded case's code figures against the model's, rate and marking, then the window."""
+    rate = ["| case | commit | code Mbit/s (runs) | model | | code CE | model CE | | timer late, mean / max |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    trace = ["| case | " + " | ".join(f"{h} code / model" for _, h, _ in TRACE_COLUMNS) + " |",
+             "|---" * (len(TRACE_COLUMNS) + 1) + "|"]
+    for case in json.loads(path.read_text())["cases"]:
+        sim = model(case)
+        runs = [r["scream_mbps"] for r in case["runs"]]
+        tcp = f" (TCP {case['tcp_mbps']:.1f} / {sim['tcp_mbps']:.1f})" if case["tcp_mbps"] else ""
+        rate.append(f"| {case['name']} | {case['commit'].split(' ')[0]} | {case['scream_mbps']:.1f} "
+                    f"({min(runs):.1f}–{max(runs):.1f}){tcp} | {sim['scream_mbps']:.1f} | "
+                    f"{sim['scream_mbps'] / case['scream_mbps'] - 1:+.0%} | {case['ce_fraction']:.2%} | "
+                    f"{sim['ce_fraction']:.2%} | {sim['ce_fraction'] / case['ce_fraction'] - 1:+.0%} | "
+                    f"{case['timer_late_mean_us']:.0f} µs / {case['timer_late_max_us'] / 1e3:.1f} ms |")
+        cells = [f"{fmt.format(case['trace'][k])} / {fmt.format(sim['trace'][k])}" for k, _, fmt in TRACE_COLUMNS]
+        trace.append(f"| {case['name']} | " + " | ".join(cells) + " |")
+    return "\n".join(rate) + "\n\n" + "\n".join(trace)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scream", required=True, type=Path, help="directory of built SCReAM commits")
+    ap.add_argument("--scream", type=Path, help="directory of built SCReAM commits")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "tests" / "data" / "scream_real.json")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case (the real code varies run to run)")
+    ap.add_argument("--table", action="store_true", help="print the recorded traces against the model's and stop")
     a = ap.parse_args()
+    if a.table:
+        print(table(a.out))
+        return
+    if a.scream is None:
+        ap.error("--scream DIR is needed to run the code")
     old = {c["name"]: c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
     for name in a.cases.split(","):
         runs = [measure(name, CASES[name], a.scream) for _ in range(a.repeat)]
         keys = ("scream_mbps", "tcp_mbps", "ce_fraction", "timer_late_mean_us", "timer_late_max_us")
         mean = {k: None if runs[0][k] is None else round(sum(r[k] for r in runs) / len(runs), 5) for k in keys}
-        old[name] = {**runs[0], **mean, "runs": [{k: r[k] for k in keys} for r in runs]}
+        trace = {k: round(sum(r["trace"][k] for r in runs) / len(runs), 4) for k in runs[0]["trace"]}
+        old[name] = {**runs[0], **mean, "trace": trace,
+                     "runs": [{**{k: r[k] for k in keys}, "trace": r["trace"]} for r in runs]}
         print(json.dumps({k: v for k, v in old[name].items() if k != "scenario"}))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps({"cases": [old[k] for k in CASES if k in old]}, indent=1) + "\n")
