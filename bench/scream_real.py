@@ -53,6 +53,41 @@ def leaving_rate(sojourn: pl.DataFrame, flow: int, size: int) -> float:
 EPISODE_GAP_S = 0.25
 
 
+#: Packets reaching the bottleneck closer together than this belong to one microburst.
+BURST_GAP_S = 50e-6
+#: DualPI2's step: a packet that waits longer is marked.
+STEP_MS = 1.0
+
+
+def burst_stats(sojourn: pl.DataFrame, flow: int) -> dict:
+    """The flow's microbursts as they reach the bottleneck (link 0) in WINDOW, from its per-packet
+    records (arrival = departure − sojourn): burst sizes, the gaps between bursts, how long a
+    burst's first packet waits (0 when the link drained the previous burst), and in how many
+    100 ms intervals some packet waited past DualPI2's 1 ms step (how spread the marks are)."""
+    lo, hi = WINDOW
+    d = sojourn.filter((pl.col("link") == 0) & (pl.col("flow") == flow) & (pl.col("time_s") >= lo)
+                       & (pl.col("time_s") < hi))
+    wait = d["sojourn_ms"].to_numpy()
+    arrival = d["time_s"].to_numpy() - wait / 1e3
+    order = np.argsort(arrival, kind="stable")
+    arrival, wait = arrival[order], wait[order]
+    gap = np.diff(arrival)
+    first = np.r_[True, gap > BURST_GAP_S]
+    sizes = np.diff(np.r_[np.flatnonzero(first), len(arrival)])
+    between = gap[gap > BURST_GAP_S] * 1e6
+    over = np.unique(np.floor(arrival[wait > STEP_MS] * 10))
+    r = lambda x: round(float(x), 4)  # noqa: E731
+    return {
+        "burst_mean": r(sizes.mean()),
+        "burst_p10": r(np.percentile(sizes, 10)),
+        "gap_p10_us": r(np.percentile(between, 10)),
+        "gap_p50_us": r(np.percentile(between, 50)),
+        "gap_p90_us": r(np.percentile(between, 90)),
+        "first_wait_ms": r(np.median(wait[first])),
+        "step_intervals": r(len(over) / ((hi - lo) * 10)),
+    }
+
+
 def code_log(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Time (s), cwnd (bytes) and target bitrate (bit/s) from the sender's ``-log`` file.
 
@@ -187,6 +222,7 @@ def measure(name: str, spec: dict, scream_dir: Path) -> dict:
         "tcp_mbps": None if tcp_rate is None else round(tcp_rate, 3),
         "ce_fraction": round(link["marks"] / max(1, link["tx_pkts"]), 5),
         "trace": trace,
+        "bursts": burst_stats(sojourn, media),
         "timer_late_mean_us": round(fwd["timer_late_mean_us"], 1),
         "timer_late_max_us": round(fwd["timer_late_max_us"], 1),
         "date": datetime.date.today().isoformat(),
@@ -208,7 +244,8 @@ def model(case: dict) -> dict:
             "tcp_mbps": leaving_rate(sojourn, ids.index("tcp"), TCP_BYTES) if "tcp" in ids else None,
             "ce_fraction": link["marks"] / max(1, link["tx_packets"]),
             "trace": trace_stats(media["time_s"].to_numpy(), media["cwnd_bytes"].to_numpy(),
-                                 media["target_mbps"].to_numpy() * 1e6)}
+                                 media["target_mbps"].to_numpy() * 1e6),
+            "bursts": burst_stats(sojourn, ids.index("scream"))}
 
 
 #: The trace figures the tables show: (key, heading, format).
@@ -217,12 +254,19 @@ TRACE_COLUMNS = (("cwnd_kb", "cwnd kB", "{:.0f}"), ("cuts_per_s", "cuts/s", "{:.
                  ("episodes_per_s", "episodes/s", "{:.2f}"), ("episode_pct_mean", "episode %", "{:.1f}"))
 
 
+#: The burst figures the tables show.
+BURST_COLUMNS = (("gap_p50_us", "gap µs", "{:.0f}"), ("burst_mean", "packets", "{:.2f}"),
+                 ("first_wait_ms", "1st waits ms", "{:.3f}"), ("step_intervals", "intervals marked", "{:.2f}"))
+
+
 def table(path: Path) -> str:
-    """Markdown: each recorded case's code figures against the model's, rate and marking, then the window."""
+    """Markdown: each recorded case's code figures against the model's: rate and marking, the window, the bursts."""
     rate = ["| case | commit | code Mbit/s (runs) | model | | code CE | model CE | | timer late, mean / max |",
             "|---|---|---|---|---|---|---|---|---|"]
     trace = ["| case | " + " | ".join(f"{h} code / model" for _, h, _ in TRACE_COLUMNS) + " |",
              "|---" * (len(TRACE_COLUMNS) + 1) + "|"]
+    bursts = ["| case | " + " | ".join(f"{h} code / model" for _, h, _ in BURST_COLUMNS) + " |",
+              "|---" * (len(BURST_COLUMNS) + 1) + "|"]
     for case in json.loads(path.read_text())["cases"]:
         sim = model(case)
         runs = [r["scream_mbps"] for r in case["runs"]]
@@ -234,7 +278,9 @@ def table(path: Path) -> str:
                     f"{case['timer_late_mean_us']:.0f} µs / {case['timer_late_max_us'] / 1e3:.1f} ms |")
         cells = [f"{fmt.format(case['trace'][k])} / {fmt.format(sim['trace'][k])}" for k, _, fmt in TRACE_COLUMNS]
         trace.append(f"| {case['name']} | " + " | ".join(cells) + " |")
-    return "\n".join(rate) + "\n\n" + "\n".join(trace)
+        cells = [f"{fmt.format(case['bursts'][k])} / {fmt.format(sim['bursts'][k])}" for k, _, fmt in BURST_COLUMNS]
+        bursts.append(f"| {case['name']} | " + " | ".join(cells) + " |")
+    return "\n\n".join("\n".join(t) for t in (rate, trace, bursts))
 
 
 def main() -> None:
@@ -255,9 +301,10 @@ def main() -> None:
         runs = [measure(name, CASES[name], a.scream) for _ in range(a.repeat)]
         keys = ("scream_mbps", "tcp_mbps", "ce_fraction", "timer_late_mean_us", "timer_late_max_us")
         mean = {k: None if runs[0][k] is None else round(sum(r[k] for r in runs) / len(runs), 5) for k in keys}
-        trace = {k: round(sum(r["trace"][k] for r in runs) / len(runs), 4) for k in runs[0]["trace"]}
-        old[name] = {**runs[0], **mean, "trace": trace,
-                     "runs": [{**{k: r[k] for k in keys}, "trace": r["trace"]} for r in runs]}
+        nested = {g: {k: round(sum(r[g][k] for r in runs) / len(runs), 4) for k in runs[0][g]}
+                  for g in ("trace", "bursts")}
+        old[name] = {**runs[0], **mean, **nested,
+                     "runs": [{**{k: r[k] for k in keys}, **{g: r[g] for g in nested}} for r in runs]}
         print(json.dumps({k: v for k, v in old[name].items() if k != "scenario"}))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps({"cases": [old[k] for k in CASES if k in old]}, indent=1) + "\n")

@@ -49,6 +49,18 @@ pub struct MediaConfig {
     pub pacing_mode: PacingMode,
     /// `-microburstinterval` (0.2 … 20 ms in the tool).
     pub microburst_interval: Dur,
+    /// The tool's transmit loop as Linux runs it (scream_sender.cpp
+    /// `transmitRtpThread`): after a microburst it asks `usleep` for the
+    /// sleep less 100 µs and runs again this much later than it asked
+    /// (timer slack, wake-up and its own loop). Under `ccbench emulate` on
+    /// Linux 6.18 `usleep` overshoots by 65.7 µs and the gap between the
+    /// code's bursts is the sleep less 28 µs, which 68 µs reproduces
+    /// (docs/scream-real.md); `100us` makes the period the nominal sleep.
+    pub wakeup: Dur,
+    /// Time between a microburst's packets (a `sendto` call and the loop:
+    /// 3.7 µs at the bottleneck's input, measured likewise); 0 sends a
+    /// burst at one instant.
+    pub send_gap: Dur,
     /// `-hysteresis` (0 … 0.2).
     pub hysteresis: f64,
     /// `-reordertime`.
@@ -118,6 +130,8 @@ impl Default for MediaConfig {
             pacing: true,
             pacing_mode: PacingMode::Microburst,
             microburst_interval: Dur::from_micros(500),
+            wakeup: Dur::from_micros(68),
+            send_gap: Dur(3_700),
             hysteresis: 0.0,
             reorder_time: Dur::from_millis(30),
             relaxed_pacing: false,

@@ -28,8 +28,12 @@
 //!   packet that takes the sum past it is still sent, then the sender
 //!   sleeps and resets the sum: for the summed paced time if it exceeds
 //!   1.1 × the interval (one packet at a low rate), else for the interval.
-//!   The tool sleeps 100 µs less to compensate its own wake-up and loop
-//!   overhead; we model the resulting period.
+//!   The tool asks `usleep` for that time less 100 µs (at least 10 µs)
+//!   and runs again `wakeup` later than asked (Linux's timer slack, the
+//!   wake-up and its loop: 68 µs under `ccbench emulate`, where `usleep`
+//!   overshoots by 65.7 µs), so the gap between bursts is 28 µs shorter
+//!   than the sleep, as measured; a burst's packets leave `send_gap` apart
+//!   (one `sendto` each, 3.7 µs measured).
 //!   The sum is not reset when the queue runs empty (as in the tool), so a
 //!   frame's first burst may be shorter.
 //! - `PacingMode::Library`: each packet waits until the previous one's send
@@ -76,6 +80,10 @@ use crate::units::{Dur, SimTime};
 const RTP_HDR: u32 = 12;
 /// Minimum time between two RTP-queue flushes (ScreamV2TxStream: 0.25 s).
 const DISCARD_HOLDOFF: Dur = Dur::from_millis(250);
+/// The tool asks `usleep` for a burst's sleep less this (scream_sender.cpp
+/// `transmitRtpThread`: `diff = 100`), and for at least MIN_SLEEP.
+const SLEEP_COMPENSATION: Dur = Dur::from_micros(100);
+const MIN_SLEEP: Dur = Dur::from_micros(10);
 /// Transmit-rate measurement window.
 const RATE_WINDOW: Dur = Dur::from_millis(100);
 /// Initial RTP queue capacity, packets (the C++ ring size).
@@ -190,6 +198,8 @@ pub struct MediaSender<C: MediaCc = ScreamTx> {
     /// `None` = `-nopace`.
     pacing: Option<PacingMode>,
     microburst_interval: Dur,
+    wakeup: Dur,
+    send_gap: Dur,
     max_rtp_queue_delay: Dur,
     frame_period: Dur,
     active: bool,
@@ -234,6 +244,8 @@ impl<C: MediaCc> MediaSender<C> {
             tmpl,
             pacing: cfg.pacing.then_some(cfg.pacing_mode),
             microburst_interval: cfg.microburst_interval,
+            wakeup: cfg.wakeup,
+            send_gap: cfg.send_gap,
             max_rtp_queue_delay: cfg.max_rtp_queue_delay,
             frame_period: Dur::from_secs_f64(1.0 / cfg.fps),
             active: false,
@@ -452,7 +464,11 @@ impl<C: MediaCc> MediaSender<C> {
                         // is paced individually.
                         let sleep = if self.burst_sum.0 * 10 > self.microburst_interval.0 * 11 { self.burst_sum } else { self.microburst_interval };
                         self.burst_sum = Dur::ZERO;
-                        self.next_send = now + sleep;
+                        // usleep(max(10 µs, sleep − 100 µs)), woken `wakeup` late.
+                        let asked = sleep.0.saturating_sub(SLEEP_COMPENSATION.0).max(MIN_SLEEP.0);
+                        self.next_send = now + self.send_gap + Dur(asked) + self.wakeup;
+                    } else {
+                        self.next_send = now + self.send_gap;
                     }
                 }
             }
