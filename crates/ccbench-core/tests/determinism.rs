@@ -69,16 +69,8 @@ fn scream_runs_are_identical_under_the_same_seed() {
     // A SCReAM flow with varying frame sizes (`rand` draws from the flow's
     // stream) through DualPI2, with the tool's send loop (wakeup, send gap):
     // same seed, same packets; another seed, other frames.
-    let flows = r#"
-[[flows]]
-id = "v"
-kind = "media"
-ecn = "ect1"
-media = { mtu = 1360, rand = 50, microburst_interval = "1ms" }
-path = ["bottleneck"]
-reverse = ["return"]
-"#;
-    let s = dumbbell("50Mbit", 20.0, r#"{ kind = "dualpi2" }"#, "8s", flows);
+    let flows = media("v", "ect1", r#", rand = 50, microburst_interval = "1ms""#);
+    let s = dumbbell("50Mbit", 20.0, r#"{ kind = "dualpi2" }"#, "8s", &flows);
     let (a, b) = (run(&s, &[]), run(&s, &[]));
     assert_eq!(a.summary, b.summary);
     assert_eq!(a.metrics.media_series, b.metrics.media_series);

@@ -4,12 +4,6 @@
 mod common;
 use common::*;
 
-fn media(id: &str, ecn: &str, extra: &str) -> String {
-    format!(
-        "[[flows]]\nid = \"{id}\"\nkind = \"media\"\necn = \"{ecn}\"\nmedia = {{ mtu = 1360 {extra} }}\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n"
-    )
-}
-
 fn media_rows<'a>(out: &'a ccbench_core::RunOutput, from: f64, to: f64) -> impl Iterator<Item = usize> + 'a {
     let ms = &out.metrics.media_series;
     (0..ms.time_s.len()).filter(move |&k| ms.time_s[k] >= from && ms.time_s[k] <= to)

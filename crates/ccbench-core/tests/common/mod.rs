@@ -73,3 +73,11 @@ pub const QUIET: &str = "start_jitter = \"0s\"\ntcp = { tx_jitter = \"0s\", tx_s
 pub fn tcp(id: &str, cc: &str, extra: &str) -> String {
     format!("[[flows]]\nid = \"{id}\"\ncc = \"{cc}\"\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n{extra}\n")
 }
+
+/// A SCReAM flow (the BW test tool's `-mtu 1360`) over the dumbbell; `extra`
+/// adds `media` keys (", rand = 50").
+pub fn media(id: &str, ecn: &str, extra: &str) -> String {
+    format!(
+        "[[flows]]\nid = \"{id}\"\nkind = \"media\"\necn = \"{ecn}\"\nmedia = {{ mtu = 1360 {extra} }}\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n"
+    )
+}
