@@ -11,10 +11,12 @@ sender; ``ccbench emulate`` carries their UDP packets through ccbench's own
 link code between network namespaces. The rate of the SCReAM flow over
 10..30 s (its packets leaving the bottleneck, at 1400 IP bytes each), the
 bottleneck's CE marks per packet, how the sender's congestion window rides
-and is cut (``trace``, read from the tool's own ``-log``) and the emulator's
-timer lateness are written to the JSON file, each the mean of ``--repeat`` runs (each run's
+and is cut (``trace``, read from the tool's own ``-log``), its microbursts
+at the bottleneck's input (``bursts``) and the emulator's timer lateness are
+written to the JSON file, each the mean of ``--repeat`` runs (each run's
 figures are kept too), with the commit and the command of each case; the
-model is tested against the means (tests/test_scream_real.py).
+model is tested against the means (tests/test_scream_real.py). ``--table``
+prints the recorded cases against a fresh model run.
 """
 
 from __future__ import annotations
@@ -41,18 +43,26 @@ WINDOW = (10.0, 30.0)
 MEDIA_BYTES, TCP_BYTES = 1400, 1500
 
 
-def leaving_rate(sojourn: pl.DataFrame, flow: int, size: int) -> float:
-    """Mbit/s of ``flow``'s packets dequeued at the bottleneck (link 0) in WINDOW (sojourn table rows)."""
+def at_bottleneck(sojourn: pl.DataFrame, flow: int) -> pl.DataFrame:
+    """``flow``'s packets dequeued at the bottleneck (link 0) in WINDOW (sojourn table rows)."""
     lo, hi = WINDOW
-    n = sojourn.filter((pl.col("link") == 0) & (pl.col("flow") == flow) & (pl.col("time_s") >= lo)
-                       & (pl.col("time_s") < hi)).height
-    return n * size * 8 / (hi - lo) / 1e6
+    return sojourn.filter((pl.col("link") == 0) & (pl.col("flow") == flow) & (pl.col("time_s") >= lo)
+                          & (pl.col("time_s") < hi))
+
+
+def leaving_rate(sojourn: pl.DataFrame, flow: int, size: int) -> float:
+    """Mbit/s of ``flow``'s packets dequeued at the bottleneck in WINDOW, at ``size`` bytes each."""
+    lo, hi = WINDOW
+    return at_bottleneck(sojourn, flow).height * size * 8 / (hi - lo) / 1e6
+
+
+def _r4(x: float) -> float:
+    """A recorded figure: 4 decimals."""
+    return round(float(x), 4)
 
 
 #: Cuts of the congestion window closer together than this make one congestion episode.
 EPISODE_GAP_S = 0.25
-
-
 #: Packets reaching the bottleneck closer together than this belong to one microburst.
 BURST_GAP_S = 50e-6
 #: DualPI2's step: a packet that waits longer is marked.
@@ -65,8 +75,7 @@ def burst_stats(sojourn: pl.DataFrame, flow: int) -> dict:
     burst's first packet waits (0 when the link drained the previous burst), and in how many
     100 ms intervals some packet waited past DualPI2's 1 ms step (how spread the marks are)."""
     lo, hi = WINDOW
-    d = sojourn.filter((pl.col("link") == 0) & (pl.col("flow") == flow) & (pl.col("time_s") >= lo)
-                       & (pl.col("time_s") < hi))
+    d = at_bottleneck(sojourn, flow)
     wait = d["sojourn_ms"].to_numpy()
     arrival = d["time_s"].to_numpy() - wait / 1e3
     order = np.argsort(arrival, kind="stable")
@@ -76,15 +85,14 @@ def burst_stats(sojourn: pl.DataFrame, flow: int) -> dict:
     sizes = np.diff(np.r_[np.flatnonzero(first), len(arrival)])
     between = gap[gap > BURST_GAP_S] * 1e6
     over = np.unique(np.floor(arrival[wait > STEP_MS] * 10))
-    r = lambda x: round(float(x), 4)  # noqa: E731
     return {
-        "burst_mean": r(sizes.mean()),
-        "burst_p10": r(np.percentile(sizes, 10)),
-        "gap_p10_us": r(np.percentile(between, 10)),
-        "gap_p50_us": r(np.percentile(between, 50)),
-        "gap_p90_us": r(np.percentile(between, 90)),
-        "first_wait_ms": r(np.median(wait[first])),
-        "step_intervals": r(len(over) / ((hi - lo) * 10)),
+        "burst_mean": _r4(sizes.mean()),
+        "burst_p10": _r4(np.percentile(sizes, 10)),
+        "gap_p10_us": _r4(np.percentile(between, 10)),
+        "gap_p50_us": _r4(np.percentile(between, 50)),
+        "gap_p90_us": _r4(np.percentile(between, 90)),
+        "first_wait_ms": _r4(np.median(wait[first])),
+        "step_intervals": _r4(len(over) / ((hi - lo) * 10)),
     }
 
 
@@ -116,17 +124,16 @@ def trace_stats(t: np.ndarray, cwnd: np.ndarray, target: np.ndarray) -> dict:
     episodes = np.split(depth, np.flatnonzero(np.diff(when) > EPISODE_GAP_S) + 1) if len(when) else []
     episode_depth = [1.0 - np.prod(1.0 - e) for e in episodes]
     span = hi - lo
-    r = lambda x: round(float(x), 4)  # noqa: E731
     return {
-        "cwnd_kb": r(cwnd.mean() / 1e3),
-        "cwnd_p10_kb": r(np.percentile(cwnd, 10) / 1e3),
-        "cwnd_p90_kb": r(np.percentile(cwnd, 90) / 1e3),
-        "target_mbps": r(target.mean() / 1e6),
-        "cuts_per_s": r(len(depth) / span),
-        "cut_pct_median": r(np.median(depth) * 100) if len(depth) else 0.0,
-        "cut_pct_per_s": r(depth.sum() * 100 / span),
-        "episodes_per_s": r(len(episodes) / span),
-        "episode_pct_mean": r(np.mean(episode_depth) * 100) if episodes else 0.0,
+        "cwnd_kb": _r4(cwnd.mean() / 1e3),
+        "cwnd_p10_kb": _r4(np.percentile(cwnd, 10) / 1e3),
+        "cwnd_p90_kb": _r4(np.percentile(cwnd, 90) / 1e3),
+        "target_mbps": _r4(target.mean() / 1e6),
+        "cuts_per_s": _r4(len(depth) / span),
+        "cut_pct_median": _r4(np.median(depth) * 100) if len(depth) else 0.0,
+        "cut_pct_per_s": _r4(depth.sum() * 100 / span),
+        "episodes_per_s": _r4(len(episodes) / span),
+        "episode_pct_mean": _r4(np.mean(episode_depth) * 100) if episodes else 0.0,
     }
 
 BASE = """\
@@ -259,14 +266,21 @@ BURST_COLUMNS = (("gap_p50_us", "gap µs", "{:.0f}"), ("burst_mean", "packets", 
                  ("first_wait_ms", "1st waits ms", "{:.3f}"), ("step_intervals", "intervals marked", "{:.2f}"))
 
 
+def _code_vs_model(columns: tuple, name: str, code: dict, sim: dict) -> str:
+    """A table row: each figure of ``columns`` as code / model."""
+    return f"| {name} | " + " | ".join(f"{fmt.format(code[k])} / {fmt.format(sim[k])}" for k, _, fmt in columns) + " |"
+
+
+def _code_vs_model_head(columns: tuple) -> list[str]:
+    return ["| case | " + " | ".join(f"{h} code / model" for _, h, _ in columns) + " |",
+            "|---" * (len(columns) + 1) + "|"]
+
+
 def table(path: Path) -> str:
     """Markdown: each recorded case's code figures against the model's: rate and marking, the window, the bursts."""
     rate = ["| case | commit | code Mbit/s (runs) | model | | code CE | model CE | | timer late, mean / max |",
             "|---|---|---|---|---|---|---|---|---|"]
-    trace = ["| case | " + " | ".join(f"{h} code / model" for _, h, _ in TRACE_COLUMNS) + " |",
-             "|---" * (len(TRACE_COLUMNS) + 1) + "|"]
-    bursts = ["| case | " + " | ".join(f"{h} code / model" for _, h, _ in BURST_COLUMNS) + " |",
-              "|---" * (len(BURST_COLUMNS) + 1) + "|"]
+    trace, bursts = _code_vs_model_head(TRACE_COLUMNS), _code_vs_model_head(BURST_COLUMNS)
     for case in json.loads(path.read_text())["cases"]:
         sim = model(case)
         runs = [r["scream_mbps"] for r in case["runs"]]
@@ -276,10 +290,8 @@ def table(path: Path) -> str:
                     f"{sim['scream_mbps'] / case['scream_mbps'] - 1:+.0%} | {case['ce_fraction']:.2%} | "
                     f"{sim['ce_fraction']:.2%} | {sim['ce_fraction'] / case['ce_fraction'] - 1:+.0%} | "
                     f"{case['timer_late_mean_us']:.0f} µs / {case['timer_late_max_us'] / 1e3:.1f} ms |")
-        cells = [f"{fmt.format(case['trace'][k])} / {fmt.format(sim['trace'][k])}" for k, _, fmt in TRACE_COLUMNS]
-        trace.append(f"| {case['name']} | " + " | ".join(cells) + " |")
-        cells = [f"{fmt.format(case['bursts'][k])} / {fmt.format(sim['bursts'][k])}" for k, _, fmt in BURST_COLUMNS]
-        bursts.append(f"| {case['name']} | " + " | ".join(cells) + " |")
+        trace.append(_code_vs_model(TRACE_COLUMNS, case["name"], case["trace"], sim["trace"]))
+        bursts.append(_code_vs_model(BURST_COLUMNS, case["name"], case["bursts"], sim["bursts"]))
     return "\n\n".join("\n".join(t) for t in (rate, trace, bursts))
 
 
@@ -289,7 +301,7 @@ def main() -> None:
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "tests" / "data" / "scream_real.json")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case (the real code varies run to run)")
-    ap.add_argument("--table", action="store_true", help="print the recorded traces against the model's and stop")
+    ap.add_argument("--table", action="store_true", help="print the recorded cases against the model's and stop")
     a = ap.parse_args()
     if a.table:
         print(table(a.out))
@@ -301,7 +313,7 @@ def main() -> None:
         runs = [measure(name, CASES[name], a.scream) for _ in range(a.repeat)]
         keys = ("scream_mbps", "tcp_mbps", "ce_fraction", "timer_late_mean_us", "timer_late_max_us")
         mean = {k: None if runs[0][k] is None else round(sum(r[k] for r in runs) / len(runs), 5) for k in keys}
-        nested = {g: {k: round(sum(r[g][k] for r in runs) / len(runs), 4) for k in runs[0][g]}
+        nested = {g: {k: _r4(sum(r[g][k] for r in runs) / len(runs)) for k in runs[0][g]}
                   for g in ("trace", "bursts")}
         old[name] = {**runs[0], **mean, **nested,
                      "runs": [{**{k: r[k] for k in keys}, **{g: r[g] for g in nested}} for r in runs]}
