@@ -36,6 +36,17 @@ def simulated(name: str) -> dict:
     return model(next(c for c in DATA if c["name"] == name))
 
 
+def cases(disagree: dict[str, str]) -> list:
+    """Every recorded case, those in ``disagree`` as strict expected failures with its reason."""
+    return [pytest.param(c, id=c["name"], marks=[pytest.mark.xfail(reason=disagree[c["name"]], strict=True)]
+                         if c["name"] in disagree else []) for c in DATA]
+
+
+def off(sim: dict, code: dict, tolerance: dict[str, float]) -> dict:
+    """The figures of ``tolerance`` where the model is further from the code than allowed."""
+    return {k: (round(sim[k], 3), code[k]) for k, tol in tolerance.items() if sim[k] != pytest.approx(code[k], rel=tol)}
+
+
 #: Where the model does not yet do what the code does (model vs code, as measured; docs/scream-real.md).
 #: Strict: a case that starts to agree fails here until it is taken off the list.
 DISAGREE = {
@@ -50,10 +61,7 @@ DISAGREE = {
 }
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, id=c["name"], marks=[pytest.mark.xfail(reason=DISAGREE[c["name"]], strict=True)]
-                 if c["name"] in DISAGREE else [])
-    for c in DATA])
+@pytest.mark.parametrize("case", cases(DISAGREE))
 def test_scream_model_delivers_what_its_code_does_on_the_same_path(case: dict) -> None:
     sim = simulated(case["name"])
     assert sim["scream_mbps"] == pytest.approx(case["scream_mbps"], rel=0.10), (sim, case["scream_mbps"])
@@ -75,15 +83,10 @@ TRACE_DISAGREE = {
 }
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, id=c["name"], marks=[pytest.mark.xfail(reason=TRACE_DISAGREE[c["name"]], strict=True)]
-                 if c["name"] in TRACE_DISAGREE else [])
-    for c in DATA])
+@pytest.mark.parametrize("case", cases(TRACE_DISAGREE))
 def test_scream_models_window_rides_and_is_cut_as_its_codes_is(case: dict) -> None:
-    sim, code = simulated(case["name"])["trace"], case["trace"]
-    off = {k: (round(sim[k], 3), code[k]) for k, tol in TRACE_TOLERANCE.items()
-           if sim[k] != pytest.approx(code[k], rel=tol)}
-    assert not off, f"model vs code: {off}"
+    differ = off(simulated(case["name"])["trace"], case["trace"], TRACE_TOLERANCE)
+    assert not differ, f"model vs code: {differ}"
 
 
 #: The bursts' figures held to the code's: the send loop's period and how many packets a burst has.
@@ -99,15 +102,10 @@ BURST_DISAGREE = {
 }
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, id=c["name"], marks=[pytest.mark.xfail(reason=BURST_DISAGREE[c["name"]], strict=True)]
-                 if c["name"] in BURST_DISAGREE else [])
-    for c in DATA])
+@pytest.mark.parametrize("case", cases(BURST_DISAGREE))
 def test_scream_models_bursts_reach_the_link_as_the_codes_do(case: dict) -> None:
-    sim, code = simulated(case["name"])["bursts"], case["bursts"]
-    off = {k: (round(sim[k], 3), code[k]) for k, tol in BURST_TOLERANCE.items()
-           if sim[k] != pytest.approx(code[k], rel=tol)}
-    assert not off, f"model vs code: {off}"
+    differ = off(simulated(case["name"])["bursts"], case["bursts"], BURST_TOLERANCE)
+    assert not differ, f"model vs code: {differ}"
 
 
 def test_trace_stats_count_cuts_and_episodes() -> None:
