@@ -465,8 +465,8 @@ impl<C: MediaCc> MediaSender<C> {
                         let sleep = if self.burst_sum.0 * 10 > self.microburst_interval.0 * 11 { self.burst_sum } else { self.microburst_interval };
                         self.burst_sum = Dur::ZERO;
                         // usleep(max(10 µs, sleep − 100 µs)), woken `wakeup` late.
-                        let asked = sleep.0.saturating_sub(SLEEP_COMPENSATION.0).max(MIN_SLEEP.0);
-                        self.next_send = now + self.send_gap + Dur(asked) + self.wakeup;
+                        let asked = sleep.saturating_sub(SLEEP_COMPENSATION).max(MIN_SLEEP);
+                        self.next_send = now + self.send_gap + asked + self.wakeup;
                     } else {
                         self.next_send = now + self.send_gap;
                     }
