@@ -260,8 +260,13 @@ impl TcpReceiver {
         }
         //= Linux tcp_replace_ts_recent: ts_recent follows a segment that
         // starts at or below the last ACKed point (RFC 7323's
-        // Last.ACK.sent), so a delayed ACK echoes the earlier TSval.
-        if seg.seq <= self.rcv_wup {
+        // Last.ACK.sent), so a delayed ACK echoes the earlier TSval. A
+        // duplicate that ends below it never gets there: `tcp_sequence`
+        // rejects it first (a D-SACKed duplicate ACK, as below), so a
+        // spurious retransmission does not move ts_recent past the
+        // originals still on their way. It never moves back
+        // (`tcp_paws_check(.., 0)`).
+        if seg.seq <= self.rcv_wup && seg.seq + 1 >= self.rcv_wup && ms(seg.ts) >= ms(self.ts_recent) {
             self.ts_recent = seg.ts;
         }
         // ICSK_ACK_NOW: this segment is ACKed at once whatever else holds.
@@ -737,6 +742,37 @@ mod tests {
         // 4 from 19 ms is within the window: kept.
         data(&mut r, &at(4, 19), Ecn::NotEct, SimTime(5));
         assert_eq!((r.rcv_nxt, r.paws_rejected), (5, 1));
+    }
+
+    /// Linux `tcp_sequence` rejects a duplicate that ends below rcv_wup
+    /// before `tcp_replace_ts_recent` runs: a spurious retransmission of
+    /// data already ACKed leaves ts_recent alone (the original still on its
+    /// way is not PAWS-dropped); one that ends at rcv_wup passes and
+    /// moves it.
+    #[test]
+    fn a_duplicate_below_the_acked_edge_does_not_move_ts_recent() {
+        let mut r = rx();
+        let at = |seq: u64, ts_ms: u64| TcpSeg { ts: SimTime(ts_ms * MS), ..seg(seq) };
+        // Each second segment is ACKed: 2 arrives at the ACKed edge.
+        for q in 0..4 {
+            data(&mut r, &at(q, 10 + q), Ecn::NotEct, SimTime(q));
+        }
+        assert_eq!((r.rcv_nxt, r.rcv_wup, r.ts_recent), (4, 4, SimTime(12 * MS)));
+        // A retransmission of 0 sent at 30 ms: D-SACKed, ts_recent kept.
+        let a = data(&mut r, &at(0, 30), Ecn::NotEct, SimTime(4)).expect("D-SACK at once");
+        assert_eq!(r.rcv_wup, 4);
+        assert_eq!((a.sack_list()[0].start, a.tsecr), (0, SimTime(12 * MS)));
+        assert_eq!(r.ts_recent, SimTime(12 * MS));
+        // 4, sent at 14 ms, is still accepted.
+        data(&mut r, &at(4, 14), Ecn::NotEct, SimTime(5));
+        assert_eq!((r.rcv_nxt, r.paws_rejected), (5, 0));
+        // A duplicate of 4, ending at rcv_wup = 5, sent at 31 ms moves it.
+        assert_eq!(r.rcv_wup, 5, "ACKed at once in quick-ACK mode");
+        data(&mut r, &at(4, 31), Ecn::NotEct, SimTime(6));
+        assert_eq!(r.ts_recent, SimTime(31 * MS));
+        // 5 from 30 ms passes PAWS (1 ms older) but does not move it back.
+        data(&mut r, &at(5, 30), Ecn::NotEct, SimTime(7));
+        assert_eq!((r.rcv_nxt, r.ts_recent), (6, SimTime(31 * MS)));
     }
 
     /// Linux's SACK list: four blocks, the most recently changed first; a

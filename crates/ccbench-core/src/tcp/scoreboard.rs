@@ -249,6 +249,18 @@ impl Scoreboard {
         self.retrans_hint = self.una;
     }
 
+    /// Undo of a spurious recovery (Linux `tcp_undo_cwnd_reduction` with
+    /// `unmark_loss`): no segment is lost any more. Only called with no
+    /// retransmission in flight.
+    pub fn unmark_all_lost(&mut self) {
+        debug_assert_eq!(self.retrans_out, 0);
+        for s in self.segs.iter_mut() {
+            s.flags &= !LOST;
+        }
+        self.lost_out = 0;
+        self.retrans_hint = self.una;
+    }
+
     /// Debug check of the counters against the flags.
     pub fn check(&self) {
         let count = |bit| self.segs.iter().filter(|s| s.flags & bit != 0).count() as u32;

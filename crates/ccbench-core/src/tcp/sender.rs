@@ -4,8 +4,10 @@
 //! DupThresh segments are SACKed, then min_rtt/4 × steps, with its timer),
 //! reordering detection and D-SACK-driven window growth, undo of spurious
 //! recoveries (Linux tcp_input.c `tcp_try_undo_recovery` with the timestamp
-//! test `tcp_packet_delayed`, `tcp_try_undo_dsack`, also once the recovery
-//! has ended, as `undo_marker` outlives it), PRR during Recovery
+//! test `tcp_packet_delayed`, `tcp_try_undo_partial` when a partial ACK
+//! echoes a timestamp from before the first retransmission,
+//! `tcp_try_undo_dsack`, also once the recovery has ended, as
+//! `undo_marker` outlives it), PRR during Recovery
 //! and CWR (RFC 6937, as Linux `tcp_cwnd_reduction`), RFC 6298 RTO with
 //! Linux's 200 ms floor and exponential backoff, restarted when the head
 //! segment is retransmitted (`tcp_xmit_retransmit_queue`), RFC 3168 ECN (ECT(0) on
@@ -29,7 +31,7 @@
 //! Units: segments for windows, ns for time, bit/s for pacing, bytes for
 //! buffers.
 //! Deviations from Linux: no tail-loss probe, no F-RTO and no undo after a
-//! timeout or on a partial ACK (`tcp_try_undo_loss`/`_partial`);
+//! timeout (`tcp_try_undo_loss`);
 //! retransmissions go one segment at a time, and a GSO packet is sized when
 //! sent rather than when the application wrote it; RACK's reordering timer is its own, where
 //! Linux's replaces the RTO timer while armed; RACK.rtt is the RTT of the
@@ -113,8 +115,15 @@ pub struct TcpSender {
     undo_retrans: i64,
     retrans_stamp: SimTime,
     prior_ssthresh: u32,
-    /// Reductions undone (Linux TCPFULLUNDO + TCPDSACKUNDO).
+    /// Reductions undone (Linux TCPFULLUNDO + TCPDSACKUNDO +
+    /// TCPPARTIALUNDO).
     pub undos: u64,
+    /// Of them, undone on a partial ACK (TCPPARTIALUNDO).
+    pub partial_undos: u64,
+    /// This ACK proved the hole filled by a delayed original while a
+    /// retransmission is still out: it marks nothing lost and sends no
+    /// retransmission (`tcp_try_undo_partial` returning true).
+    hold_retrans: bool,
 
     pub pacing_rate: Rate,
     next_send: SimTime,
@@ -199,6 +208,8 @@ impl TcpSender {
             retrans_stamp: SimTime::NEVER,
             prior_ssthresh: 0,
             undos: 0,
+            partial_undos: 0,
+            hold_retrans: false,
             pacing_rate: Rate::UNLIMITED,
             next_send: SimTime::ZERO,
             pace_blocked: false,
@@ -400,6 +411,7 @@ impl TcpSender {
         // SACKed sequence before this ACK (tcp_check_sack_reordering).
         let mut low = u64::MAX;
         let prior_fack = self.fack();
+        let prior_una = self.sb.una;
         //= RFC 2883 §4: a first SACK block below the cumulative ACK, or
         // inside the second block, reports a duplicate (D-SACK).
         let blocks = ack.sack_list();
@@ -481,12 +493,19 @@ impl TcpSender {
         let ev = AckEvent { acked: delivered, acked_ce, ece: ack.ece, esce: ack.esce };
         self.cc.on_ack_event(&mut self.t, &ev);
 
+        //= Linux tcp_fastretrans_alert, state E: a partial ACK in Recovery
+        // (one that does not end it) may prove the hole was filled by a
+        // delayed original.
+        self.hold_retrans = self.ca_state == CaState::Recovery
+            && una_advanced
+            && self.sb.una < self.high_seq
+            && self.try_undo_partial(prior_una, ack.tsecr);
         //= Linux tcp_fastretrans_alert: D-SACK undo in Recovery, and in
         // Open/Disorder for a recovery that ended before the D-SACKs came.
-        if matches!(self.ca_state, CaState::Recovery | CaState::Open | CaState::Disorder) {
+        if !self.hold_retrans && matches!(self.ca_state, CaState::Recovery | CaState::Open | CaState::Disorder) {
             self.try_undo_dsack();
         }
-        let newly_lost = if self.rack.advanced { self.detect_losses(now) } else { 0 };
+        let newly_lost = if self.rack.advanced && !self.hold_retrans { self.detect_losses(now) } else { 0 };
         self.t.lost += u64::from(newly_lost);
         self.sync_cc_view();
         self.rate.generate(&mut self.t, delivered, newly_lost, ca_rtt, now);
@@ -501,6 +520,7 @@ impl TcpSender {
         self.update_pacing_rate();
         self.jitter_base = now;
         self.try_send(now, out);
+        self.hold_retrans = false;
         res
     }
 
@@ -656,14 +676,59 @@ impl TcpSender {
         }
     }
 
-    /// Linux `tcp_may_undo` at the end of Recovery: no retransmission was
-    /// needed (all D-SACKed), or the ACK echoes a timestamp (1 ms TSval
-    /// clock) from before the first retransmission (`tcp_packet_delayed`;
-    /// a zero TSecr carries no timestamp, as in Linux).
-    fn may_undo(&self, tsecr: SimTime) -> bool {
+    /// Linux `tcp_packet_delayed`: the ACK echoes a timestamp (1 ms TSval
+    /// clock) from before the first retransmission; a zero TSecr carries
+    /// no timestamp, as in Linux.
+    fn packet_delayed(&self, tsecr: SimTime) -> bool {
         let ms = |t: SimTime| t.0 / 1_000_000;
-        let delayed = self.retrans_stamp != SimTime::NEVER && tsecr != SimTime::ZERO && ms(tsecr) < ms(self.retrans_stamp);
-        self.undo_marker.is_some() && (self.undo_retrans == 0 || delayed)
+        self.retrans_stamp != SimTime::NEVER && tsecr != SimTime::ZERO && ms(tsecr) < ms(self.retrans_stamp)
+    }
+
+    /// Linux `tcp_may_undo` at the end of Recovery: no retransmission was
+    /// needed (all D-SACKed), or the originals arrived (`packet_delayed`).
+    fn may_undo(&self, tsecr: SimTime) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(tsecr))
+    }
+
+    /// Linux `tcp_any_retrans_done`: a retransmission is in flight, or the
+    /// head segment was ever retransmitted.
+    fn any_retrans_done(&self) -> bool {
+        self.sb.retrans_out > 0 || self.sb.segs.front().is_some_and(|s| s.flags & EVER_RETRANS != 0)
+    }
+
+    /// Linux `tcp_try_undo_partial`: a partial ACK in Recovery echoes a
+    /// timestamp from before the first retransmission, so the hole it
+    /// filled was filled by the delayed original: the path reorders more
+    /// than assumed (`tcp_check_sack_reordering` from the prior snd_una).
+    /// With a retransmission still out, the ACK only holds back loss
+    /// marking and retransmission (returns true); otherwise the reduction
+    /// is undone, every loss mark cleared for RACK to re-examine, and the
+    /// flow leaves Recovery (`tcp_try_keep_open`). Undone this early, no
+    /// congestion-avoidance ACK has run, so CUBIC's epoch has not started.
+    fn try_undo_partial(&mut self, prior_una: u64, tsecr: SimTime) -> bool {
+        if self.undo_marker.is_none() || !self.packet_delayed(tsecr) {
+            return false;
+        }
+        let fack = self.fack();
+        self.rack.check_reordering(prior_una, fack, fack);
+        if self.sb.retrans_out > 0 {
+            return true;
+        }
+        if !self.any_retrans_done() {
+            self.retrans_stamp = SimTime::NEVER;
+        }
+        self.sb.unmark_all_lost();
+        self.undo_reduction();
+        self.partial_undos += 1;
+        // tcp_try_keep_open.
+        let left_out = self.sb.sacked_out + self.sb.lost_out > 0;
+        let state = if left_out || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
+        if self.ca_state != state {
+            self.ca_state = state;
+            self.cc.on_state(&mut self.t, state);
+            self.high_seq = self.sb.nxt();
+        }
+        false
     }
 
     fn enter_reduction(&mut self, state: CaState) {
@@ -881,7 +946,7 @@ impl TcpSender {
             if self.sb.in_flight() >= self.t.cwnd {
                 break;
             }
-            let lost = self.sb.next_lost();
+            let lost = if self.hold_retrans { None } else { self.sb.next_lost() };
             if lost.is_none() && !(self.has_new_data() && self.buffers_allow_new()) {
                 if !self.has_new_data() {
                     RateSampler::check_app_limited(&mut self.t, self.sb.in_flight(), self.sb.lost_out, self.sb.retrans_out);

@@ -1245,6 +1245,65 @@ fn timestamps_undo_only_with_an_echo_from_an_earlier_millisecond() {
     }
 }
 
+/// Linux `tcp_try_undo_partial`: a partial ACK in Recovery (below
+/// high_seq) echoing a timestamp from before the first retransmission
+/// shows the hole was filled by the delayed original. With no
+/// retransmission left in flight the reduction is undone at once, before
+/// the recovery would end: window and (slow-start) ssthresh restored, loss
+/// marks cleared, the reordering learned, the flow out of Recovery.
+#[test]
+fn a_partial_ack_from_a_delayed_original_undoes_the_recovery_at_once() {
+    let mut s = reno(10);
+    s.t.ssthresh = crate::cc::INFINITE_SSTHRESH; // slow start
+    start(&mut s, at(0));
+    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    assert_eq!((seqs(&out)[0], s.ca_state, s.t.ssthresh), (0, CaState::Recovery, 5));
+    // The original 0 arrives (echo: its own send time, 0 ms); 4..9 are
+    // still out, so 4 < high_seq = 10: a partial ACK.
+    let mut a = cum(4);
+    a.tsecr = us(1);
+    ack(&mut s, a, at(101));
+    assert_eq!((s.ca_state, s.undos, s.partial_undos), (CaState::Open, 1, 1));
+    assert_eq!(s.t.ssthresh, crate::cc::INFINITE_SSTHRESH, "slow start resumes");
+    assert!(s.t.cwnd >= 10, "cwnd {}", s.t.cwnd);
+    assert_eq!(s.sb.lost_out, 0);
+    assert_eq!((s.rack.reord_seen, s.rack.reordering), (1, 4), "4 segments past the hole");
+    // The same partial ACK echoing the retransmission proves nothing.
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    let mut a = cum(4);
+    a.tsecr = at(100);
+    ack(&mut s, a, at(101));
+    assert_eq!((s.ca_state, s.undos, s.partial_undos), (CaState::Recovery, 0, 0));
+}
+
+/// `tcp_try_undo_partial` with a retransmission still in flight: the ACK
+/// learns the reordering but marks nothing more lost and retransmits
+/// nothing; the recovery goes on.
+#[test]
+fn a_partial_ack_from_a_delayed_original_holds_retransmissions_while_one_is_out() {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    // 3..5 SACKed: 0, 1 and 2 lost; PRR lets their retransmissions out
+    // one delivered segment at a time.
+    let out = ack(&mut s, sack(0, &[(3, 6)]), at(100));
+    assert_eq!((seqs(&out), s.sb.lost_out), (vec![0], 3));
+    let out = ack(&mut s, sack(0, &[(3, 7)]), us(100_200));
+    assert_eq!((seqs(&out), s.sb.retrans_out), (vec![1], 2));
+    // The original 0 fills the hole while 1's retransmission is out: 2 is
+    // not retransmitted on this ACK, though PRR would allow it.
+    let mut a = sack(1, &[(3, 8)]);
+    a.tsecr = us(1);
+    let out = ack(&mut s, a, at(101));
+    assert!(out.iter().all(|p| !seg(p).retrans), "no retransmission: {:?}", seqs(&out));
+    assert_eq!((s.ca_state, s.undos, s.sb.retrans_out), (CaState::Recovery, 0, 1));
+    assert_eq!(s.rack.reord_seen, 1);
+    // The next ACK is an ordinary one: 2 goes out.
+    let out = ack(&mut s, sack(1, &[(3, 9)]), us(101_100));
+    assert_eq!(seqs(&out)[0], 2);
+}
+
 /// Linux `tcp_should_expand_sndbuf`: an ACK that frees space grows the send
 /// buffer to cover cwnd only when cwnd is not what limits the flight.
 #[test]
