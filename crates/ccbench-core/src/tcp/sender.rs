@@ -653,9 +653,13 @@ impl TcpSender {
         }
     }
 
-    /// Linux `tcp_undo_cwnd_reduction`: the reduction was spurious.
+    /// Linux `tcp_undo_cwnd_reduction`: the reduction was spurious. Every
+    /// algorithm is asked, those that own cwnd too (Prague restores its
+    /// pre-loss window and rate, BBR restarts its full-pipe search), and
+    /// ssthresh returns to the prior one: undone in slow start, slow start
+    /// goes on.
     fn undo_reduction(&mut self) {
-        if self.prior_ssthresh != 0 && !self.cc_owns_cwnd {
+        if self.prior_ssthresh != 0 {
             self.t.cwnd = self.cc.undo_cwnd(&self.t, self.prior_cwnd);
             self.t.ssthresh = self.t.ssthresh.max(self.prior_ssthresh);
         }

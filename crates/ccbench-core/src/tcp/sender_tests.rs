@@ -1278,6 +1278,24 @@ fn a_partial_ack_from_a_delayed_original_undoes_the_recovery_at_once() {
     assert_eq!((s.ca_state, s.undos, s.partial_undos), (CaState::Recovery, 0, 0));
 }
 
+/// Linux's `tcp_undo_cwnd_reduction` asks every algorithm, those with
+/// their own `cong_control` too: Prague's spurious recovery of a reordered
+/// first flight is undone, ssthresh back to infinity, so slow start goes on
+/// (it stayed at Prague's reduced window before).
+#[test]
+fn an_undo_restores_ssthresh_for_an_algorithm_that_owns_cwnd() {
+    let mut p = sender(CcConfig::Prague(Default::default()), EcnMode::Accurate(Ecn::Ect1), TcpConfig::default(), None);
+    start(&mut p, at(0));
+    ack(&mut p, sack(0, &[(1, 4)]), at(100));
+    assert_eq!(p.ca_state, CaState::Recovery);
+    assert!(p.t.ssthresh < 10, "ssthresh {}", p.t.ssthresh);
+    let mut a = cum(4);
+    a.tsecr = us(1);
+    ack(&mut p, a, at(101));
+    assert_eq!((p.undos, p.t.ssthresh), (1, crate::cc::INFINITE_SSTHRESH));
+    assert!(p.t.cwnd >= 10, "cwnd {}", p.t.cwnd);
+}
+
 /// `tcp_try_undo_partial` with a retransmission still in flight: the ACK
 /// learns the reordering but marks nothing more lost and retransmits
 /// nothing; the recovery goes on.
