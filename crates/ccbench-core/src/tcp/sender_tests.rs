@@ -1268,6 +1268,19 @@ fn a_partial_ack_from_a_delayed_original_undoes_the_recovery_at_once() {
     assert!(s.t.cwnd >= 10, "cwnd {}", s.t.cwnd);
     assert_eq!(s.sb.lost_out, 0);
     assert_eq!((s.rack.reord_seen, s.rack.reordering), (1, 4), "4 segments past the hole");
+    // Two holes, one retransmitted: the original of 0 arrives, its
+    // retransmission is answered, and 1's loss mark is cleared with the
+    // undo (RACK, knowing the reordering now, waits for it).
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    let out = ack(&mut s, sack(0, &[(2, 5)]), at(100));
+    assert_eq!((seqs(&out), s.sb.lost_out), (vec![0], 2));
+    let mut a = sack(1, &[(2, 5)]);
+    a.tsecr = us(1);
+    let out = ack(&mut s, a, at(101));
+    assert_eq!((s.partial_undos, s.sb.lost_out), (1, 0));
+    s.sb.check();
+    assert!(out.iter().all(|p| !seg(p).retrans), "1 is not retransmitted: {:?}", seqs(&out));
     // The same partial ACK echoing the retransmission proves nothing.
     let mut s = reno(10);
     start(&mut s, at(0));
