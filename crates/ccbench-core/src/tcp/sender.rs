@@ -673,10 +673,7 @@ impl TcpSender {
         if self.undo_marker.is_some() && self.undo_retrans == 0 {
             self.rack.reo_wnd_persist = (self.rack.reo_wnd_persist + 1).min(super::rack::RECOVERY_THRESH);
             self.undo_reduction();
-            // tcp_try_to_open.
-            self.ca_state = CaState::Open;
-            self.cc.on_state(&mut self.t, CaState::Open);
-            self.retrans_stamp = SimTime::NEVER;
+            self.try_to_open();
         }
     }
 
@@ -718,13 +715,21 @@ impl TcpSender {
         if self.sb.retrans_out > 0 {
             return true;
         }
-        if !self.any_retrans_done() {
-            self.retrans_stamp = SimTime::NEVER;
-        }
         self.sb.unmark_all_lost();
         self.undo_reduction();
         self.partial_undos += 1;
-        // tcp_try_keep_open.
+        self.try_to_open();
+        false
+    }
+
+    /// Linux `tcp_try_to_open` (CWR keeps its own exit): the first
+    /// retransmission's time is forgotten once none is left at the head or
+    /// in flight, and `tcp_try_keep_open` chooses Disorder while anything
+    /// is SACKed, marked lost or retransmitted there, else Open.
+    fn try_to_open(&mut self) {
+        if !self.any_retrans_done() {
+            self.retrans_stamp = SimTime::NEVER;
+        }
         let left_out = self.sb.sacked_out + self.sb.lost_out > 0;
         let state = if left_out || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
         if self.ca_state != state {
@@ -732,7 +737,6 @@ impl TcpSender {
             self.cc.on_state(&mut self.t, state);
             self.high_seq = self.sb.nxt();
         }
-        false
     }
 
     fn enter_reduction(&mut self, state: CaState) {
@@ -804,8 +808,10 @@ impl TcpSender {
             self.ecn_reductions += 1;
             self.cwr_pending = self.ecn == EcnMode::Classic;
         }
-        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
-            self.ca_state = if self.sb.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+        //= Linux tcp_fastretrans_alert: an ACK in Disorder, or one in Open
+        // that SACKs, goes through tcp_try_to_open.
+        if self.ca_state == CaState::Disorder || (self.ca_state == CaState::Open && self.sb.sacked_out > 0) {
+            self.try_to_open();
         }
         if self.cc.cong_control(&mut self.t, ev) {
             self.cc_owns_cwnd = true;

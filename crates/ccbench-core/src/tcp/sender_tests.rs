@@ -124,6 +124,17 @@ fn seg(p: &Packet) -> TcpSeg {
 fn seqs(v: &[Packet]) -> Vec<u64> {
     v.iter().map(|p| seg(p).seq).collect()
 }
+/// `a` echoing the timestamp `tsecr`.
+fn echoing(mut a: TcpAck, tsecr: SimTime) -> TcpAck {
+    a.tsecr = tsecr;
+    a
+}
+/// Ten segments out at 0 ms; at 100 ms 1..3 are SACKed, so 0 is marked
+/// lost at once (no reordering known) and retransmitted: what goes out.
+fn head_lost(s: &mut TcpSender) -> Vec<Packet> {
+    start(s, at(0));
+    ack(s, sack(0, &[(1, 4)]), at(100))
+}
 
 // ---- RFC 6298 ---------------------------------------------------------
 
@@ -280,8 +291,7 @@ fn rack_marks_lost_after_rack_rtt_plus_quarter_min_rtt() {
 #[test]
 fn rack_finds_a_lost_retransmission() {
     let mut s = reno(10);
-    start(&mut s, at(0));
-    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    let out = head_lost(&mut s);
     assert_eq!(seqs(&out)[0], 0, "fast retransmit at 100 ms");
     // Segments sent after the retransmission are SACKed; the retransmission
     // is not: RACK marks it lost again. In Recovery with no reordering
@@ -311,8 +321,7 @@ fn a_late_original_is_reordering_and_widens_rack_to_a_quarter_min_rtt() {
     // The original arrives after all (its ACK echoes its own timestamp, sent
     // at 0, before the retransmission at 100 ms): reordering of 4 segments,
     // and the recovery is undone (Linux tcp_try_undo_recovery, timestamps).
-    let mut a = cum(10);
-    a.tsecr = us(1);
+    let a = echoing(cum(10), us(1));
     ack(&mut s, a, at(101));
     assert_eq!(s.rack.reord_seen, 0, "seg 0 was retransmitted: not counted");
     assert_eq!((s.ca_state, s.undos), (CaState::Open, 1));
@@ -338,13 +347,11 @@ fn a_late_original_is_reordering_and_widens_rack_to_a_quarter_min_rtt() {
 #[test]
 fn dsack_of_every_retransmission_undoes_the_reduction() {
     let mut s = reno(10);
-    start(&mut s, at(0));
-    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    let out = head_lost(&mut s);
     assert_eq!((seqs(&out)[0], s.t.ssthresh), (0, 5));
     // The original and the retransmission both arrive: the receiver reports
     // the second copy as D-SACK below the cumulative ACK.
-    let mut a = sack(10, &[(0, 1)]);
-    a.tsecr = at(100); // the retransmission's echo: timestamps cannot tell
+    let a = echoing(sack(10, &[(0, 1)]), at(100)); // the retransmission's echo: timestamps cannot tell
     ack(&mut s, a, at(200));
     assert_eq!(s.undos, 1);
     assert!(s.rack.dsack_seen || s.rack.reo_wnd_steps == 2, "D-SACK noted for RACK");
@@ -356,11 +363,9 @@ fn dsack_of_every_retransmission_undoes_the_reduction() {
 #[test]
 fn a_real_loss_is_not_undone() {
     let mut s = reno(10);
-    start(&mut s, at(0));
-    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    head_lost(&mut s);
     // Only the retransmission arrives (TSecr = its send time).
-    let mut a = cum(10);
-    a.tsecr = at(100);
+    let a = echoing(cum(10), at(100));
     ack(&mut s, a, at(200));
     assert_eq!((s.undos, s.ca_state, s.t.ssthresh), (0, CaState::Open, 5));
     assert!(s.t.cwnd <= 6, "cwnd = ssthresh at the end of Recovery, then +1 at most: {}", s.t.cwnd);
@@ -829,8 +834,7 @@ fn retransmissions_are_not_ect_with_classic_ecn() {
     // Accurate ECN (L4S): every packet carries the codepoint (RFC 9331 §4).
     let mut s = sender(reno_cc(), EcnMode::Accurate(Ecn::Ect1), cfg, None);
     s.t.ssthresh = 10;
-    start(&mut s, at(0));
-    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    let out = head_lost(&mut s);
     assert!(seg(&out[0]).retrans);
     assert_eq!(out[0].ecn, Ecn::Ect1);
 }
@@ -1219,10 +1223,8 @@ fn a_growing_flight_raises_the_slow_start_limit_within_the_window() {
 fn undo_restores_three_quarters_of_cwnd_as_ssthresh() {
     let mut s = reno(10);
     s.t.ssthresh = 5; // congestion avoidance above ssthresh
-    start(&mut s, at(0));
-    ack(&mut s, sack(0, &[(1, 4)]), at(100));
-    let mut a = sack(10, &[(0, 1)]);
-    a.tsecr = at(100);
+    head_lost(&mut s);
+    let a = echoing(sack(10, &[(0, 1)]), at(100));
     ack(&mut s, a, at(200));
     assert_eq!(s.undos, 1);
     assert_eq!(s.t.ssthresh, 7, "max(5, 10/2 + 10/4)");
@@ -1238,8 +1240,7 @@ fn timestamps_undo_only_with_an_echo_from_an_earlier_millisecond() {
         start(&mut s, at(0));
         let out = ack(&mut s, sack(0, &[(1, 4)]), us(100_700));
         assert_eq!(seqs(&out)[0], 0, "retransmitted at 100.7 ms");
-        let mut a = cum(10);
-        a.tsecr = us(echo_us);
+        let a = echoing(cum(10), us(echo_us));
         ack(&mut s, a, at(200));
         assert_eq!(s.undos, undone, "echo at {echo_us} µs");
     }
@@ -1255,13 +1256,11 @@ fn timestamps_undo_only_with_an_echo_from_an_earlier_millisecond() {
 fn a_partial_ack_from_a_delayed_original_undoes_the_recovery_at_once() {
     let mut s = reno(10);
     s.t.ssthresh = crate::cc::INFINITE_SSTHRESH; // slow start
-    start(&mut s, at(0));
-    let out = ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    let out = head_lost(&mut s);
     assert_eq!((seqs(&out)[0], s.ca_state, s.t.ssthresh), (0, CaState::Recovery, 5));
     // The original 0 arrives (echo: its own send time, 0 ms); 4..9 are
     // still out, so 4 < high_seq = 10: a partial ACK.
-    let mut a = cum(4);
-    a.tsecr = us(1);
+    let a = echoing(cum(4), us(1));
     ack(&mut s, a, at(101));
     assert_eq!((s.ca_state, s.undos, s.partial_undos), (CaState::Open, 1, 1));
     assert_eq!(s.t.ssthresh, crate::cc::INFINITE_SSTHRESH, "slow start resumes");
@@ -1275,18 +1274,15 @@ fn a_partial_ack_from_a_delayed_original_undoes_the_recovery_at_once() {
     start(&mut s, at(0));
     let out = ack(&mut s, sack(0, &[(2, 5)]), at(100));
     assert_eq!((seqs(&out), s.sb.lost_out), (vec![0], 2));
-    let mut a = sack(1, &[(2, 5)]);
-    a.tsecr = us(1);
+    let a = echoing(sack(1, &[(2, 5)]), us(1));
     let out = ack(&mut s, a, at(101));
     assert_eq!((s.partial_undos, s.sb.lost_out), (1, 0));
     s.sb.check();
     assert!(out.iter().all(|p| !seg(p).retrans), "1 is not retransmitted: {:?}", seqs(&out));
     // The same partial ACK echoing the retransmission proves nothing.
     let mut s = reno(10);
-    start(&mut s, at(0));
-    ack(&mut s, sack(0, &[(1, 4)]), at(100));
-    let mut a = cum(4);
-    a.tsecr = at(100);
+    head_lost(&mut s);
+    let a = echoing(cum(4), at(100));
     ack(&mut s, a, at(101));
     assert_eq!((s.ca_state, s.undos, s.partial_undos), (CaState::Recovery, 0, 0));
 }
@@ -1298,12 +1294,10 @@ fn a_partial_ack_from_a_delayed_original_undoes_the_recovery_at_once() {
 #[test]
 fn an_undo_restores_ssthresh_for_an_algorithm_that_owns_cwnd() {
     let mut p = sender(CcConfig::Prague(Default::default()), EcnMode::Accurate(Ecn::Ect1), TcpConfig::default(), None);
-    start(&mut p, at(0));
-    ack(&mut p, sack(0, &[(1, 4)]), at(100));
+    head_lost(&mut p);
     assert_eq!(p.ca_state, CaState::Recovery);
     assert!(p.t.ssthresh < 10, "ssthresh {}", p.t.ssthresh);
-    let mut a = cum(4);
-    a.tsecr = us(1);
+    let a = echoing(cum(4), us(1));
     ack(&mut p, a, at(101));
     assert_eq!((p.undos, p.t.ssthresh), (1, crate::cc::INFINITE_SSTHRESH));
     assert!(p.t.cwnd >= 10, "cwnd {}", p.t.cwnd);
@@ -1314,18 +1308,10 @@ fn an_undo_restores_ssthresh_for_an_algorithm_that_owns_cwnd() {
 /// nothing; the recovery goes on.
 #[test]
 fn a_partial_ack_from_a_delayed_original_holds_retransmissions_while_one_is_out() {
-    let mut s = reno(10);
-    start(&mut s, at(0));
-    // 3..5 SACKed: 0, 1 and 2 lost; PRR lets their retransmissions out
-    // one delivered segment at a time.
-    let out = ack(&mut s, sack(0, &[(3, 6)]), at(100));
-    assert_eq!((seqs(&out), s.sb.lost_out), (vec![0], 3));
-    let out = ack(&mut s, sack(0, &[(3, 7)]), us(100_200));
-    assert_eq!((seqs(&out), s.sb.retrans_out), (vec![1], 2));
+    let mut s = three_lost_two_retransmitted();
     // The original 0 fills the hole while 1's retransmission is out: 2 is
     // not retransmitted on this ACK, though PRR would allow it.
-    let mut a = sack(1, &[(3, 8)]);
-    a.tsecr = us(1);
+    let a = echoing(sack(1, &[(3, 8)]), us(1));
     let out = ack(&mut s, a, at(101));
     assert!(out.iter().all(|p| !seg(p).retrans), "no retransmission: {:?}", seqs(&out));
     assert_eq!((s.ca_state, s.undos, s.sb.retrans_out), (CaState::Recovery, 0, 1));
@@ -1333,6 +1319,52 @@ fn a_partial_ack_from_a_delayed_original_holds_retransmissions_while_one_is_out(
     // The next ACK is an ordinary one: 2 goes out.
     let out = ack(&mut s, sack(1, &[(3, 9)]), us(101_100));
     assert_eq!(seqs(&out)[0], 2);
+}
+
+/// Ten segments out, 3..5 SACKed at 100 ms: 0, 1 and 2 lost; PRR lets
+/// their retransmissions out one delivered segment at a time, 0 and 1 by
+/// 100.2 ms.
+fn three_lost_two_retransmitted() -> TcpSender {
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    let out = ack(&mut s, sack(0, &[(3, 6)]), at(100));
+    assert_eq!((seqs(&out), s.sb.lost_out), (vec![0], 3));
+    let out = ack(&mut s, sack(0, &[(3, 7)]), us(100_200));
+    assert_eq!((seqs(&out), s.sb.retrans_out), (vec![1], 2));
+    s
+}
+
+/// Linux `tcp_fastretrans_alert` tries `tcp_try_undo_partial` only on an
+/// ACK that advances snd_una: a duplicate ACK echoing the same old
+/// timestamp (the receiver's ts_recent stays put while data is out of
+/// order) proves nothing and holds nothing back.
+#[test]
+fn a_duplicate_ack_in_recovery_is_no_partial_ack() {
+    let mut s = three_lost_two_retransmitted();
+    let out = ack(&mut s, echoing(sack(0, &[(3, 8)]), us(1)), at(101));
+    assert_eq!(seqs(&out)[0], 2, "PRR sends the next retransmission");
+    assert_eq!((s.ca_state, s.rack.reord_seen), (CaState::Recovery, 0));
+}
+
+/// Linux `tcp_try_to_open` after an undo: Disorder while segments are
+/// still SACKed above the hole, Open once nothing is left out; ACKs in
+/// Open or Disorder keep choosing by the same rule.
+#[test]
+fn an_undo_leaves_disorder_while_segments_are_sacked_and_open_when_none_are() {
+    // Holes 0 and 1 (2..4 SACKed), 0 retransmitted; 0's original arrives
+    // with 2..4 still SACKed above 1.
+    let mut s = reno(10);
+    start(&mut s, at(0));
+    ack(&mut s, sack(0, &[(2, 5)]), at(100));
+    ack(&mut s, echoing(sack(1, &[(2, 5)]), us(1)), at(101));
+    assert_eq!((s.partial_undos, s.sb.sacked_out, s.ca_state), (1, 3, CaState::Disorder));
+    assert_eq!(s.retrans_stamp, SimTime::NEVER, "no retransmission left at the head or in flight");
+    // 1 arrives: nothing SACKed any more.
+    ack(&mut s, cum(5), us(101_500));
+    assert_eq!(s.ca_state, CaState::Open);
+    // A SACK in Open leads to Disorder again.
+    ack(&mut s, sack(5, &[(6, 7)]), at(102));
+    assert_eq!(s.ca_state, CaState::Disorder);
 }
 
 /// Linux `tcp_should_expand_sndbuf`: an ACK that frees space grows the send
@@ -1390,8 +1422,7 @@ fn a_recovery_ending_without_undo_uses_up_one_persistence() {
     s.rack.reo_wnd_persist = 5;
     ack(&mut s, sack(0, &[(1, 4)]), at(100));
     assert_eq!(s.ca_state, CaState::Recovery);
-    let mut a = cum(10);
-    a.tsecr = at(100); // only the retransmission arrived: no undo
+    let a = echoing(cum(10), at(100)); // only the retransmission arrived: no undo
     ack(&mut s, a, at(200));
     assert_eq!((s.undos, s.ca_state), (0, CaState::Open));
     assert_eq!(s.rack.reo_wnd_persist, 4);
@@ -1560,24 +1591,20 @@ fn a_dsack_after_the_recovery_ended_still_undoes_it() {
     // Linux keeps undo_marker past the end of Recovery, and
     // tcp_fastretrans_alert tries the D-SACK undo in Open and Disorder too.
     let mut s = reno(10);
-    start(&mut s, at(0));
-    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    head_lost(&mut s);
     // The ACK ending Recovery echoes the retransmission: no undo yet.
-    let mut a = cum(10);
-    a.tsecr = at(100);
+    let a = echoing(cum(10), at(100));
     ack(&mut s, a, at(200));
     assert_eq!((s.undos, s.ca_state, s.t.ssthresh), (0, CaState::Open, 5));
     // Then the receiver reports the original's second copy.
-    let mut d = sack(10, &[(0, 1)]);
-    d.tsecr = at(100);
+    let d = echoing(sack(10, &[(0, 1)]), at(100));
     ack(&mut s, d, at(201));
     assert_eq!((s.undos, s.t.ssthresh), (1, 10), "undone after the fact");
     assert!(s.t.cwnd >= 10);
     // An ECN reduction (tcp_enter_cwr) forgets the marker: no undo of it.
     let mut s = sender(reno_cc(), EcnMode::Classic, TcpConfig { init_cwnd: 10, ..Default::default() }, None);
     s.t.ssthresh = 10;
-    start(&mut s, at(0));
-    ack(&mut s, sack(0, &[(1, 4)]), at(100));
+    head_lost(&mut s);
     let mut e = cum(10);
     e.ece = true;
     e.tsecr = at(100);
