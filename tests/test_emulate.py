@@ -161,6 +161,51 @@ def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_
     assert "goodput" in out.stdout and "emulated" in out.stdout
 
 
+CUBIC_DEEP = """\
+name = "cubic-deep-buffer"
+duration = "10s"
+seed = 1
+
+[[links]]
+id = "bottleneck"
+rate = "50Mbit"
+qdisc = { kind = "pfifo", limit = 1000 }
+
+[[links]]
+id = "there"
+rate = "10Gbit"
+delay = "20ms"
+
+[[links]]
+id = "back"
+rate = "10Gbit"
+delay = "20ms"
+
+[[flows]]
+id = "f1"
+cc = "cubic"
+path = ["bottleneck", "there"]
+reverse = ["back"]
+"""
+
+
+def test_compare_reads_the_kernels_srtt_on_a_steady_clock(run_module, write_scenario, live_emu,
+                                                        tmp_path) -> None:
+    """Root only: one CUBIC flow filling a 1000-packet buffer at 50 Mbit/s.
+    Its send buffer grows with the window, so reading tcp_info only between
+    blocking writes came 0.5 s apart late in the run and 0.1 s apart early,
+    when the RTT is short: that sampler's mean was 180 ms against 207
+    simulated while the queue delays agreed (168 vs 171 ms)."""
+    out, doc = _compare(run_module, write_scenario, CUBIC_DEEP, tmp_path / "c")
+    rows = {r["metric"]: r for r in doc["rows"]}
+    times = [r[0] for r in doc["flows"][0]["bulk"]["trace"]["rows"]]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(times) >= 95 and max(gaps) < 0.15, (len(times), max(gaps))
+    for metric in ("bottleneck queue delay mean ms", "sRTT mean ms"):
+        sim, emu_v = rows[metric]["simulated"], rows[metric]["emulated"]
+        assert abs(emu_v - sim) <= 0.05 * sim, (metric, sim, emu_v, out.stdout)
+
+
 BBR_50M = (CUBIC_20M.replace('"cubic-compare"', '"bbr-compare"').replace('"10s"', '"12s"')
            .replace('rate = "20Mbit"', 'rate = "50Mbit"').replace("limit = 100 ", "limit = 1000 ")
            .replace('cc = "cubic"', 'cc = "bbr"'))
