@@ -194,16 +194,18 @@ def test_compare_reads_the_kernels_srtt_on_a_steady_clock(run_module, write_scen
     """Root only: one CUBIC flow filling a 1000-packet buffer at 50 Mbit/s.
     Its send buffer grows with the window, so reading tcp_info only between
     blocking writes came 0.5 s apart late in the run and 0.1 s apart early,
-    when the RTT is short: that sampler's mean was 180 ms against 207
-    simulated while the queue delays agreed (168 vs 171 ms)."""
+    when the RTT is short: that sampler's sRTT mean was 0.86 of the kernel's
+    own min RTT plus its mean queue delay (180 against 211 ms). Read every
+    100 ms it is 0.97-0.99 of it, whichever of its two queue levels (~170 or
+    ~190 ms) the kernel's run settles at."""
     out, doc = _compare(run_module, write_scenario, CUBIC_DEEP, tmp_path / "c")
-    rows = {r["metric"]: r for r in doc["rows"]}
-    times = [r[0] for r in doc["flows"][0]["bulk"]["trace"]["rows"]]
+    trace = doc["flows"][0]["bulk"]["trace"]["rows"]
+    times = [r[0] for r in trace]
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert len(times) >= 95 and max(gaps) < 0.15, (len(times), max(gaps))
-    for metric in ("bottleneck queue delay mean ms", "sRTT mean ms"):
-        sim, emu_v = rows[metric]["simulated"], rows[metric]["emulated"]
-        assert abs(emu_v - sim) <= 0.05 * sim, (metric, sim, emu_v, out.stdout)
+    rows = {r["metric"]: r["emulated"] for r in doc["rows"]}
+    expected = trace[-1][8] + rows["bottleneck queue delay mean ms"]
+    assert abs(rows["sRTT mean ms"] / expected - 1) <= 0.05, (rows, expected, out.stdout)
 
 
 BBR_50M = (CUBIC_20M.replace('"cubic-compare"', '"bbr-compare"').replace('"10s"', '"12s"')
