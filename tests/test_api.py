@@ -339,13 +339,36 @@ def test_lazy_tables_scan_their_file_without_loading_it(tmp_path: Path) -> None:
     spill = tmp_path / "spill"
     spill.mkdir()
     disk, mem = ccbench.run(TWO_FLOWS, spill_dir=spill), ccbench.run(TWO_FLOWS)
-    for name in ("rtt", "sojourn", "flow_series"):
+    for name in ("rtt", "sojourn"):
         scan = disk.tables.lazy(name)
         assert "Parquet" in scan.explain() and name not in disk.tables._frames, name  # a scan; nothing loaded
         assert_frame_equal(scan.collect(), mem.tables[name])
         assert_frame_equal(mem.tables.lazy(name).collect(), mem.tables[name])  # in memory: the table itself
     disk.tables["rtt"]
     assert "Parquet" not in disk.tables.lazy("rtt").explain()  # once loaded, not read again
+    # A small series table the core also handed over in memory is read from there, not from its file.
+    assert "Parquet" not in disk.tables.lazy("flow_series").explain()
+    assert_frame_equal(disk.tables.lazy("flow_series").collect(), mem.tables["flow_series"])
+
+
+def test_the_core_hands_over_only_whole_small_series_tables(tmp_path: Path) -> None:
+    """Beside the files it writes, the core hands Python the tables a run page reads whole (flow,
+    link and media series, probes) when the run never wrote them out in chunks: a table written
+    in part while the run went is not whole at the end and must come from its file only."""
+    from ccbench import _core
+
+    ten = ['duration="10s"']
+    mem = ccbench.run(TWO_FLOWS, set=ten)
+    for spill_bytes, handed in ((1 << 20, {"flow_series", "link_series", "media_series", "probes"}),
+                                (4096, {"media_series", "probes"})):
+        d = tmp_path / str(spill_bytes)
+        d.mkdir()
+        out = _core.run(TWO_FLOWS, None, ten, None, str(d), spill_bytes)
+        assert set(out["tables"]) == handed, spill_bytes
+        r = ccbench.Result(out["summary"], out["scenario"], {}, {k: Path(v) for k, v in out["files"].items()},
+                           out["page_buckets"], native=out["tables"])
+        for name in SCHEMA:
+            assert_frame_equal(r.tables[name], mem.tables[name])
 
 
 def test_a_spill_directory_that_cannot_be_written_is_an_os_error(tmp_path: Path) -> None:

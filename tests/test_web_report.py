@@ -558,3 +558,14 @@ def test_page_figures_from_the_cores_buckets_are_those_from_the_tables(tmp_path:
         assert page_data(loaded, {"delivery_with_rtt": {}}) == from_core
         rtt = next(c for c in from_core["charts"] if c["id"] == "rtt")
         assert len(rtt["x"]) > 100  # decimated, not raw
+
+
+def test_page_reads_large_series_tables_in_batches_to_the_same_figures(tmp_path: Path, monkeypatch) -> None:
+    """The page reads a series table whole when it is small and scans it in batches when it has more
+    rows than a batch (a long run of many flows): the figures are the same either way."""
+    ccbench.run(TWO_FLOWS).save(tmp_path / "run", plot=False)
+    whole = runpage.page_data(ccbench.load(tmp_path / "run"), {"delivery_with_rtt": {}})
+    monkeypatch.setattr(runpage, "_BATCH_ROWS", 7)
+    loaded = ccbench.load(tmp_path / "run")
+    assert isinstance(loaded.tables.read("flow_series", ["time_s", "flow"], 7), pl.LazyFrame)
+    assert runpage.page_data(loaded, {"delivery_with_rtt": {}}) == whole

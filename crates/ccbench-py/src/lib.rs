@@ -61,13 +61,17 @@ fn scenario_err(py: Python<'_>, e: &ccbench_core::ScenarioError) -> PyErr {
 }
 
 /// A table as {column: (dtype, little-endian bytes)}.
-fn table_dict<'py>(py: Python<'py>, cols: Table) -> PyResult<Bound<'py, PyDict>> {
+fn table_dict<'py>(py: Python<'py>, cols: &Table) -> PyResult<Bound<'py, PyDict>> {
     let t = PyDict::new(py);
     for (col, data) in cols {
-        t.set_item(col, (data.dtype(), le_bytes(py, &data)?))?;
+        t.set_item(col, (data.dtype(), le_bytes(py, data)?))?;
     }
     Ok(t)
 }
+
+/// The tables a run's page reads whole (`ccbench.simulate.page`; it draws
+/// the per-packet ones from their buckets).
+const PAGE_TABLES: [&str; 4] = ["flow_series", "media_series", "link_series", "probes"];
 
 /// Run a scenario; returns {"summary": json, "scenario": toml, "tables":
 /// {...}, "files": {name: path}, "page_buckets": {...}, "warnings": [problem, ...]}.
@@ -77,8 +81,9 @@ fn table_dict<'py>(py: Python<'py>, cols: Table) -> PyResult<Bound<'py, PyDict>>
 /// `progress(now_s, end_s)`, if given, is called whenever the simulated
 /// clock has passed another thousandth of the run (the core ticks then and
 /// every 65536 events; at the same simulated times on every machine). With `spill_dir`, every table is written to
-/// `<spill_dir>/<table>.parquet` and listed in "files" ("tables" is then
-/// empty), as the run goes in row groups of `spill_bytes` or more
+/// `<spill_dir>/<table>.parquet` and listed in "files" ("tables" then holds
+/// only those of [`PAGE_TABLES`] never written out before the end and no
+/// larger than `spill_bytes`), as the run goes in row groups of `spill_bytes` or more
 /// (media_series at the end).
 #[pyfunction]
 #[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None, spill_dir=None, spill_bytes=1 << 20))]
@@ -172,6 +177,15 @@ fn run<'py>(
     let (tables, written, buckets) = (PyDict::new(py), PyDict::new(py), PyDict::new(py));
     match files {
         Some(f) => {
+            // A table the page reads whole that the run never had to write
+            // out in chunks is small and whole here: Python gets it too, so
+            // the run's page need not read its file back.
+            for (name, cols) in &all {
+                let bytes: usize = cols.iter().map(|(_, c)| c.bytes()).sum();
+                if PAGE_TABLES.contains(name) && !f.spilled(name) && bytes as u64 <= spill_bytes {
+                    tables.set_item(*name, table_dict(py, cols)?)?;
+                }
+            }
             let (paths, page) = py.detach(|| f.finish(all)).map_err(PyOSError::new_err)?;
             for (name, path) in paths {
                 written.set_item(name, path)?;
@@ -191,7 +205,7 @@ fn run<'py>(
         }
         None => {
             for (name, cols) in all {
-                tables.set_item(name, table_dict(py, cols)?)?;
+                tables.set_item(name, table_dict(py, &cols)?)?;
             }
         }
     }

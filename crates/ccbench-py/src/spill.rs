@@ -7,7 +7,7 @@
 //! stays bounded). Column types are those the Python side documents: f64 as
 //! DOUBLE, u32/u64 as INT32/INT64 annotated unsigned.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, SyncSender};
@@ -47,6 +47,8 @@ type Written = Result<(Vec<(&'static str, PathBuf)>, PageBuckets), String>;
 /// [`Writers`] on a thread of their own, fed through a channel.
 pub struct SpillFiles {
     tx: Option<SyncSender<(&'static str, Table)>>,
+    /// Tables handed out in chunks while the run went.
+    spilled: HashSet<&'static str>,
     worker: Option<JoinHandle<Written>>,
 }
 
@@ -65,18 +67,25 @@ impl SpillFiles {
             }
             Ok((w.close()?, page))
         });
-        SpillFiles { tx: Some(tx), worker: Some(worker) }
+        SpillFiles { tx: Some(tx), spilled: HashSet::new(), worker: Some(worker) }
     }
 
     /// Queue `table` to be appended to its file as one row group (waits
     /// while the previous chunk is still queued). An error is the writer's.
     pub fn write(&mut self, name: &'static str, table: Table) -> Result<(), String> {
+        self.spilled.insert(name);
         let sent = self.tx.as_ref().is_some_and(|tx| tx.send((name, table)).is_ok());
         if sent {
             Ok(())
         } else {
             Err(self.join().err().unwrap_or_else(|| "the Parquet writer stopped".into()))
         }
+    }
+
+    /// Whether part of `name` was written while the run went (so what is
+    /// left of it at the end is not the whole table).
+    pub fn spilled(&self, name: &str) -> bool {
+        self.spilled.contains(name)
     }
 
     fn join(&mut self) -> Written {

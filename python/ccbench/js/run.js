@@ -4,6 +4,20 @@
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("ccbench-data").textContent);
+  // The figures name their columns by index; each column is a line of base64 of little-endian
+  // float64 (ccbench.simulate.page._encoded), NaN where a series has no point.
+  var columns = document.getElementById("ccbench-columns").textContent.split("\n");
+  function column(index) {
+    var bin = atob(columns[index]), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var f = new Float64Array(bytes.buffer), out = new Array(f.length);
+    for (var j = 0; j < f.length; j++) out[j] = f[j] === f[j] ? f[j] : null;
+    return out;
+  }
+  data.charts.forEach(function (c) {
+    c.x = column(c.x);
+    c.series.forEach(function (s) { s.y = column(s.y); });
+  });
   var box = document.getElementById("charts");
   var charts = [];
   window.ccbenchCharts = charts;

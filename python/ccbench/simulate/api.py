@@ -22,21 +22,15 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ccbench import _core
 from ccbench.core.errors import ScenarioError, ScenarioWarning, from_native, problem_text
-from ccbench.simulate.results import Result
-
-if TYPE_CHECKING:
-    import numpy as np
-    import polars as pl
+from ccbench.simulate.results import Result, decode_tables
 
 __all__ = ["Source", "estimate", "overrides", "run", "toml_value", "validate"]
 
 Source = str | os.PathLike[str]
-
-_DTYPES = {"f64": "<f8", "u32": "<u4", "u64": "<u8", "i64": "<i8"}
 
 #: Bytes of a table the core buffers before writing them out as a row group
 #: with ``spill_dir`` (42 000 sojourn rows: 5 s of a 100 Mbit/s link; a series
@@ -76,6 +70,8 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
         _warn(_core.warnings(text, path, ov, spill is not None))
         out = _core.run(text, path, ov, progress, spill, SPILL_BYTES)
     files = {name: Path(p) for name, p in out["files"].items()}
+    if files:  # the core wrote every table; the small ones it also hands over are decoded when first read
+        return Result(out["summary"], out["scenario"], {}, files, out.get("page_buckets"), native=out["tables"])
     return Result(out["summary"], out["scenario"], decode_tables(out["tables"]), files, out.get("page_buckets"))
 
 
@@ -188,30 +184,4 @@ def _toml_string(s: str) -> str:
         else:
             escaped.append(ch)
     return '"' + "".join(escaped) + '"'
-
-
-def decode_tables(tables: dict[str, Mapping[str, tuple[str, bytes]]]) -> dict[str, pl.DataFrame]:
-    """Native columns (dtype code, little-endian bytes) as Polars DataFrames.
-
-    Each table's bytes are dropped from ``tables`` once decoded, so the two
-    copies of the whole run are never held at once."""
-    out: dict[str, pl.DataFrame] = {}
-    if not tables:
-        return out  # the core wrote them (spill_dir): no Polars needed
-    import polars as pl
-
-    for name in list(tables):
-        cols = tables.pop(name)
-        out[name] = pl.DataFrame({col: _column(name, col, dtype, data) for col, (dtype, data) in cols.items()})
-    return out
-
-
-def _column(table: str, col: str, dtype: str, data: bytes) -> np.ndarray:
-    import numpy as np
-
-    try:
-        wire = np.dtype(_DTYPES[dtype])
-    except KeyError:
-        raise ValueError(f"native table {table}.{col}: unknown dtype {dtype!r}") from None
-    return np.frombuffer(data, dtype=wire).astype(wire.newbyteorder("="), copy=False)
 

@@ -1,7 +1,10 @@
 """A run's web page, ``report.html`` in its result directory: figures the browser draws from the run's data.
 
 The page carries its data as JSON in a ``<script type="application/json">``
-element (so it opens from ``file://``, where a page cannot fetch files) and
+element (so it opens from ``file://``, where a page cannot fetch files), its
+time and value columns beside it as base64 of float64 (written in
+microseconds where the same numbers as JSON text took a short run's page
+most of its time), and
 loads the charting library from ``assets/`` beside it, copied there from the
 package: the page never reaches the network.
 
@@ -30,7 +33,7 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,7 +119,8 @@ def page_html(result: Result, *, assets: bool = True, figures: Mapping[str, Mapp
     """The page: headline, the figures (drawn by the browser) and the run's summary tables."""
     s = result.summary
     title = f"{s.get('scenario', 'run')} (seed {s.get('seed')})"
-    data = json.dumps(page_data(result, figures), separators=(",", ":"), allow_nan=False)
+    figures_json, columns = _encoded(_page(result, figures))
+    data = json.dumps(figures_json, separators=(",", ":"), allow_nan=False)
     data = data.replace("</", "<\\/")  # a flow named "</script>" must not end the element
     missing = ("" if assets else
                '<p class="missing" id="ccbench-missing">The charting library is missing: this ccbench was '
@@ -139,6 +143,7 @@ def page_html(result: Result, *, assets: bool = True, figures: Mapping[str, Mapp
         result_html(result, plot=False),
         f'<script src="{ASSETS_DIR}/uPlot.iife.min.js"></script>' if assets else "",
         f'<script type="application/json" id="ccbench-data">{data}</script>',
+        f'<script type="text/plain" id="ccbench-columns">{chr(10).join(columns)}</script>',
         f"<script>{(JS_DIR / 'run.js').read_text(encoding='utf-8')}</script>",
         "</body></html>",
     ]) + "\n"
@@ -162,9 +167,38 @@ th, td { padding: 0.2em 0.6em; border-bottom: 1px solid #e4e4e4; text-align: rig
 def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """What the page draws: ``{"duration", "warmup", "charts": [{"id", "title", "unit", "x", "series"}]}``,
     each series ``{"label", "group", "color", "dash", "y"}`` with ``y`` aligned on the chart's ``x``
-    (``null`` where the series has no point). A chart with a right axis has ``"right": {"unit", "range"}``
+    (``None`` where the series has no point). A chart with a right axis has ``"right": {"unit", "range"}``
     and its series there ``"axis": "right"``; ``"range"`` fixes an axis (``[bottom, top]``).
     ``figures`` adds the :data:`PAGE_FIGURES` it names, first."""
+    data = _page(result, figures)
+    return {**data, "charts": [{**c, "x": c["x"].tolist(),
+                                "series": [{**sr, "y": [None if v != v else v for v in sr["y"].tolist()]}
+                                           for sr in c["series"]]}
+                               for c in data["charts"]]}
+
+
+def _encoded(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """:func:`page_data` as the page embeds it: the figures as JSON with each ``x`` and ``y`` the index
+    of a column, and the columns, each base64 of little-endian float64 (NaN where a series has no
+    point), which run.js turns back into arrays. Kept out of the JSON text, the columns cost next to
+    nothing to write, where the same numbers as JSON took most of a short run's page."""
+    import base64
+
+    import numpy as np
+
+    columns: list[str] = []
+
+    def column(a: np.ndarray) -> int:
+        columns.append(base64.b64encode(np.ascontiguousarray(a, dtype="<f8").tobytes()).decode("ascii"))
+        return len(columns) - 1
+
+    charts = [{**c, "x": column(c["x"]), "series": [{**sr, "y": column(sr["y"])} for sr in c["series"]]}
+              for c in data["charts"]]
+    return {**data, "charts": charts}, columns
+
+
+def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """:func:`page_data` with ``x`` and ``y`` as float64 arrays, NaN where a series has no point."""
     import polars as pl
 
     s = result.summary
@@ -180,40 +214,48 @@ def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = 
         return {"label": _name(flows, i) + suffix, "group": f"flow {i}",
                 "color": _FLOW_COLORS[i % len(_FLOW_COLORS)], "dash": dash}
 
-    def per_flow(table: str, column: str) -> list[Part]:
-        src = Source(t.lazy(table), "flow", column)
+    # The interval tables are small: each is read once, only the columns drawn (one of many flows'
+    # long run, larger than a batch, is scanned in batches as the per-packet tables are).
+    series = t.read("flow_series", ["time_s", "flow", "throughput_mbps", "goodput_mbps", "cwnd_pkts", "srtt_ms"],
+                    _BATCH_ROWS)
+    probe_rtt = t.read("probes", ["time_s", "probe", "rtt_ms"], _BATCH_ROWS)
+
+    def per_flow(column: str) -> list[Part]:
+        src = Source(series, "flow", column)
         return [(src, i, flow(i)) for i in range(len(flows))]
 
     charts = []
-    rate = "throughput_mbps" if "throughput_mbps" in t.lazy("flow_series").collect_schema().names() else "goodput_mbps"
+    rate = "throughput_mbps" if "throughput_mbps" in series.collect_schema().names() else "goodput_mbps"
     for name, options in (figures or {}).items():
         if name not in PAGE_FIGURES:
             raise ValueError(f"unknown page figure {name!r} (known: {', '.join(PAGE_FIGURES)})")
         stops = [f.get("stop_s") for f in s.get("flows", [])]
-        charts.append(_delivery_chart(t, rate, flows, probes, stops, flow, duration, **options))
+        charts.append(_delivery_chart(series, probe_rtt, rate, flows, probes, stops, flow, duration, **options))
     charts.append(_chart("throughput", "Throughput per flow (payload received in any order)", "Mbit/s",
-                         per_flow("flow_series", rate), duration))
+                         per_flow(rate), duration))
     charts.append(_chart("goodput", "Goodput per flow (in-order delivery)", "Mbit/s",
-                         per_flow("flow_series", "goodput_mbps"), duration))
-    charts.append(_chart("cwnd", "Congestion window", "packets", per_flow("flow_series", "cwnd_pkts"), duration))
+                         per_flow("goodput_mbps"), duration))
+    charts.append(_chart("cwnd", "Congestion window", "packets", per_flow("cwnd_pkts"), duration))
 
     rtt: list[Part] = []
-    samples = Source(t.lazy("rtt"), "flow", "rtt_ms", result.page_buckets.get("rtt"))
-    srtt = Source(t.lazy("flow_series"), "flow", "srtt_ms")
+    samples = Source(lambda: t.lazy("rtt"), "flow", "rtt_ms", result.page_buckets.get("rtt"))
+    srtt = Source(series, "flow", "srtt_ms")
     for i in range(len(flows)):
         rtt += [(samples, i, flow(i, " samples")), (srtt, i, flow(i, " sRTT", [6, 3]))]
-    pings = Source(t.lazy("probes"), "probe", "rtt_ms")
+    pings = Source(probe_rtt, "probe", "rtt_ms")
     rtt += [(pings, j, {"label": f"{probes[j]} (probe)", "group": f"probe {j}",
                         "color": _FLOW_COLORS[(len(flows) + j) % len(_FLOW_COLORS)], "dash": [2, 2]})
             for j in range(len(probes))]
     charts.append(_chart("rtt", "RTT: per-ACK samples and the sender's sRTT (dashed), pings", "ms", rtt, duration))
 
-    table = t.lazy("sojourn")
-    if "class" not in table.collect_schema().names():
-        table = table.with_columns(pl.lit(0, pl.UInt32).alias("class"))
-    # one key per queue: link * 2 + class (DualPI2's L queue is class 1)
-    sojourn = Source(table.with_columns(queue=pl.col("link").cast(pl.Int64) * 2 + pl.col("class")),
-                      "queue", "sojourn_ms", result.page_buckets.get("sojourn"))
+    def queues() -> pl.LazyFrame:
+        """The sojourn table with one key per queue: link * 2 + class (DualPI2's L queue is class 1)."""
+        table = t.lazy("sojourn")
+        if "class" not in table.collect_schema().names():
+            table = table.with_columns(pl.lit(0, pl.UInt32).alias("class"))
+        return table.with_columns(queue=pl.col("link").cast(pl.Int64) * 2 + pl.col("class"))
+
+    sojourn = Source(queues, "queue", "sojourn_ms", result.page_buckets.get("sojourn"))
     delay = []
     for k in range(len(links)):
         for cls in ((0, 1) if k in two_queue else (0,)):
@@ -223,14 +265,15 @@ def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = 
                                                  "dash": [6, 3] if cls else None}))
     charts.append(_chart("queue_delay", "Queue delay per link (sojourn time of each dequeued packet)", "ms",
                          delay, duration))
-    backlog = Source(t.lazy("link_series"), "link", "backlog_pkts")
+    backlog = Source(t.read("link_series", ["time_s", "link", "backlog_pkts"], _BATCH_ROWS), "link", "backlog_pkts")
     charts.append(_chart("backlog", "Backlog per link", "packets",
                          [(backlog, k, {"label": _name(links, k), "group": f"link {k}",
                                         "color": _LINK_COLORS[k % len(_LINK_COLORS)], "dash": None})
                           for k in range(len(links))], duration))
     if media:
-        target = Source(t.lazy("media_series"), "flow", "target_mbps")
-        tx = Source(t.lazy("media_series"), "flow", "tx_mbps")
+        media_series = t.read("media_series", ["time_s", "flow", "target_mbps", "tx_mbps"], _BATCH_ROWS)
+        target = Source(media_series, "flow", "target_mbps")
+        tx = Source(media_series, "flow", "tx_mbps")
         parts: list[Part] = []
         for i in media:
             parts += [(target, i, flow(i, " target", [6, 3])), (tx, i, flow(i, " sent"))]
@@ -240,8 +283,10 @@ def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = 
             "charts": [c for c in charts if c["series"]]}
 
 
-def _delivery_chart(t: Any, rate: str, flows: Sequence[str], probes: Sequence[str], stops: Sequence[Any],
-                    flow: Any, duration: float, throughput: tuple[float, float] | None = None,
+def _delivery_chart(series: pl.DataFrame | pl.LazyFrame, probe_rtt: pl.DataFrame | pl.LazyFrame, rate: str,
+                    flows: Sequence[str],
+                    probes: Sequence[str], stops: Sequence[Any], flow: Any, duration: float,
+                    throughput: tuple[float, float] | None = None,
                     rtt: tuple[float, float | str] | None = None) -> dict[str, Any]:
     """flent's ``tcp_delivery_with_rtt`` as the SCE/L4S reports drew it: each flow's delivery rate
     (left axis), its sRTT (dashed, until the flow stops) and each probe's RTT (right axis).
@@ -251,9 +296,10 @@ def _delivery_chart(t: Any, rate: str, flows: Sequence[str], probes: Sequence[st
 
     until = pl.col("flow").replace_strict(list(range(len(stops))), [math.inf if x is None else float(x) for x in stops],
                                           default=math.inf, return_dtype=pl.Float64)
-    delivery = Source(t.lazy("flow_series"), "flow", rate)
-    srtt = Source(t.lazy("flow_series").filter(pl.col("time_s") <= until), "flow", "srtt_ms")
-    pings = Source(t.lazy("probes"), "probe", "rtt_ms")
+    delivery = Source(series, "flow", rate)
+    srtt = Source(series.filter(pl.col("time_s") <= until) if "flow" in series.collect_schema().names() else series,
+                  "flow", "srtt_ms")
+    pings = Source(probe_rtt, "probe", "rtt_ms")
     parts: list[Part] = [(delivery, i, flow(i, " delivery rate")) for i in range(len(flows))]
     right: list[Part] = [(srtt, i, {**flow(i, " TCP RTT", [6, 3]), "axis": "right"}) for i in range(len(flows))]
     right += [(pings, j, {"label": f"{probes[j]} ICMP RTT", "group": f"probe {j}", "axis": "right",
@@ -261,8 +307,10 @@ def _delivery_chart(t: Any, rate: str, flows: Sequence[str], probes: Sequence[st
               for j in range(len(probes))]
     chart = _chart("delivery_with_rtt", "Delivery rate and RTT (flent tcp_delivery_with_rtt)", "Mbit/s",
                    parts + right, duration)
-    highest = max((y for sr in chart["series"] if sr.get("axis") == "right" for y in sr["y"] if y is not None),
-                  default=0.0)
+    import numpy as np
+
+    right_ys = [sr["y"][np.isfinite(sr["y"])] for sr in chart["series"] if sr.get("axis") == "right"]
+    highest = max((float(y.max()) for y in right_ys if len(y)), default=0.0)
     rtt_range: list[float] | None = None
     if rtt is not None:
         lo, hi = float(rtt[0]), rtt[1]
@@ -286,37 +334,53 @@ class Source:
     ``{"rows", "keys": {k: (lo bytes, hi bytes)}}``); then the table is read only if drawn raw.
     """
 
-    def __init__(self, lf: pl.LazyFrame, key: str, value: str, buckets: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, lf: pl.LazyFrame | pl.DataFrame | Callable[[], pl.LazyFrame], key: str, value: str,
+                 buckets: Mapping[str, Any] | None = None) -> None:
+        import numpy as np
         import polars as pl
 
         self._whole: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.fine: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
-        have = lf.collect_schema().names()
-        self.lf = (lf.select(pl.col("time_s").cast(pl.Float64), pl.col(key).cast(pl.Int64).alias("k"),
-                             pl.col(value).cast(pl.Float64).alias("v"))
-                   if {"time_s", key, value} <= set(have) else None)
-        if self.lf is None:
-            self.rows = 0
-        elif buckets is not None:
-            import numpy as np
+        self._query: Callable[[], pl.LazyFrame | None] = lambda: None
+        if isinstance(lf, pl.DataFrame):  # a table read whole: no query
+            self.rows = lf.height if {"time_s", key, value} <= set(lf.columns) else 0
+            if self.rows:
+                t, k, v = (lf[c].cast(d).to_numpy() for c, d in (("time_s", pl.Float64), (key, pl.Int64),
+                                                                  (value, pl.Float64)))
+                keep = np.isfinite(v)
+                self._whole = (t, k, v) if keep.all() else (t[keep], k[keep], v[keep])
+            return
 
+        def query() -> pl.LazyFrame | None:
+            frame = lf() if callable(lf) else lf
+            if not {"time_s", key, value} <= set(frame.collect_schema().names()):
+                return None
+            return frame.select(pl.col("time_s").cast(pl.Float64), pl.col(key).cast(pl.Int64).alias("k"),
+                                pl.col(value).cast(pl.Float64).alias("v"))
+
+        self._query = query
+        if buckets is not None:  # the core's buckets: the table is read only if drawn raw
             self.rows = int(buckets["rows"])
             self.fine = {int(k): (np.frombuffer(lo, "<f8"), np.frombuffer(hi, "<f8"))
                          for k, (lo, hi) in buckets["keys"].items()}
+            return
+        q = query()
+        if q is None:
+            self.rows = 0
+            return
+        # one read for a small table: it is whole if it has no more than a batch's rows
+        head = q.head(_BATCH_ROWS + 1).collect()
+        if head.height <= _BATCH_ROWS:
+            self.rows, self._whole = head.height, _arrays(head)
         else:
-            # one read for a small table: it is whole if it has no more than a batch's rows
-            head = self.lf.head(_BATCH_ROWS + 1).collect()
-            if head.height <= _BATCH_ROWS:
-                self.rows, self._whole = head.height, _arrays(head)
-            else:
-                self.rows = int(self.lf.select(pl.len()).collect().item())
+            self.rows = int(q.select(pl.len()).collect().item())
 
     def batches(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """(time, key, value) arrays, NaN values dropped."""
         if self._whole is not None:
             yield self._whole
-        elif self.lf is not None:
-            for df in self.lf.collect_batches(chunk_size=_BATCH_ROWS):
+        elif (q := self._query()) is not None:
+            for df in q.collect_batches(chunk_size=_BATCH_ROWS):
                 yield _arrays(df)
 
 
@@ -341,7 +405,7 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
     """
     import numpy as np
 
-    empty = {"id": cid, "title": title, "unit": unit, "x": [], "series": []}
+    empty = {"id": cid, "title": title, "unit": unit, "x": np.empty(0), "series": []}
     if not parts:
         return empty
     sources = list({id(src): src for src, _, _ in parts}.values())
@@ -369,8 +433,8 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
         n = np.bincount(at, minlength=len(x))
         with np.errstate(invalid="ignore", divide="ignore"):
             y = _sig_figs(np.bincount(at, weights=v, minlength=len(x)) / n, 4)
-        series.append({**meta, "y": [None if val != val else val for val in y.tolist()]})
-    return {"id": cid, "title": title, "unit": unit, "x": x.tolist(), "series": series}
+        series.append({**meta, "y": y})
+    return {"id": cid, "title": title, "unit": unit, "x": x, "series": series}
 
 
 def _raw(src: Source, keys: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
@@ -463,11 +527,11 @@ def result_html(result: Result, *, plot: bool = True) -> str:
     for title, df in (("flows", result.flows), ("links", result.links), ("probes", result.probes)):
         if df.is_empty():
             continue
-        plain = [c for c in df.columns if df[c].dtype.is_numeric() or df[c].dtype in (pl.String, pl.Boolean)]
-        shown = df.select(plain)
-        cells = "".join(f"<th>{html.escape(c)}</th>" for c in shown.columns)
+        plain = [df.get_column(c) for c in df.columns
+                 if df[c].dtype.is_numeric() or df[c].dtype in (pl.String, pl.Boolean)]
+        cells = "".join(f"<th>{html.escape(c.name)}</th>" for c in plain)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(_html_value(v))}</td>" for v in row) + "</tr>"
-                       for row in shown.iter_rows())
+                       for row in zip(*(c.to_list() for c in plain)))
         parts.append(f"<p><b>{title}</b></p><table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>")
     if plot:
         buf = io.BytesIO()

@@ -116,7 +116,7 @@ import errno
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,6 +126,7 @@ from ccbench.core.png import write_figure
 from ccbench.simulate.page import write_page
 
 if TYPE_CHECKING:
+    import numpy as np
     import polars as pl
     from matplotlib.figure import Figure
 
@@ -238,15 +239,20 @@ class Tables(Mapping[str, "pl.DataFrame"]):
     :meth:`Result.save` links or copies the file instead of encoding it
     again. A table the core promises but nobody produced is empty."""
 
-    def __init__(self, frames: Mapping[str, pl.DataFrame], files: Mapping[str, Path] | None = None) -> None:
+    def __init__(self, frames: Mapping[str, pl.DataFrame], files: Mapping[str, Path] | None = None,
+                 native: Mapping[str, Mapping[str, tuple[str, bytes]]] | None = None) -> None:
         self._frames = dict(frames)
         self._files = dict(files or {})
+        # Tables the core handed over in memory as well as writing them (small ones): decoded on first use.
+        self._native = dict(native or {})
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         if name not in self._frames:
             import polars as pl
 
-            if name in self._files:
+            if name in self._native:
+                self._frames[name] = decode_tables({name: self._native.pop(name)})[name]
+            elif name in self._files:
                 self._frames[name] = pl.read_parquet(self._files[name])
             elif name in TABLE_NAMES:  # not produced: present and empty
                 self._frames[name] = pl.DataFrame(schema=__getattr__("SCHEMA")[name])
@@ -256,11 +262,27 @@ class Tables(Mapping[str, "pl.DataFrame"]):
         """A table as a Polars LazyFrame: a scan of its file while it stands in one (so a
         query such as a plot's binning reads only the columns it uses, without loading
         the table), else the loaded table."""
-        if name not in self._frames and name in self._files:
+        if name not in self._frames and name not in self._native and name in self._files:
             import polars as pl
 
             return pl.scan_parquet(self._files[name])
         return self[name].lazy()
+
+    def read(self, name: str, columns: Sequence[str], max_rows: int | None = None) -> pl.DataFrame | pl.LazyFrame:
+        """Those of ``columns`` a table has, in their order: read from its file without the rest
+        while it stands in one (a run page reads a few columns of each interval table once);
+        a table of more than ``max_rows`` rows in a file as a scan of those columns, not read."""
+        import polars as pl
+
+        if name not in self._frames and name not in self._native and name in self._files:
+            f = self._files[name]
+            have = pl.read_parquet_schema(f)
+            picked = [c for c in columns if c in have]
+            if max_rows is not None and pl.scan_parquet(f).select(pl.len()).collect().item() > max_rows:
+                return pl.scan_parquet(f).select(picked)
+            return pl.read_parquet(f, columns=picked)
+        frame = self[name]  # columns picked as Series: no query for a table in memory
+        return pl.DataFrame([frame.get_column(c) for c in columns if c in frame.columns])
 
     def __iter__(self) -> Iterator[str]:
         return iter(dict.fromkeys([*TABLE_NAMES, *self._frames, *self._files]))
@@ -290,11 +312,12 @@ class Result:
     """
 
     def __init__(self, summary_json: str, scenario_toml: str, tables: Mapping[str, pl.DataFrame],
-                 files: Mapping[str, Path] | None = None, page_buckets: Mapping[str, Any] | None = None) -> None:
+                 files: Mapping[str, Path] | None = None, page_buckets: Mapping[str, Any] | None = None,
+                 native: Mapping[str, Mapping[str, tuple[str, bytes]]] | None = None) -> None:
         self.summary_json = summary_json
         self.summary: dict[str, Any] = parse_summary(summary_json, SUMMARY_FILE)
         self.scenario_toml = scenario_toml
-        self.tables = Tables(tables, files)
+        self.tables = Tables(tables, files, native)
         #: The core's min/max time buckets of the per-packet tables for the page (a run that wrote
         #: its tables as it went), so the page need not read them back; {} otherwise.
         self.page_buckets: Mapping[str, Any] = page_buckets or {}
@@ -525,3 +548,33 @@ def _flatten(row: Mapping[str, Any]) -> dict[str, Any]:
         for stat, x in value.items():
             out[f"{base}_{stat}_{unit}" if base and unit in _UNITS else f"{key}_{stat}"] = x
     return out
+
+
+#: Native column dtype codes (``_core``) as NumPy little-endian dtypes.
+_DTYPES = {"f64": "<f8", "u32": "<u4", "u64": "<u8", "i64": "<i8"}
+
+
+def decode_tables(tables: dict[str, Mapping[str, tuple[str, bytes]]]) -> dict[str, pl.DataFrame]:
+    """Native columns (dtype code, little-endian bytes) as Polars DataFrames.
+
+    Each table's bytes are dropped from ``tables`` once decoded, so the two
+    copies of the whole run are never held at once."""
+    out: dict[str, pl.DataFrame] = {}
+    if not tables:
+        return out  # the core wrote them (spill_dir): no Polars needed
+    import polars as pl
+
+    for name in list(tables):
+        cols = tables.pop(name)
+        out[name] = pl.DataFrame({col: _column(name, col, dtype, data) for col, (dtype, data) in cols.items()})
+    return out
+
+
+def _column(table: str, col: str, dtype: str, data: bytes) -> np.ndarray:
+    import numpy as np
+
+    try:
+        wire = np.dtype(_DTYPES[dtype])
+    except KeyError:
+        raise ValueError(f"native table {table}.{col}: unknown dtype {dtype!r}") from None
+    return np.frombuffer(data, dtype=wire).astype(wire.newbyteorder("="), copy=False)

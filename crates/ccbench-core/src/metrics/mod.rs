@@ -57,6 +57,14 @@ impl Column {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Bytes the values take.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len() * 8,
+            Column::U32(v) => v.len() * 4,
+            Column::U64(v) => v.len() * 8,
+        }
+    }
     pub fn dtype(&self) -> &'static str {
         match self {
             Column::F64(_) => "f64",
