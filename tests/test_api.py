@@ -338,7 +338,8 @@ def test_spilled_tables_equal_the_in_memory_ones(tmp_path: Path, monkeypatch) ->
 def test_lazy_tables_scan_their_file_without_loading_it(tmp_path: Path) -> None:
     spill = tmp_path / "spill"
     spill.mkdir()
-    disk, mem = ccbench.run(TWO_FLOWS, spill_dir=spill), ccbench.run(TWO_FLOWS)
+    ten = ['duration="10s"']  # more RTT samples and sojourns than a page draws one by one
+    disk, mem = ccbench.run(TWO_FLOWS, set=ten, spill_dir=spill), ccbench.run(TWO_FLOWS, set=ten)
     for name in ("rtt", "sojourn"):
         scan = disk.tables.lazy(name)
         assert "Parquet" in scan.explain() and name not in disk.tables._frames, name  # a scan; nothing loaded
@@ -353,18 +354,20 @@ def test_lazy_tables_scan_their_file_without_loading_it(tmp_path: Path) -> None:
 
 def test_the_core_hands_over_only_whole_small_series_tables(tmp_path: Path) -> None:
     """Beside the files it writes, the core hands Python the tables a run page reads whole (flow,
-    link and media series, probes) when the run never wrote them out in chunks: a table written
-    in part while the run went is not whole at the end and must come from its file only."""
+    link and media series, probes), and the per-packet ones of at most 4000 rows (which a page
+    draws sample by sample), when the run never wrote them out in chunks: a table written in part
+    while the run went is not whole at the end and must come from its file only."""
     from ccbench import _core
 
-    ten = ['duration="10s"']
-    mem = ccbench.run(TWO_FLOWS, set=ten)
-    for spill_bytes, handed in ((1 << 20, {"flow_series", "link_series", "media_series", "probes"}),
-                                (4096, {"media_series", "probes"})):
-        d = tmp_path / str(spill_bytes)
+    series = {"flow_series", "link_series", "media_series", "probes"}
+    for duration, spill_bytes, handed in (("10s", 1 << 20, series), ("10s", 4096, {"media_series", "probes"}),
+                                          ("2s", 1 << 20, series | {"rtt", "sojourn"})):
+        d = tmp_path / f"{duration}-{spill_bytes}"
         d.mkdir()
-        out = _core.run(TWO_FLOWS, None, ten, None, str(d), spill_bytes)
-        assert set(out["tables"]) == handed, spill_bytes
+        out = _core.run(TWO_FLOWS, None, [f'duration="{duration}"'], None, str(d), spill_bytes)
+        assert set(out["tables"]) == handed, (duration, spill_bytes)
+        assert out["page_buckets"]["rtt"]["rows"] <= 4000 or "rtt" not in handed
+        mem = ccbench.run(TWO_FLOWS, set=[f'duration="{duration}"'])
         r = ccbench.Result(out["summary"], out["scenario"], {}, {k: Path(v) for k, v in out["files"].items()},
                            out["page_buckets"], native=out["tables"])
         for name in SCHEMA:

@@ -14,6 +14,7 @@ use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyOSError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use ccbench_core::metrics::extremes::FINE;
 use ccbench_core::metrics::{Column, Table};
 
 create_exception!(_core, ScenarioError, PyException, "A scenario file or override is invalid.");
@@ -72,6 +73,9 @@ fn table_dict<'py>(py: Python<'py>, cols: &Table) -> PyResult<Bound<'py, PyDict>
 /// The tables a run's page reads whole (`ccbench.simulate.page`; it draws
 /// the per-packet ones from their buckets).
 const PAGE_TABLES: [&str; 4] = ["flow_series", "media_series", "link_series", "probes"];
+/// The per-packet tables the page draws from their buckets
+/// ([`ccbench_core::metrics::extremes::PageBuckets`]).
+const BUCKETED: [&str; 2] = ["rtt", "sojourn"];
 
 /// Run a scenario; returns {"summary": json, "scenario": toml, "tables":
 /// {...}, "files": {name: path}, "page_buckets": {...}, "warnings": [problem, ...]}.
@@ -82,8 +86,9 @@ const PAGE_TABLES: [&str; 4] = ["flow_series", "media_series", "link_series", "p
 /// clock has passed another thousandth of the run (the core ticks then and
 /// every 65536 events; at the same simulated times on every machine). With `spill_dir`, every table is written to
 /// `<spill_dir>/<table>.parquet` and listed in "files" ("tables" then holds
-/// only those of [`PAGE_TABLES`] never written out before the end and no
-/// larger than `spill_bytes`), as the run goes in row groups of `spill_bytes` or more
+/// only those of [`PAGE_TABLES`], and of [`BUCKETED`] with at most 2 ×
+/// `FINE` rows, never written out before the end and no larger than
+/// `spill_bytes`), as the run goes in row groups of `spill_bytes` or more
 /// (media_series at the end).
 #[pyfunction]
 #[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None, spill_dir=None, spill_bytes=1 << 20))]
@@ -179,10 +184,14 @@ fn run<'py>(
         Some(f) => {
             // A table the page reads whole that the run never had to write
             // out in chunks is small and whole here: Python gets it too, so
-            // the run's page need not read its file back.
+            // the run's page need not read its file back (nor load Polars).
+            // So does a per-packet table of so few rows that the page draws
+            // it sample by sample instead of from its buckets.
             for (name, cols) in &all {
                 let bytes: usize = cols.iter().map(|(_, c)| c.bytes()).sum();
-                if PAGE_TABLES.contains(name) && !f.spilled(name) && bytes as u64 <= spill_bytes {
+                let rows = cols.first().map_or(0, |(_, c)| c.len());
+                let drawn_whole = PAGE_TABLES.contains(name) || (BUCKETED.contains(name) && rows <= 2 * FINE);
+                if drawn_whole && !f.spilled(name) && bytes as u64 <= spill_bytes {
                     tables.set_item(*name, table_dict(py, cols)?)?;
                 }
             }

@@ -43,7 +43,10 @@ if TYPE_CHECKING:
     import numpy as np
     import polars as pl
 
-    from ccbench.simulate.results import Result
+    #: A table the page draws from: its columns as arrays when it is whole in memory, else a scan.
+    Table = Mapping[str, np.ndarray] | pl.LazyFrame
+
+    from ccbench.simulate.results import Result, Tables
 
 __all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "JS_DIR", "PAGE_FIGURES", "PAGE_FILE", "assets_dir", "copy_assets", "page_data", "result_html",
            "write_page"]
@@ -199,8 +202,6 @@ def _encoded(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """:func:`page_data` with ``x`` and ``y`` as float64 arrays, NaN where a series has no point."""
-    import polars as pl
-
     s = result.summary
     duration = float(s.get("duration_s") or 0.0)
     flows = [str(f.get("id")) for f in s.get("flows", [])]
@@ -214,18 +215,15 @@ def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None
         return {"label": _name(flows, i) + suffix, "group": f"flow {i}",
                 "color": _FLOW_COLORS[i % len(_FLOW_COLORS)], "dash": dash}
 
-    # The interval tables are small: each is read once, only the columns drawn (one of many flows'
-    # long run, larger than a batch, is scanned in batches as the per-packet tables are).
-    series = t.read("flow_series", ["time_s", "flow", "throughput_mbps", "goodput_mbps", "cwnd_pkts", "srtt_ms"],
-                    _BATCH_ROWS)
-    probe_rtt = t.read("probes", ["time_s", "probe", "rtt_ms"], _BATCH_ROWS)
+    series = _series(t, "flow_series", ["time_s", "flow", "throughput_mbps", "goodput_mbps", "cwnd_pkts", "srtt_ms"])
+    probe_rtt = _series(t, "probes", ["time_s", "probe", "rtt_ms"])
 
     def per_flow(column: str) -> list[Part]:
         src = Source(series, "flow", column)
         return [(src, i, flow(i)) for i in range(len(flows))]
 
     charts = []
-    rate = "throughput_mbps" if "throughput_mbps" in series.collect_schema().names() else "goodput_mbps"
+    rate = "throughput_mbps" if "throughput_mbps" in _names(series) else "goodput_mbps"
     for name, options in (figures or {}).items():
         if name not in PAGE_FIGURES:
             raise ValueError(f"unknown page figure {name!r} (known: {', '.join(PAGE_FIGURES)})")
@@ -238,7 +236,8 @@ def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None
     charts.append(_chart("cwnd", "Congestion window", "packets", per_flow("cwnd_pkts"), duration))
 
     rtt: list[Part] = []
-    samples = Source(lambda: t.lazy("rtt"), "flow", "rtt_ms", result.page_buckets.get("rtt"))
+    samples = Source(lambda: _per_packet(t, "rtt", ["time_s", "flow", "rtt_ms"]), "flow", "rtt_ms",
+                     result.page_buckets.get("rtt"))
     srtt = Source(series, "flow", "srtt_ms")
     for i in range(len(flows)):
         rtt += [(samples, i, flow(i, " samples")), (srtt, i, flow(i, " sRTT", [6, 3]))]
@@ -248,9 +247,16 @@ def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None
             for j in range(len(probes))]
     charts.append(_chart("rtt", "RTT: per-ACK samples and the sender's sRTT (dashed), pings", "ms", rtt, duration))
 
-    def queues() -> pl.LazyFrame:
+    def queues() -> Table:
         """The sojourn table with one key per queue: link * 2 + class (DualPI2's L queue is class 1)."""
-        table = t.lazy("sojourn")
+        table = _per_packet(t, "sojourn", ["time_s", "link", "class", "sojourn_ms"])
+        if isinstance(table, Mapping):
+            import numpy as np
+
+            cls = table["class"].astype(np.int64) if "class" in table else 0
+            return {**table, "queue": table["link"].astype(np.int64) * 2 + cls} if "link" in table else table
+        import polars as pl
+
         if "class" not in table.collect_schema().names():
             table = table.with_columns(pl.lit(0, pl.UInt32).alias("class"))
         return table.with_columns(queue=pl.col("link").cast(pl.Int64) * 2 + pl.col("class"))
@@ -265,13 +271,13 @@ def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None
                                                  "dash": [6, 3] if cls else None}))
     charts.append(_chart("queue_delay", "Queue delay per link (sojourn time of each dequeued packet)", "ms",
                          delay, duration))
-    backlog = Source(t.read("link_series", ["time_s", "link", "backlog_pkts"], _BATCH_ROWS), "link", "backlog_pkts")
+    backlog = Source(_series(t, "link_series", ["time_s", "link", "backlog_pkts"]), "link", "backlog_pkts")
     charts.append(_chart("backlog", "Backlog per link", "packets",
                          [(backlog, k, {"label": _name(links, k), "group": f"link {k}",
                                         "color": _LINK_COLORS[k % len(_LINK_COLORS)], "dash": None})
                           for k in range(len(links))], duration))
     if media:
-        media_series = t.read("media_series", ["time_s", "flow", "target_mbps", "tx_mbps"], _BATCH_ROWS)
+        media_series = _series(t, "media_series", ["time_s", "flow", "target_mbps", "tx_mbps"])
         target = Source(media_series, "flow", "target_mbps")
         tx = Source(media_series, "flow", "tx_mbps")
         parts: list[Part] = []
@@ -283,8 +289,7 @@ def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None
             "charts": [c for c in charts if c["series"]]}
 
 
-def _delivery_chart(series: pl.DataFrame | pl.LazyFrame, probe_rtt: pl.DataFrame | pl.LazyFrame, rate: str,
-                    flows: Sequence[str],
+def _delivery_chart(series: Table, probe_rtt: Table, rate: str, flows: Sequence[str],
                     probes: Sequence[str], stops: Sequence[Any], flow: Any, duration: float,
                     throughput: tuple[float, float] | None = None,
                     rtt: tuple[float, float | str] | None = None) -> dict[str, Any]:
@@ -292,13 +297,8 @@ def _delivery_chart(series: pl.DataFrame | pl.LazyFrame, probe_rtt: pl.DataFrame
     (left axis), its sRTT (dashed, until the flow stops) and each probe's RTT (right axis).
     ``throughput`` and ``rtt`` fix the axes (Mbit/s, ms), the top of ``rtt`` possibly ``"Nx"``:
     (highest RTT − bottom) · N + bottom, as :func:`ccbench.simulate.plot.delivery_with_rtt` reads it."""
-    import polars as pl
-
-    until = pl.col("flow").replace_strict(list(range(len(stops))), [math.inf if x is None else float(x) for x in stops],
-                                          default=math.inf, return_dtype=pl.Float64)
     delivery = Source(series, "flow", rate)
-    srtt = Source(series.filter(pl.col("time_s") <= until) if "flow" in series.collect_schema().names() else series,
-                  "flow", "srtt_ms")
+    srtt = Source(_until_stop(series, [math.inf if x is None else float(x) for x in stops]), "flow", "srtt_ms")
     pings = Source(probe_rtt, "probe", "rtt_ms")
     parts: list[Part] = [(delivery, i, flow(i, " delivery rate")) for i in range(len(flows))]
     right: list[Part] = [(srtt, i, {**flow(i, " TCP RTT", [6, 3]), "axis": "right"}) for i in range(len(flows))]
@@ -325,6 +325,52 @@ def _name(names: Sequence[str], i: int) -> str:
     return names[i] if i < len(names) else f"#{i}"
 
 
+
+
+def _series(t: Tables, name: str, columns: Sequence[str]) -> Table:
+    """Those of ``columns`` a series table has: as the core handed it over (arrays, no Polars),
+    else read from its file once; one of more than a batch's rows (many flows, a long run) as a
+    scan, read in batches as the per-packet tables are."""
+    arrays = t.arrays(name, columns)
+    if arrays is not None:
+        return arrays
+    import polars as pl
+
+    got = t.read(name, columns, _BATCH_ROWS)
+    return got if isinstance(got, pl.LazyFrame) else {c: got[c].to_numpy() for c in got.columns}
+
+
+def _per_packet(t: Tables, name: str, columns: Sequence[str]) -> Table:
+    """A per-packet table to read: its arrays when the core handed it over (a short run's, drawn raw),
+    else a scan of its file."""
+    arrays = t.arrays(name, columns)
+    return arrays if arrays is not None else t.lazy(name)
+
+
+def _names(table: Table) -> list[str]:
+    return list(table) if isinstance(table, Mapping) else table.collect_schema().names()
+
+
+def _until_stop(series: Table, stops: Sequence[float]) -> Table:
+    """The flow series' rows up to each flow's stop (a flow past the list: all of them)."""
+    import numpy as np
+
+    if not {"time_s", "flow"} <= set(_names(series)):
+        return series
+    if isinstance(series, Mapping):
+        flow = series["flow"].astype(np.int64)
+        until = np.full(len(flow), math.inf)
+        known = flow < len(stops)
+        until[known] = np.asarray(stops, dtype=np.float64)[flow[known]]
+        keep = series["time_s"] <= until
+        return {c: a[keep] for c, a in series.items()}
+    import polars as pl
+
+    until = pl.col("flow").replace_strict(list(range(len(stops))), list(stops), default=math.inf,
+                                          return_dtype=pl.Float64)
+    return series.filter(pl.col("time_s") <= until)
+
+
 class Source:
     """One table's ``time_s``, ``k`` (an id: flow, link, queue) and ``v`` (a value column), read in
     batches of at most :data:`_BATCH_ROWS` rows (a small table in one), NaN dropped; ``rows`` is its
@@ -334,52 +380,66 @@ class Source:
     ``{"rows", "keys": {k: (lo bytes, hi bytes)}}``); then the table is read only if drawn raw.
     """
 
-    def __init__(self, lf: pl.LazyFrame | pl.DataFrame | Callable[[], pl.LazyFrame], key: str, value: str,
+    def __init__(self, table: Table | Callable[[], Table], key: str, value: str,
                  buckets: Mapping[str, Any] | None = None) -> None:
         import numpy as np
-        import polars as pl
 
+        self.key, self.value = key, value
         self._whole: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.fine: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
-        self._query: Callable[[], pl.LazyFrame | None] = lambda: None
-        if isinstance(lf, pl.DataFrame):  # a table read whole: no query
-            self.rows = lf.height if {"time_s", key, value} <= set(lf.columns) else 0
-            if self.rows:
-                t, k, v = (lf[c].cast(d).to_numpy() for c, d in (("time_s", pl.Float64), (key, pl.Int64),
-                                                                  (value, pl.Float64)))
-                keep = np.isfinite(v)
-                self._whole = (t, k, v) if keep.all() else (t[keep], k[keep], v[keep])
-            return
-
-        def query() -> pl.LazyFrame | None:
-            frame = lf() if callable(lf) else lf
-            if not {"time_s", key, value} <= set(frame.collect_schema().names()):
-                return None
-            return frame.select(pl.col("time_s").cast(pl.Float64), pl.col(key).cast(pl.Int64).alias("k"),
-                                pl.col(value).cast(pl.Float64).alias("v"))
-
-        self._query = query
+        self._table = table
         if buckets is not None:  # the core's buckets: the table is read only if drawn raw
             self.rows = int(buckets["rows"])
             self.fine = {int(k): (np.frombuffer(lo, "<f8"), np.frombuffer(hi, "<f8"))
                          for k, (lo, hi) in buckets["keys"].items()}
             return
-        q = query()
+        q = self._load()
         if q is None:
             self.rows = 0
-            return
-        # one read for a small table: it is whole if it has no more than a batch's rows
-        head = q.head(_BATCH_ROWS + 1).collect()
-        if head.height <= _BATCH_ROWS:
-            self.rows, self._whole = head.height, _arrays(head)
+        elif self._whole is not None:
+            self.rows = len(self._whole[0]) + self._dropped
         else:
-            self.rows = int(q.select(pl.len()).collect().item())
+            # one read for a small table: it is whole if it has no more than a batch's rows
+            head = q.head(_BATCH_ROWS + 1).collect()
+            if head.height <= _BATCH_ROWS:
+                self.rows, self._whole = head.height, _arrays(head)
+            else:
+                import polars as pl
+
+                self.rows = int(q.select(pl.len()).collect().item())
+
+    def _load(self) -> pl.LazyFrame | Mapping[str, Any] | None:
+        """The table: arrays (kept whole, NaN dropped), a scan of the three columns, or None if it
+        lacks one of them."""
+        import numpy as np
+
+        table = self._table() if callable(self._table) else self._table
+        key, value = self.key, self.value
+        if isinstance(table, Mapping):  # whole in memory: no query
+            if not {"time_s", key, value} <= set(table):
+                return None
+            t, k, v = (np.asarray(table["time_s"], np.float64), np.asarray(table[key]).astype(np.int64),
+                       np.asarray(table[value], np.float64))
+            keep = np.isfinite(v)
+            self._dropped = int(len(v) - keep.sum())
+            self._whole = (t, k, v) if keep.all() else (t[keep], k[keep], v[keep])
+            return table
+        import polars as pl
+
+        if not {"time_s", key, value} <= set(table.collect_schema().names()):
+            return None
+        return table.select(pl.col("time_s").cast(pl.Float64), pl.col(key).cast(pl.Int64).alias("k"),
+                            pl.col(value).cast(pl.Float64).alias("v"))
 
     def batches(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """(time, key, value) arrays, NaN values dropped."""
         if self._whole is not None:
             yield self._whole
-        elif (q := self._query()) is not None:
+            return
+        q = self._load()
+        if self._whole is not None:
+            yield self._whole
+        elif q is not None:
             for df in q.collect_batches(chunk_size=_BATCH_ROWS):
                 yield _arrays(df)
 
@@ -516,22 +576,19 @@ def result_html(result: Result, *, plot: bool = True) -> str:
     import html
     import io
 
-    import polars as pl
-
     s = result.summary
     head = (f"<b>{html.escape(str(s.get('scenario')))}</b> seed {s.get('seed')}, "
             f"{s.get('duration_s')} s simulated")
     if s.get("warmup_s"):
         head += f", first {s['warmup_s']} s warm-up (left out of the statistics)"
     parts = [f"<div class=\"ccbench-result\"><p>{head}</p>"]
-    for title, df in (("flows", result.flows), ("links", result.links), ("probes", result.probes)):
-        if df.is_empty():
+    for title in ("flows", "links", "probes"):
+        columns, rows = result.summary_table(title)
+        if not rows:
             continue
-        plain = [df.get_column(c) for c in df.columns
-                 if df[c].dtype.is_numeric() or df[c].dtype in (pl.String, pl.Boolean)]
-        cells = "".join(f"<th>{html.escape(c.name)}</th>" for c in plain)
+        cells = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(_html_value(v))}</td>" for v in row) + "</tr>"
-                       for row in zip(*(c.to_list() for c in plain)))
+                       for row in rows)
         parts.append(f"<p><b>{title}</b></p><table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>")
     if plot:
         buf = io.BytesIO()

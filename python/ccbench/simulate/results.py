@@ -284,6 +284,14 @@ class Tables(Mapping[str, "pl.DataFrame"]):
         frame = self[name]  # columns picked as Series: no query for a table in memory
         return pl.DataFrame([frame.get_column(c) for c in columns if c in frame.columns])
 
+    def arrays(self, name: str, columns: Sequence[str]) -> dict[str, np.ndarray] | None:
+        """Those of ``columns`` a table the core handed over in memory has, as NumPy arrays
+        (no Polars: ``ccbench run`` writes its page without it); None for any other table."""
+        cols = self._native.get(name)
+        if cols is None:
+            return None
+        return {c: _column(name, c, *cols[c]) for c in columns if c in cols}
+
     def __iter__(self) -> Iterator[str]:
         return iter(dict.fromkeys([*TABLE_NAMES, *self._frames, *self._files]))
 
@@ -334,6 +342,27 @@ class Result:
             f"flows={len(s.get('flows', []))} links={len(s.get('links', []))} "
             f"tables={sorted(self.tables)}>"
         )
+
+    def summary_table(self, name: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """The summary's ``flows``, ``links`` or ``probes`` as :attr:`flows` and the others lay them
+        out (nested stats flattened), without Polars: the columns holding numbers, text or flags, and
+        the rows. A column of whole numbers with a fraction anywhere holds floats throughout."""
+        rows = [_flatten(r) for r in self.summary.get(name, []) or []]
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+        shown, cells = [], []
+        for c in columns:
+            values = [r.get(c) for r in rows]
+            present = [v for v in values if v is not None]
+            if all(isinstance(v, bool) for v in present) or all(isinstance(v, str) for v in present):
+                pass
+            elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+                if any(isinstance(v, float) for v in present):
+                    values = [None if v is None else float(v) for v in values]
+            else:
+                continue  # lists, objects, mixed kinds: not a plain column
+            shown.append(c)
+            cells.append(values)
+        return shown, list(zip(*cells)) if cells else [() for _ in rows]
 
     @cached_property
     def flows(self) -> pl.DataFrame:
