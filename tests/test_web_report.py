@@ -120,6 +120,11 @@ def test_run_page_draws_every_figure_from_the_runs_own_data(two_flow_run: Path, 
     sojourn = result.tables["sojourn"].filter(pl.col("link") == 0)["sojourn_ms"]
     assert max(finite(delay["bottleneck"])) == pytest.approx(sojourn.max(), rel=1e-3)
     assert min(finite(delay["bottleneck"])) >= 0
+    # The page embeds its columns as bytes (times float64, values float32 of four significant
+    # figures): the browser gets back exactly the page's data, gaps as null.
+    for c in runpage.page_data(result)["charts"]:
+        assert drawn[c["id"]]["x"] == c["x"], c["id"]
+        assert drawn[c["id"]]["ys"] == [sr["y"] for sr in c["series"]], c["id"]
 
 
 def test_run_page_draws_flents_delivery_with_rtt_with_the_reports_bounds(two_flow_run: Path, tmp_path: Path,

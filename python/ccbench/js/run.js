@@ -5,18 +5,19 @@
   "use strict";
   var data = JSON.parse(document.getElementById("ccbench-data").textContent);
   // The figures name their columns by index; each column is a line of base64 of little-endian
-  // float64 (ccbench.simulate.page._encoded), NaN where a series has no point.
+  // floats (ccbench.simulate.page._encoded): times float64, values float32 (four significant
+  // figures, rounded back to them here), NaN where a series has no point.
   var columns = document.getElementById("ccbench-columns").textContent.split("\n");
-  function column(index) {
+  function column(index, Floats, digits) {
     var bin = atob(columns[index]), bytes = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    var f = new Float64Array(bytes.buffer), out = new Array(f.length);
-    for (var j = 0; j < f.length; j++) out[j] = f[j] === f[j] ? f[j] : null;
+    var f = new Floats(bytes.buffer), out = new Array(f.length);
+    for (var j = 0; j < f.length; j++) out[j] = f[j] !== f[j] ? null : digits ? +f[j].toPrecision(digits) : f[j];
     return out;
   }
   data.charts.forEach(function (c) {
-    c.x = column(c.x);
-    c.series.forEach(function (s) { s.y = column(s.y); });
+    c.x = column(c.x, Float64Array, 0);
+    c.series.forEach(function (s) { s.y = column(s.y, Float32Array, 7); });
   });
   var box = document.getElementById("charts");
   var charts = [];

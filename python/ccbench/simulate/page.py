@@ -2,8 +2,8 @@
 
 The page carries its data as JSON in a ``<script type="application/json">``
 element (so it opens from ``file://``, where a page cannot fetch files), its
-time and value columns beside it as base64 of float64 (written in
-microseconds where the same numbers as JSON text took a short run's page
+time and value columns beside it as base64 of float64 and float32 (written
+in microseconds where the same numbers as JSON text took a short run's page
 most of its time), and
 loads the charting library from ``assets/`` beside it, copied there from the
 package: the page never reaches the network.
@@ -182,20 +182,21 @@ def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = 
 
 def _encoded(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """:func:`page_data` as the page embeds it: the figures as JSON with each ``x`` and ``y`` the index
-    of a column, and the columns, each base64 of little-endian float64 (NaN where a series has no
-    point), which run.js turns back into arrays. Kept out of the JSON text, the columns cost next to
-    nothing to write, where the same numbers as JSON took most of a short run's page."""
+    of a column, and the columns as lines of base64: times as little-endian float64, values
+    (four significant figures) as float32, NaN where a series has no point; run.js turns them back
+    into arrays. Kept out of the JSON text, the columns cost next to nothing to write, where the same
+    numbers as JSON took most of a short run's page."""
     import base64
 
     import numpy as np
 
     columns: list[str] = []
 
-    def column(a: np.ndarray) -> int:
-        columns.append(base64.b64encode(np.ascontiguousarray(a, dtype="<f8").tobytes()).decode("ascii"))
+    def column(a: np.ndarray, dtype: str) -> int:
+        columns.append(base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii"))
         return len(columns) - 1
 
-    charts = [{**c, "x": column(c["x"]), "series": [{**sr, "y": column(sr["y"])} for sr in c["series"]]}
+    charts = [{**c, "x": column(c["x"], "<f8"), "series": [{**sr, "y": column(sr["y"], "<f4")} for sr in c["series"]]}
               for c in data["charts"]]
     return {**data, "charts": charts}, columns
 
