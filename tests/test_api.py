@@ -352,21 +352,24 @@ def test_lazy_tables_scan_their_file_without_loading_it(tmp_path: Path) -> None:
     assert_frame_equal(disk.tables.lazy("flow_series").collect(), mem.tables["flow_series"])
 
 
-def test_the_core_hands_over_only_whole_small_series_tables(tmp_path: Path) -> None:
+def test_the_core_hands_over_the_tables_a_page_reads_whole(tmp_path: Path) -> None:
     """Beside the files it writes, the core hands Python the tables a run page reads whole (flow,
-    link and media series, probes), and the per-packet ones of at most 4000 rows (which a page
-    draws sample by sample), when the run never wrote them out in chunks: a table written in part
-    while the run went is not whole at the end and must come from its file only."""
+    link and media series, probes), kept in memory as they are written in chunks while each takes
+    at most ``keep_bytes``, and the per-packet ones of at most 4000 rows (which a page draws sample
+    by sample) when the run never wrote them out in chunks: what the run holds of a table written
+    in part is not the whole table. Each handed over is the whole table."""
     from ccbench import _core
 
     series = {"flow_series", "link_series", "media_series", "probes"}
-    for duration, spill_bytes, handed in (("10s", 1 << 20, series), ("10s", 4096, {"media_series", "probes"}),
-                                          ("2s", 1 << 20, series | {"rtt", "sojourn"})):
-        d = tmp_path / f"{duration}-{spill_bytes}"
+    cases = (("10s", 1 << 20, 8 << 20, series),
+             ("10s", 4096, 8 << 20, series),  # written in chunks, kept whole
+             ("10s", 4096, 10_000, {"media_series", "probes"}),  # the flow and link series outgrew 10 kB
+             ("2s", 1 << 20, 8 << 20, series | {"rtt", "sojourn"}))
+    for duration, spill_bytes, keep_bytes, handed in cases:
+        d = tmp_path / f"{duration}-{spill_bytes}-{keep_bytes}"
         d.mkdir()
-        out = _core.run(TWO_FLOWS, None, [f'duration="{duration}"'], None, str(d), spill_bytes)
-        assert set(out["tables"]) == handed, (duration, spill_bytes)
-        assert out["page_buckets"]["rtt"]["rows"] <= 4000 or "rtt" not in handed
+        out = _core.run(TWO_FLOWS, None, [f'duration="{duration}"'], None, str(d), spill_bytes, keep_bytes)
+        assert set(out["tables"]) == handed, (duration, spill_bytes, keep_bytes)
         mem = ccbench.run(TWO_FLOWS, set=[f'duration="{duration}"'])
         r = ccbench.Result(out["summary"], out["scenario"], {}, {k: Path(v) for k, v in out["files"].items()},
                            out["page_buckets"], native=out["tables"])

@@ -73,6 +73,10 @@ fn table_dict<'py>(py: Python<'py>, cols: &Table) -> PyResult<Bound<'py, PyDict>
 /// The tables a run's page reads whole (`ccbench.simulate.page`; it draws
 /// the per-packet ones from their buckets).
 const PAGE_TABLES: [&str; 4] = ["flow_series", "media_series", "link_series", "probes"];
+/// Bytes of each of [`PAGE_TABLES`] kept in memory while it is written, so
+/// that Python gets it whole at the end (a 240 s run of 6 flows: 1.3 MB);
+/// a larger one the page reads from its file.
+const PAGE_KEEP_BYTES: usize = 8 << 20;
 /// The per-packet tables the page draws from their buckets
 /// ([`ccbench_core::metrics::extremes::PageBuckets`]).
 const BUCKETED: [&str; 2] = ["rtt", "sojourn"];
@@ -86,12 +90,12 @@ const BUCKETED: [&str; 2] = ["rtt", "sojourn"];
 /// clock has passed another thousandth of the run (the core ticks then and
 /// every 65536 events; at the same simulated times on every machine). With `spill_dir`, every table is written to
 /// `<spill_dir>/<table>.parquet` and listed in "files" ("tables" then holds
-/// only those of [`PAGE_TABLES`], and of [`BUCKETED`] with at most 2 ×
-/// `FINE` rows, never written out before the end and no larger than
-/// `spill_bytes`), as the run goes in row groups of `spill_bytes` or more
+/// only those of [`PAGE_TABLES`] no larger than `keep_bytes`, and of
+/// [`BUCKETED`] those of at most 2 × `FINE` rows never written out before
+/// the end), as the run goes in row groups of `spill_bytes` or more
 /// (media_series at the end).
 #[pyfunction]
-#[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None, spill_dir=None, spill_bytes=1 << 20))]
+#[pyo3(signature = (text, path=None, overrides=Vec::new(), progress=None, spill_dir=None, spill_bytes=1 << 20, keep_bytes=PAGE_KEEP_BYTES))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -100,6 +104,7 @@ fn run<'py>(
     progress: Option<Py<PyAny>>,
     spill_dir: Option<PathBuf>,
     spill_bytes: u64,
+    keep_bytes: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let file = path.unwrap_or("<string>");
     let t0 = Instant::now();
@@ -108,7 +113,7 @@ fn run<'py>(
     // Parsed here, once: the page's buckets need the run's length before its first chunk is written.
     let parsed = ccbench_core::scenario::parse_opts(text, file, &overrides, spill_dir.is_some()).map_err(|e| scenario_err(py, &e))?;
     let duration_s = parsed.scenario.duration.as_secs_f64();
-    let mut files = spill_dir.as_deref().map(|d| SpillFiles::new(d, duration_s));
+    let mut files = spill_dir.as_deref().map(|d| SpillFiles::new(d, duration_s, &PAGE_TABLES, keep_bytes));
     let mut spill_err: Option<String> = None;
     // The exception that stopped the run (Ctrl-C's KeyboardInterrupt, or what a
     // signal handler raised, such as the CLI's on SIGTERM), raised again after.
@@ -182,17 +187,17 @@ fn run<'py>(
     let (tables, written, buckets) = (PyDict::new(py), PyDict::new(py), PyDict::new(py));
     match files {
         Some(f) => {
-            // A table the page reads whole that the run never had to write
-            // out in chunks is small and whole here: Python gets it too, so
-            // the run's page need not read its file back (nor load Polars).
-            // So does a per-packet table of so few rows that the page draws
-            // it sample by sample instead of from its buckets.
-            for (name, cols) in &all {
-                let bytes: usize = cols.iter().map(|(_, c)| c.bytes()).sum();
-                let rows = cols.first().map_or(0, |(_, c)| c.len());
-                let drawn_whole = PAGE_TABLES.contains(name) || (BUCKETED.contains(name) && rows <= 2 * FINE);
-                if drawn_whole && !f.spilled(name) && bytes as u64 <= spill_bytes {
-                    tables.set_item(*name, table_dict(py, cols)?)?;
+            // The tables the page reads whole, kept in memory as they were
+            // written: Python gets them too, so the run's page need not read
+            // their files back (nor load Polars). So does a per-packet table
+            // of so few rows that the page draws it sample by sample
+            // instead of from its buckets.
+            for (name, rest) in &all {
+                let rows = rest.first().map_or(0, |(_, c)| c.len());
+                if let Some(whole) = f.whole(name, rest) {
+                    tables.set_item(*name, table_dict(py, &whole)?)?;
+                } else if BUCKETED.contains(name) && rows <= 2 * FINE && !f.spilled(name) {
+                    tables.set_item(*name, table_dict(py, rest)?)?;
                 }
             }
             let (paths, page) = py.detach(|| f.finish(all)).map_err(PyOSError::new_err)?;

@@ -49,12 +49,39 @@ pub struct SpillFiles {
     tx: Option<SyncSender<(&'static str, Table)>>,
     /// Tables handed out in chunks while the run went.
     spilled: HashSet<&'static str>,
+    /// Tables also kept whole in memory as they are written (for the
+    /// run's page), while they take at most `keep_bytes`; `None` once one
+    /// outgrew it.
+    kept: HashMap<&'static str, Option<Table>>,
+    keep_bytes: usize,
     worker: Option<JoinHandle<Written>>,
 }
 
+fn table_bytes(t: &Table) -> usize {
+    t.iter().map(|(_, c)| c.bytes()).sum()
+}
+
+/// `from`'s rows after `into`'s (the same columns, as every chunk of a table has).
+fn append(into: &mut Table, from: &Table) {
+    if into.is_empty() {
+        into.clone_from(from);
+        return;
+    }
+    for ((_, a), (_, b)) in into.iter_mut().zip(from) {
+        match (a, b) {
+            (Column::F64(a), Column::F64(b)) => a.extend_from_slice(b),
+            (Column::U32(a), Column::U32(b)) => a.extend_from_slice(b),
+            (Column::U64(a), Column::U64(b)) => a.extend_from_slice(b),
+            _ => unreachable!("a table's chunks have the same columns"),
+        }
+    }
+}
+
 impl SpillFiles {
-    /// `duration_s`: the run's, for the page's time buckets.
-    pub fn new(dir: &Path, duration_s: f64) -> SpillFiles {
+    /// `duration_s`: the run's, for the page's time buckets; `keep`: the
+    /// tables to keep whole in memory too, each while it takes at most
+    /// `keep_bytes` ([`SpillFiles::whole`]).
+    pub fn new(dir: &Path, duration_s: f64, keep: &[&'static str], keep_bytes: usize) -> SpillFiles {
         let (tx, rx) = sync_channel::<(&'static str, Table)>(1);
         let mut w = Writers { dir: dir.to_path_buf(), writers: HashMap::new() };
         let worker = std::thread::spawn(move || {
@@ -67,13 +94,20 @@ impl SpillFiles {
             }
             Ok((w.close()?, page))
         });
-        SpillFiles { tx: Some(tx), spilled: HashSet::new(), worker: Some(worker) }
+        let kept = keep.iter().map(|&name| (name, Some(Table::new()))).collect();
+        SpillFiles { tx: Some(tx), spilled: HashSet::new(), kept, keep_bytes, worker: Some(worker) }
     }
 
     /// Queue `table` to be appended to its file as one row group (waits
     /// while the previous chunk is still queued). An error is the writer's.
     pub fn write(&mut self, name: &'static str, table: Table) -> Result<(), String> {
         self.spilled.insert(name);
+        if let Some(slot) = self.kept.get_mut(name) {
+            match slot {
+                Some(kept) if table_bytes(kept) + table_bytes(&table) <= self.keep_bytes => append(kept, &table),
+                _ => *slot = None,
+            }
+        }
         let sent = self.tx.as_ref().is_some_and(|tx| tx.send((name, table)).is_ok());
         if sent {
             Ok(())
@@ -86,6 +120,18 @@ impl SpillFiles {
     /// left of it at the end is not the whole table).
     pub fn spilled(&self, name: &str) -> bool {
         self.spilled.contains(name)
+    }
+
+    /// A kept table whole, with `rest` (what the run still holds of it) after
+    /// the chunks written so far; `None` if it is not kept or outgrew the limit.
+    pub fn whole(&self, name: &str, rest: &Table) -> Option<Table> {
+        let kept = self.kept.get(name)?.as_ref()?;
+        if table_bytes(kept) + table_bytes(rest) > self.keep_bytes {
+            return None;
+        }
+        let mut t = kept.clone();
+        append(&mut t, rest);
+        Some(t)
     }
 
     fn join(&mut self) -> Written {
