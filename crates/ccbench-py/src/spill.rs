@@ -147,6 +147,7 @@ impl SpillFiles {
     /// one as a file with its schema and no rows), close the files and
     /// return their paths by table name.
     pub fn finish(mut self, tables: Vec<(&'static str, Table)>) -> Written {
+        self.kept.clear(); // what was kept has been asked for ([`SpillFiles::whole`]) by now
         for (name, table) in tables {
             self.write(name, table)?;
         }
