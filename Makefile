@@ -93,9 +93,10 @@ bench-ns3:  ## ns-3 3.44 vs ccbench on S1-S4 (not in `make test`; REPS=3, QUICK=
 # FUZZ_SECONDS for each part; FUZZ_SEED picks the inputs (a new campaign each time by default).
 FUZZ_SECONDS ?= 600
 FUZZ_SEED ?= $(shell date +%s)
-fuzz: build $(VENV)/.test-deps  ## fuzz for FUZZ_SECONDS each: scenarios through reader and simulator, then the command line
+fuzz: build $(VENV)/.test-deps  ## fuzz for FUZZ_SECONDS each: scenarios through reader and simulator, the command line, then 3000 fresh inputs per property test
 	cargo run --release -q -p ccbench-fuzz -- --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --out target/fuzz
 	$(PY) tools/fuzz_cli.py $(FUZZ_SECONDS)
+	env -u PROPTEST_RNG_SEED PROPTEST_CASES=3000 cargo test --release -q -p ccbench-core --test properties --test guard_props --test ecn_feedback
 
 # One file at a time keeps a run short:
 #   make mutants MUTANTS="-f crates/ccbench-core/src/tcp/sender.rs -- --lib"
