@@ -4,9 +4,8 @@ The page carries its data as JSON in a ``<script type="application/json">``
 element (so it opens from ``file://``, where a page cannot fetch files), its
 time and value columns beside it as base64 of float64 and float32 (written
 in microseconds where the same numbers as JSON text took a short run's page
-most of its time), and
-loads the charting library from ``assets/`` beside it, copied there from the
-package: the page never reaches the network.
+most of its time), and loads the charting library from ``assets/`` beside
+it, copied there from the package: the page never reaches the network.
 
 The charting library is uPlot (MIT licence, about 50 KB minified, no
 dependencies), installed from the npm registry by ``make build`` (pinned in
@@ -22,8 +21,12 @@ samples than the page needs is decimated here, not in the browser: the run's
 time is cut into buckets (:data:`BUCKETS`, fewer when a figure has many series)
 and each bucket of each series keeps its minimum and maximum, so peaks and
 dips survive and a 240 s run at 1 Gbit/s embeds under 1 MB. No matplotlib is
-involved: writing the page costs a pass of NumPy through each table, read in
-batches of a million rows (so a per-packet table is never held whole).
+involved, and for a run just simulated no Polars and no file read either:
+the core hands over the per-packet tables' minimum and maximum per fine
+bucket and the series tables whole (``Result.page_buckets``,
+``Tables.arrays``). Otherwise (a result loaded from disk, a series table too
+large to keep) writing the page costs a pass of NumPy through each table,
+read in batches of a million rows (so a per-packet table is never held whole).
 """
 
 from __future__ import annotations
