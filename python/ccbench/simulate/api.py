@@ -70,7 +70,7 @@ def run(scenario: Source, *, seed: int | None = None, set: Iterable[str] | None 
         _warn(_core.warnings(text, path, ov, spill is not None))
         out = _core.run(text, path, ov, progress, spill, SPILL_BYTES)
     files = {name: Path(p) for name, p in out["files"].items()}
-    if files:  # the core wrote every table; the small ones it also hands over are decoded when first read
+    if files:  # the core wrote every table; those it also handed over (what a page draws) decode on first use
         return Result(out["summary"], out["scenario"], {}, files, out.get("page_buckets"), native=out["tables"])
     return Result(out["summary"], out["scenario"], decode_tables(out["tables"]), files, out.get("page_buckets"))
 
