@@ -405,6 +405,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_columns_bytes_are_its_values_at_their_width() {
+        assert_eq!(Column::F64(vec![1.0; 3]).bytes(), 24);
+        assert_eq!(Column::U32(vec![1; 3]).bytes(), 12);
+        assert_eq!(Column::U64(vec![1; 5]).bytes(), 40);
+    }
+
+    #[test]
     fn a_sample_is_24_bytes_and_keeps_its_id_and_class_apart() {
         assert_eq!(std::mem::size_of::<Sample>(), 24);
         let mut s = Samples::default();
