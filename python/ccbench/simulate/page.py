@@ -329,8 +329,6 @@ def _name(names: Sequence[str], i: int) -> str:
     return names[i] if i < len(names) else f"#{i}"
 
 
-
-
 def _series(t: Tables, name: str, columns: Sequence[str]) -> Table:
     """Those of ``columns`` a series table has: as the core handed it over (arrays, no Polars),
     else read from its file once; one of more than a batch's rows (many flows, a long run) as a
@@ -400,8 +398,8 @@ class Source:
         q = self._load()
         if q is None:
             self.rows = 0
-        elif self._whole is not None:
-            self.rows = len(self._whole[0]) + self._dropped
+        elif isinstance(q, Mapping):
+            self.rows = len(q["time_s"])
         else:
             # one read for a small table: it is whole if it has no more than a batch's rows
             head = q.head(_BATCH_ROWS + 1).collect()
@@ -425,7 +423,6 @@ class Source:
             t, k, v = (np.asarray(table["time_s"], np.float64), np.asarray(table[key]).astype(np.int64),
                        np.asarray(table[value], np.float64))
             keep = np.isfinite(v)
-            self._dropped = int(len(v) - keep.sum())
             self._whole = (t, k, v) if keep.all() else (t[keep], k[keep], v[keep])
             return table
         import polars as pl

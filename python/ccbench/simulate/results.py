@@ -243,7 +243,8 @@ class Tables(Mapping[str, "pl.DataFrame"]):
                  native: Mapping[str, Mapping[str, tuple[str, bytes]]] | None = None) -> None:
         self._frames = dict(frames)
         self._files = dict(files or {})
-        # Tables the core handed over in memory as well as writing them (small ones): decoded on first use.
+        # Tables the core handed over in memory as well as writing them (those a run's page draws):
+        # decoded on first use.
         self._native = dict(native or {})
 
     def __getitem__(self, name: str) -> pl.DataFrame:
