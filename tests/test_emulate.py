@@ -159,6 +159,12 @@ def test_compare_cubic_sim_and_kernel_agree_within_10_percent(run_module, write_
         sim, emu_v = rows[metric]["simulated"], rows[metric]["emulated"]
         assert abs(emu_v - sim) <= 0.10 * sim, (metric, sim, emu_v, out.stdout)
     assert "goodput" in out.stdout and "emulated" in out.stdout
+    # Where HyStart ended slow start, each side's detector in the label (the kernel's from its counters).
+    kernel_exit = doc["flows"][0]["bulk"]["hystart"]
+    assert kernel_exit["by"] in ("ack-train", "delay") and kernel_exit["cwnd"] >= 16, kernel_exit
+    (label,) = [m for m in rows if m.startswith("HyStart exit cwnd")]
+    assert label.endswith(f"/ {kernel_exit['by']})") and rows[label]["emulated"] == kernel_exit["cwnd"], label
+    assert rows[label]["simulated"] >= 16 and label in out.stdout
 
 
 CUBIC_DEEP = """\

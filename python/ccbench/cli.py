@@ -335,7 +335,9 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     Each emulated flow is a bulk sender whose congestion control (the flow's
     `cc`) is set before connect, started at the flow's start and sending until
     its stop, all through the scenario's links. Prints, per flow, goodput over
-    its active time, its share of the total, retransmits and sRTT, and the
+    its active time, its share of the total, retransmits, sRTT and where
+    HyStart ended slow start (the cwnd; the detector of each side, simulated /
+    kernel, in the label: the kernel's from its TCPHystart* counters), and the
     bottleneck's queue delay, side by side, and flags differences above 10 %;
     OUT/compare.png draws each flow's throughput, cwnd and sRTT and the
     bottleneck's queue delay over time, simulated and kernel.

@@ -9,7 +9,7 @@ use crate::flow::{Endpoints, Flow};
 use crate::guard::Guard;
 use crate::link::Link;
 use crate::metrics::hist::LogHist;
-use crate::metrics::summary::{self, EngineSummary, FlowSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, Quantiles, RttStats, SojournStats, Summary};
+use crate::metrics::summary::{self, EngineSummary, FlowSummary, HystartSummary, IntervalSummary, LinkSummary, MediaSummary, ProbeSummary, Quantiles, RttStats, SojournStats, Summary};
 use crate::metrics::{Metrics, MetricsConfig, ROW_BYTES};
 use crate::packet::{Dir, FlowId, Header, LinkId, Packet, Probe};
 use crate::qdisc::{AnyQdisc, Qdisc};
@@ -783,6 +783,7 @@ impl Sim {
                         stop_s: f.stop.min(self.end).as_secs_f64(),
                         intervals,
                         media: None,
+                        hystart: None,
                     };
                     match &f.ep {
                         Endpoints::Tcp { tx, rx } => {
@@ -791,6 +792,11 @@ impl Sim {
                             fsum.rto_count = tx.rto_count - rto0;
                             fsum.ce_marks = u64::from(rx.ce_packets) - ce0;
                             fsum.ce_fraction = (tx.t.delivered > 0).then(|| tx.ce_delivered as f64 / tx.t.delivered as f64);
+                            fsum.hystart = tx.cc.hystart_exit().map(|e| HystartSummary {
+                                by: e.by.name(),
+                                cwnd: e.cwnd,
+                                time_s: e.at.as_secs_f64(),
+                            });
                         }
                         Endpoints::Media { tx, rx } => {
                             fsum.kind = "media";

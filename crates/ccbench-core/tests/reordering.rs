@@ -180,8 +180,8 @@ fn against_kernel(jitter: &str, kernel: (f64, f64, f64)) -> ([f64; 3], Vec<(f64,
 /// it, and the plateau holds the queue lower for seconds. The model does
 /// the same in 2 seeds of 10 (sRTT 138-139, the others 170-175), the
 /// kernel in 9 runs of the first batch's 12, 5 of the second's 10 (and 3 of
-/// 9 in a third batch not counted here): the
-/// model's sRTT mean is 10-30 % high.
+/// 9 in a third batch not counted here): the model's sRTT mean is 10-30 %
+/// high.
 ///
 /// ± 4 ms: goodput 41.8-47.5 (mean 45.7), retransmits 57-420 (mean 244),
 /// sRTT 97-174 (mean 136). After the first overflow (~13 s) the originals
@@ -207,8 +207,8 @@ fn against_kernel(jitter: &str, kernel: (f64, f64, f64)) -> ([f64; 3], Vec<(f64,
 /// millisecond on the wire (the RTTs of the ACKs the kernel received
 /// reproduce its min_rtt within 0.1 ms): fewer of its first 0.2 s of
 /// packets cross the bottleneck without queueing (3-5 % in three runs,
-/// the model's 8-18 %), so fewer samples come near the minimum. At 0 ms both leave slow start by the ACK train, the
-/// kernel at 245-249 packets (three runs), the model at 246.
+/// the model's 8-18 %), so fewer samples come near the minimum (without
+/// jitter both leave slow start alike: `hystart_ends_slow_start_where_linux_does_without_jitter`).
 #[test]
 fn reordering_costs_what_it_costs_the_kernel_at_one_two_and_four_ms() {
     let (r, runs) = against_kernel("2ms", (47.24, 126.4, 119.6));
@@ -222,6 +222,30 @@ fn reordering_costs_what_it_costs_the_kernel_at_one_two_and_four_ms() {
     assert!((r[0] - 1.0).abs() <= 0.10, "± 4 ms: {r:?} {runs:?}");
     assert!((1.3..=1.9).contains(&r[1]), "± 4 ms retransmits (known excess): {r:?} {runs:?}");
     assert!((0.6..=0.85).contains(&r[2]), "± 4 ms sRTT (known shortfall): {r:?} {runs:?}");
+}
+
+/// Where HyStart ends slow start in `compare_layout`, as the kernel's
+/// nstat counters give it (TCPHystartTrainDetect/TrainCwnd,
+/// TCPHystartDelayDetect/DelayCwnd; `ccbench compare` shows both sides).
+/// Without jitter the kernel's ACK train fired at 245-249 packets in 7 of
+/// 8 runs (217 in the other); the model's at 246 on every seed. At ± 4 ms
+/// the kernel's delay detector fired at 503-564 packets in 8 of 10 runs and
+/// the ACK train at 299 and 332 in the others; the model leaves slow start
+/// far earlier (see `reordering_costs_what_it_costs_the_kernel_at_one_two_and_four_ms`),
+/// which this holds as a known gap.
+#[test]
+fn hystart_ends_slow_start_where_linux_does_without_jitter() {
+    let exit = |jitter: &str, seed: u64| {
+        let out = run(&compare_layout(jitter, seed), &["duration=\"2s\"", "metrics.warmup=\"0s\""]);
+        let h = flow(&out.summary, "tcp").hystart.clone().expect("HyStart ends slow start");
+        (h.by, h.cwnd)
+    };
+    for seed in 1..=5 {
+        let (by, cwnd) = exit("0ms", seed);
+        assert!(by == "ack-train" && (233..=262).contains(&cwnd), "seed {seed}: {by} at {cwnd}");
+    }
+    let at_4ms: Vec<_> = (1..=10).map(|seed| exit("4ms", seed)).collect();
+    assert!(at_4ms.iter().all(|&(_, cwnd)| cwnd < 450), "± 4 ms (known gap): {at_4ms:?}");
 }
 
 #[test]

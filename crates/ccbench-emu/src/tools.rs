@@ -421,8 +421,9 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
     } else {
         rtts.iter().sum::<f64>() / rtts.len() as f64
     };
+    let hystart = std::fs::read_to_string("/proc/net/netstat").ok().and_then(|t| hystart_exit(&t));
     // Time limited by the receive window and by the send buffer, of the time busy (tcp_info, µs).
-    let v = json!({"cc": used, "sent_bytes": sent, "secs": secs, "retransmits": ti.tcpi_total_retrans,
+    let v = json!({"cc": used, "hystart": hystart, "sent_bytes": sent, "secs": secs, "retransmits": ti.tcpi_total_retrans,
                    "srtt_mean_ms": srtt, "srtt_samples": rtts.len(), "cwnd_last": ti.tcpi_snd_cwnd,
                    "busy_us": ti.tcpi_busy_time, "rwnd_limited_us": ti.tcpi_rwnd_limited,
                    "sndbuf_limited_us": ti.tcpi_sndbuf_limited,
@@ -435,9 +436,45 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
     Ok(v)
 }
 
+/// Where HyStart ended slow start, from /proc/net/netstat's TcpExt counters
+/// of this host's namespace (its one connection): `{"by", "cwnd"}` from
+/// TCPHystartTrainDetect/TrainCwnd or TCPHystartDelayDetect/DelayCwnd,
+/// None if neither fired.
+fn hystart_exit(netstat: &str) -> Option<serde_json::Value> {
+    let mut lines = netstat.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (names, values) = (lines.next()?, lines.next()?);
+    let counter = |name: &str| {
+        let i = names.split_whitespace().position(|n| n == name)?;
+        values.split_whitespace().nth(i)?.parse::<u64>().ok()
+    };
+    [("ack-train", "TCPHystartTrainDetect", "TCPHystartTrainCwnd"), ("delay", "TCPHystartDelayDetect", "TCPHystartDelayCwnd")]
+        .into_iter()
+        .find(|&(_, detect, _)| counter(detect).is_some_and(|n| n > 0))
+        .map(|(by, _, cwnd)| json!({"by": by, "cwnd": counter(cwnd)}))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::server_dwell;
+    use super::{hystart_exit, server_dwell};
+    use serde_json::json;
+
+    #[test]
+    fn hystart_exit_reads_the_detector_and_cwnd_from_netstat() {
+        let netstat = |train: u64, delay: u64| {
+            format!(
+                "TcpExt: SyncookiesSent TCPHystartTrainDetect TCPHystartTrainCwnd TCPHystartDelayDetect TCPHystartDelayCwnd\n\
+                 TcpExt: 0 {} {} {} {}\nIpExt: InNoRoutes\nIpExt: 0\n",
+                u64::from(train > 0),
+                train,
+                u64::from(delay > 0),
+                delay
+            )
+        };
+        assert_eq!(hystart_exit(&netstat(246, 0)), Some(json!({"by": "ack-train", "cwnd": 246})));
+        assert_eq!(hystart_exit(&netstat(0, 503)), Some(json!({"by": "delay", "cwnd": 503})));
+        assert_eq!(hystart_exit(&netstat(0, 0)), None);
+        assert_eq!(hystart_exit("IpExt: InNoRoutes\nIpExt: 0\n"), None);
+    }
 
     fn reply(rx: i64, tx: i64) -> Vec<u8> {
         let mut r = vec![0u8; 64];

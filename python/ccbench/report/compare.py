@@ -173,6 +173,10 @@ def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, n
             rows += [(name("share"), sim_good[k] / sum(sim_good), emu_good[k] / sum(emu_good))]
         rows += [(name("retransmits"), f["retransmits"], bulk["retransmits"]),
                  (name("sRTT mean ms"), f["rtt_ms"]["mean"], bulk["srtt_mean_ms"])]
+        sim_exit, kernel_exit = f.get("hystart"), bulk.get("hystart")
+        if sim_exit or kernel_exit:  # the detectors in the label: simulated / kernel
+            by = " / ".join((e or {}).get("by", "none") for e in (sim_exit, kernel_exit))
+            rows.append((name(f"HyStart exit cwnd ({by})"), (sim_exit or {}).get("cwnd"), (kernel_exit or {}).get("cwnd")))
     if bott is not None:
         sim_link = next(link for link in sim["links"] if link["id"] == bott)
         rows.append((f"{bott} queue delay mean ms", sim_link["sojourn_ms"]["mean"], emu_links[bott]["sojourn_mean_ms"]))

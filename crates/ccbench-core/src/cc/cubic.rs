@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CaState, CongestionControl, TcpCcState};
+use super::{CaState, CongestionControl, HystartDetector, HystartExit, TcpCcState};
 use crate::units::{Dur, SimTime};
 
 /// Fixed-point scale of β and C (`BICTCP_BETA_SCALE`).
@@ -93,6 +93,7 @@ impl CubicConfig {
             hy: HyStart::new(SimTime::ZERO, 0),
             loss_cwnd: 0,
             sce_mss: None,
+            exit: None,
         }
     }
 }
@@ -166,6 +167,8 @@ pub struct Cubic {
     /// `ack_cnt` then counts `mss` bytes per ACKed segment, as
     /// tcp_cubic_sce.c does; `None` is mainline's count of segments.
     sce_mss: Option<u32>,
+    /// Where HyStart ended slow start (kept across an RTO's reset).
+    exit: Option<HystartExit>,
 }
 
 /// ⌊∛a⌋, exact. The f64 root is within one of the true one for every u128
@@ -273,6 +276,14 @@ impl Cubic {
         Dur(ns.min(1_000_000) as u64)
     }
 
+    /// A detector fired: slow start ends at this cwnd (Linux also counts
+    /// the detector and adds the cwnd to its TCPHystart*Cwnd counter).
+    fn found(&mut self, tcp: &mut TcpCcState, by: HystartDetector) {
+        self.s.found = true;
+        tcp.ssthresh = tcp.cwnd;
+        self.exit.get_or_insert(HystartExit { by, cwnd: tcp.cwnd, at: tcp.now });
+    }
+
     fn hystart_update(&mut self, tcp: &mut TcpCcState, delay: Dur) {
         if tcp.snd_una > self.hy.end_seq {
             self.hystart_reset(tcp);
@@ -292,8 +303,7 @@ impl Cubic {
                 threshold = threshold / 2;
             }
             if elapsed(now, self.hy.round_start) > threshold {
-                self.s.found = true;
-                tcp.ssthresh = tcp.cwnd;
+                self.found(tcp, HystartDetector::AckTrain);
             }
         }
         if self.cfg.hystart_detect & HYSTART_DELAY != 0 {
@@ -304,8 +314,7 @@ impl Cubic {
                 let dm = self.s.delay_min;
                 let thresh = (dm / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
                 if self.hy.curr_rtt > dm + thresh {
-                    self.s.found = true;
-                    tcp.ssthresh = tcp.cwnd;
+                    self.found(tcp, HystartDetector::Delay);
                 }
             }
         }
@@ -478,6 +487,10 @@ impl CongestionControl for Cubic {
 
     fn undo_cwnd(&mut self, tcp: &TcpCcState, _prior_cwnd: u32) -> u32 {
         tcp.cwnd.max(self.loss_cwnd)
+    }
+
+    fn hystart_exit(&self) -> Option<HystartExit> {
+        self.exit
     }
 }
 
@@ -813,6 +826,26 @@ mod tests {
         assert_eq!(hystart(&mut cubic(), 32, &rounds), Some((1, 11)));
         let mut delay_only = with(|c| c.hystart_detect = HYSTART_DELAY);
         assert_eq!(hystart(&mut delay_only, 32, &rounds), None);
+    }
+
+    /// What Linux counts in TCPHystartTrainDetect/TrainCwnd and
+    /// DelayDetect/DelayCwnd: the detector and the cwnd it left as ssthresh;
+    /// kept when an RTO resets CUBIC's state.
+    #[test]
+    fn hystart_records_which_detector_ended_slow_start() {
+        let exit = |c: &Cubic| c.hystart_exit().map(|e| (e.by, e.cwnd, e.at > SimTime::ZERO));
+        let mut c = cubic();
+        assert_eq!(hystart(&mut c, 32, &[(10, ms(3), ms(20)), (10, ms(3), ms(25))]), Some((1, 8)));
+        assert_eq!(exit(&c), Some((HystartDetector::Delay, 32, true)));
+        let mut t = flow(32);
+        c.on_state(&mut t, CaState::Loss);
+        assert_eq!(exit(&c), Some((HystartDetector::Delay, 32, true)));
+        let mut c = cubic();
+        assert_eq!(hystart(&mut c, 48, &[(10, ms(3), ms(20)), (20, ms(1), ms(20))]), Some((1, 11)));
+        assert_eq!(exit(&c), Some((HystartDetector::AckTrain, 48, true)));
+        let mut c = cubic();
+        assert_eq!(hystart(&mut c, 32, &[(10, ms(3), ms(20)), (10, ms(3), ms(23))]), None);
+        assert_eq!(exit(&c), None);
     }
 
     #[test]

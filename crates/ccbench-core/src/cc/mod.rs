@@ -315,6 +315,37 @@ pub trait CongestionControl {
     fn max_tso_segs(&self, _tcp: &TcpCcState) -> Option<u32> {
         None
     }
+    /// Where HyStart ended slow start, if it did (CUBIC's): what Linux
+    /// counts as TCPHystartTrainDetect/TrainCwnd or DelayDetect/DelayCwnd.
+    fn hystart_exit(&self) -> Option<HystartExit> {
+        None
+    }
+}
+
+/// HyStart's end of slow start: which detector, the cwnd it left as
+/// ssthresh, and when.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct HystartExit {
+    pub by: HystartDetector,
+    pub cwnd: u32,
+    pub at: SimTime,
+}
+
+/// HyStart's two detectors (Linux `HYSTART_ACK_TRAIN`, `HYSTART_DELAY`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum HystartDetector {
+    AckTrain,
+    Delay,
+}
+
+impl HystartDetector {
+    /// The name summary.json gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            HystartDetector::AckTrain => "ack-train",
+            HystartDetector::Delay => "delay",
+        }
+    }
 }
 
 /// Which algorithm a flow uses, as written in a scenario (`cc = "cubic"`).
@@ -493,6 +524,9 @@ impl CongestionControl for AnyCc {
     }
     fn max_tso_segs(&self, tcp: &TcpCcState) -> Option<u32> {
         cc_dispatch!(self, c => c.max_tso_segs(tcp))
+    }
+    fn hystart_exit(&self) -> Option<HystartExit> {
+        cc_dispatch!(self, c => c.hystart_exit())
     }
 }
 

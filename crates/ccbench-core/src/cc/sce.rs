@@ -298,6 +298,10 @@ impl CongestionControl for CubicSce {
     fn sce(&self) -> bool {
         true
     }
+
+    fn hystart_exit(&self) -> Option<super::HystartExit> {
+        self.base.hystart_exit()
+    }
 }
 
 #[cfg(test)]

@@ -136,6 +136,19 @@ pub struct FlowSummary {
     /// SCReAM specifics (media flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub media: Option<MediaSummary>,
+    /// Where HyStart ended slow start (CUBIC); absent if it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<HystartSummary>,
+}
+
+/// HyStart's end of slow start, as Linux's TCPHystart* counters give it.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct HystartSummary {
+    /// `"ack-train"` or `"delay"`.
+    pub by: &'static str,
+    /// cwnd (segments) when the detector fired; slow start's ssthresh.
+    pub cwnd: u32,
+    pub time_s: f64,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq)]
