@@ -499,10 +499,14 @@ mod tests {
                 t.now = t.now + Dur::from_millis(5);
                 c.on_rtt(&mut t, Dur::from_millis(30));
             }
-            t.ssthresh
+            // The exit is reported through the dispatch, with the detector's name.
+            let exit = c.hystart_exit().map(|e| (e.by.name(), e.cwnd));
+            (t.ssthresh, exit)
         };
-        assert_eq!(run(CcConfig::Cubic(Default::default()).build()), 32, "CUBIC's HyStart");
-        assert_eq!(run(cubic_sce()), 32);
+        let delay = (32, Some(("delay", 32)));
+        assert_eq!(run(CcConfig::Cubic(Default::default()).build()), delay, "CUBIC's HyStart");
+        assert_eq!(run(cubic_sce()), delay);
+        assert_eq!(crate::cc::HystartDetector::AckTrain.name(), "ack-train");
     }
 
     /// One ESCE ACK for five segments debits all their bytes at once
