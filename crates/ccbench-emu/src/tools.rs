@@ -439,7 +439,8 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
 /// Where HyStart ended slow start, from /proc/net/netstat's TcpExt counters
 /// of this host's namespace (its one connection): `{"by", "cwnd"}` from
 /// TCPHystartTrainDetect/TrainCwnd or TCPHystartDelayDetect/DelayCwnd,
-/// None if neither fired.
+/// None if neither fired. An RTO restarts HyStart: after more than one
+/// exit the counter holds their sum, so `cwnd` is null and `count` says why.
 fn hystart_exit(netstat: &str) -> Option<serde_json::Value> {
     let mut lines = netstat.lines().filter(|l| l.starts_with("TcpExt:"));
     let (names, values) = (lines.next()?, lines.next()?);
@@ -449,8 +450,8 @@ fn hystart_exit(netstat: &str) -> Option<serde_json::Value> {
     };
     [("ack-train", "TCPHystartTrainDetect", "TCPHystartTrainCwnd"), ("delay", "TCPHystartDelayDetect", "TCPHystartDelayCwnd")]
         .into_iter()
-        .find(|&(_, detect, _)| counter(detect).is_some_and(|n| n > 0))
-        .map(|(by, _, cwnd)| json!({"by": by, "cwnd": counter(cwnd)}))
+        .find_map(|(by, detect, cwnd)| counter(detect).filter(|&n| n > 0).map(|n| (by, n, cwnd)))
+        .map(|(by, n, cwnd)| json!({"by": by, "cwnd": if n == 1 { counter(cwnd) } else { None }, "count": n}))
 }
 
 #[cfg(test)]
@@ -470,8 +471,10 @@ mod tests {
                 delay
             )
         };
-        assert_eq!(hystart_exit(&netstat(246, 0)), Some(json!({"by": "ack-train", "cwnd": 246})));
-        assert_eq!(hystart_exit(&netstat(0, 503)), Some(json!({"by": "delay", "cwnd": 503})));
+        assert_eq!(hystart_exit(&netstat(246, 0)), Some(json!({"by": "ack-train", "cwnd": 246, "count": 1})));
+        assert_eq!(hystart_exit(&netstat(0, 503)), Some(json!({"by": "delay", "cwnd": 503, "count": 1})));
+        let twice = netstat(0, 0).replace("TcpExt: 0 0 0 0 0", "TcpExt: 0 0 0 2 700");
+        assert_eq!(hystart_exit(&twice), Some(json!({"by": "delay", "cwnd": null, "count": 2})));
         assert_eq!(hystart_exit(&netstat(0, 0)), None);
         assert_eq!(hystart_exit("IpExt: InNoRoutes\nIpExt: 0\n"), None);
     }
