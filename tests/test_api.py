@@ -40,35 +40,10 @@ def test_flows_frame_has_a_row_per_flow_with_flattened_rtt(tiny_result: ccbench.
     assert (bulk["rtt_p50_ms"] >= BASE_RTT_MS).all()
 
 
-HYSTART_MIX = """\
-name = "hystart-mix"
-duration = "3s"
-[[links]]
-id = "b"
-rate = "20Mbit"
-delay = "10ms"
-qdisc = { kind = "pfifo", limit = 200 }
-[[links]]
-id = "r"
-rate = "20Mbit"
-delay = "10ms"
-[[flows]]
-id = "cubic"
-cc = "cubic"
-path = ["b"]
-reverse = ["r"]
-[[flows]]
-id = "reno"
-cc = "reno"
-path = ["b"]
-reverse = ["r"]
-"""
-
-
-def test_summary_says_where_hystart_ended_slow_start(write_scenario) -> None:
+def test_summary_says_where_hystart_ended_slow_start() -> None:
     """CUBIC's HyStart exit (detector, the cwnd left as ssthresh, time) is in its flow's summary
     and the flows frame; Reno, which has no HyStart, has none."""
-    res = ccbench.run(write_scenario(HYSTART_MIX))
+    res = ccbench.run(TWO_FLOWS, set=['flows.2.cc="reno"'])  # f1 CUBIC, f2 (after the ping) Reno
     cubic, reno = res.summary["flows"]
     exit_ = cubic["hystart"]
     assert exit_["by"] in ("ack-train", "delay")
@@ -76,7 +51,7 @@ def test_summary_says_where_hystart_ended_slow_start(write_scenario) -> None:
     assert 0 < exit_["time_s"] < 1.0
     assert "hystart" not in reno
     frame = res.flows.select("id", "hystart_by", "hystart_cwnd").rows()
-    assert frame == [("cubic", exit_["by"], exit_["cwnd"]), ("reno", None, None)]
+    assert frame == [("f1", exit_["by"], exit_["cwnd"]), ("f2", None, None)]
 
 
 def test_links_and_probes_frames(tiny_result: ccbench.Result) -> None:
