@@ -437,7 +437,7 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
 }
 
 /// Where HyStart ended slow start, from /proc/net/netstat's TcpExt counters
-/// of this host's namespace (its one connection): `{"by", "cwnd"}` from
+/// of this host's namespace (its one connection): `{"by", "cwnd", "count"}` from
 /// TCPHystartTrainDetect/TrainCwnd or TCPHystartDelayDetect/DelayCwnd,
 /// None if neither fired. An RTO restarts HyStart: after more than one
 /// exit the counter holds their sum, so `cwnd` is null and `count` says why.
