@@ -106,7 +106,7 @@ const SPIN_SHARE: i64 = 5;
 /// ... saved up to this much.
 const SPIN_BUDGET_MAX: i64 = 5_000_000;
 
-use crate::clock::{enable_rx_stamps, monotonic_ns as clock_ns, realtime_ns, rx_stamp, CTL_WORDS};
+use crate::clock::{enable_rx_stamps, monotonic_ns as clock_ns, realtime_ns, realtime_offset_ns, rx_stamp, CTL_WORDS};
 
 fn setopt(fd: i32, level: i32, opt: i32, val: i32) -> io::Result<()> {
     // SAFETY: val lives across the call; size matches.
@@ -279,7 +279,7 @@ impl Dir {
             let now = SimTime(mono - t0);
             // Realtime stamps to this clock: the offset read now (a clock
             // step between a packet's arrival and here shifts it, clamped).
-            let offset = realtime_ns() - mono as i128 + t0 as i128;
+            let offset = realtime_offset_ns() + t0 as i128;
             for m in mm.iter().take(n as usize) {
                 let at = rx_stamp(&m.msg_hdr)
                     .map(|ts| SimTime((ts - offset).clamp(0, now.0 as i128) as u64))
@@ -621,7 +621,7 @@ pub fn run(opt: &Options, fwd: EmuPath, rev: EmuPath) -> io::Result<ForwarderRep
     }
 
     let t0 = clock_ns();
-    let rt_base = realtime_ns() - i128::from(clock_ns()) + i128::from(t0);
+    let rt_base = realtime_offset_ns() + i128::from(t0);
     for d in dirs.iter_mut() {
         d.rt_base = rt_base;
     }
