@@ -9,6 +9,7 @@ click and drag as a reader would, and compare with the run's Parquet tables.
 from __future__ import annotations
 
 import io
+import json
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -262,6 +263,35 @@ def test_decimation_keeps_each_buckets_extremes_for_a_long_run() -> None:
     y = finite(delay["series"][0]["y"])
     assert len(delay["x"]) <= 2 * runpage.BUCKETS
     assert max(y) == 97.5 and min(y) == pytest.approx(sojourn.min(), abs=1e-3)
+
+
+def test_decimated_series_keep_their_own_extremes_and_gaps() -> None:
+    """Twelve queues (so fine buckets merge in pairs): each keeps its own maximum and minimum, and
+    draws nothing where it has no samples, on the figure's one time column."""
+    n, links = 600_000, 12
+    rng = np.random.default_rng(3)
+    link = rng.integers(0, links, n).astype(np.uint32)
+    t = np.sort(rng.uniform(0, 120, n))
+    t = np.where(link % 2 == 1, t / 2, t)  # odd links only in the first 60 s
+    order = np.argsort(t, kind="stable")
+    t, link = t[order], link[order]
+    sojourn = rng.uniform(1, 9, n)
+    for k in range(links):
+        sojourn[np.flatnonzero(link == k)[100]] = 50.0 + k  # each queue's own spike
+    frame = pl.DataFrame({"time_s": t, "link": link, "flow": np.zeros(n, np.uint32),
+                          "class": np.zeros(n, np.uint32), "sojourn_ms": sojourn})
+    summary = json.dumps({"scenario": "many", "seed": 1, "duration_s": 120.0, "flows": [], "probes": [],
+                          "links": [{"id": f"l{k}"} for k in range(links)]})
+    data = runpage.page_data(ccbench.Result(summary, "", {"sojourn": frame}))
+    delay = next(c for c in data["charts"] if c["id"] == "queue_delay")
+    x = np.asarray(delay["x"], float)
+    assert len(delay["series"]) == links and len(x) < 2 * runpage.BUCKETS
+    for k, series in enumerate(delay["series"]):
+        y = np.asarray(series["y"], float)
+        mine = sojourn[link == k]
+        assert np.nanmax(y) == 50.0 + k and np.nanmin(y) == pytest.approx(mine.min(), abs=1e-3), k
+        if k % 2:
+            assert np.isnan(y[x > 60.5]).all() and np.isfinite(y[x < 59]).all(), k
 
 
 REPORTED = """\

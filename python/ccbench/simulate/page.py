@@ -476,11 +476,12 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
     # different times (per-ACK RTT of several flows) would otherwise make it a sparse union.
     raw = sum(src.rows for src in sources) <= 2 * buckets
     span = duration if duration > 0 else 1.0
+    if not raw:
+        return _decimated(cid, title, unit, parts, sources, buckets, span)
     points: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # (source, key) -> (times, values)
     for src in sources:
         keys = sorted({k for s, k, _ in parts if s is src})
-        found = _raw(src, keys) if raw else _min_max(src, keys, buckets, span)
-        points.update({(id(src), k): tv for k, tv in found.items()})
+        points.update({(id(src), k): tv for k, tv in _raw(src, keys).items()})
     if not points:
         return empty
     x = np.unique(np.concatenate([t for t, _ in points.values()]))
@@ -512,27 +513,58 @@ def _raw(src: Source, keys: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray
             for key, c in chunks.items() if c}
 
 
-def _min_max(src: Source, keys: list[int], buckets: int, span: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+def _decimated(cid: str, title: str, unit: str, parts: Sequence[Part], sources: list[Source], buckets: int,
+               span: float) -> dict[str, Any]:
+    """A decimated figure: every series on the same bucket times, so the time column is the times
+    any series has a value at, and each series' values are its row there (NaN where it has none)."""
+    import numpy as np
+
+    rows: dict[tuple[int, int], np.ndarray] = {}  # (source, key) -> values on the bucket times
+    for src in sources:
+        keys = sorted({k for s, k, _ in parts if s is src})
+        rows.update({(id(src), k): row for k, row in _min_max(src, keys, buckets, span).items()})
+    drawn = [(id(src), k, meta) for src, k, meta in parts if (id(src), k) in rows]  # a flow with no samples: none
+    if not drawn:
+        return {"id": cid, "title": title, "unit": unit, "x": np.empty(0), "series": []}
+    width = span / buckets
+    b = np.arange(buckets + 1)
+    times = np.round(np.column_stack([b * width, b * width + width / 2]).ravel(), 6)
+    present = np.logical_or.reduce([np.isfinite(row) for row in rows.values()])
+    # + 0.0: a -0.0 reads as 0.0, as a sum of one sample does in the raw path
+    y = _sig_figs(np.stack([rows[(s, k)][present] for s, k, _ in drawn]) + 0.0, 4)
+    return {"id": cid, "title": title, "unit": unit, "x": times[present],
+            "series": [{**meta, "y": y[i]} for i, (_, _, meta) in enumerate(drawn)]}
+
+
+def _min_max(src: Source, keys: list[int], buckets: int, span: float) -> dict[int, np.ndarray]:
     """Each key's minimum (at a bucket's start) and maximum (at its middle) in each of ``buckets``
-    over ``span`` s: the fine buckets (:data:`BUCKETS` over the run, one more for its last instant)
-    merged ``BUCKETS // buckets`` at a time."""
+    (the fine buckets, :data:`BUCKETS` over the run and one more for its last instant, merged
+    ``BUCKETS // buckets`` at a time) over ``span`` s, interleaved; NaN in a bucket without samples. A key
+    without any sample is left out."""
     import numpy as np
 
     fine = src.fine if src.fine is not None else _fine_min_max(src, keys, span)
-    width = span / buckets
+    have = [k for k in keys if k in fine]
+    if not have:
+        return {}
     m = BUCKETS // buckets
-    out = {}
-    for key in keys:
-        if key not in fine:
-            continue
-        lo, hi = fine[key]
-        lo = np.append(lo[:BUCKETS].reshape(buckets, m).min(axis=1), lo[BUCKETS])
-        hi = np.append(hi[:BUCKETS].reshape(buckets, m).max(axis=1), hi[BUCKETS])
-        b = np.flatnonzero(np.isfinite(lo))
-        if len(b):
-            t = np.round(np.column_stack([b * width, b * width + width / 2]).ravel(), 6)
-            v = np.column_stack([lo[b], hi[b]]).ravel()
-            out[key] = (t, v)
+    lo = np.stack([fine[k][0] for k in have])
+    hi = np.stack([fine[k][1] for k in have])
+    lo = np.concatenate([_merge(np.minimum, lo[:, :BUCKETS], m), lo[:, BUCKETS:]], axis=1)
+    hi = np.concatenate([_merge(np.maximum, hi[:, :BUCKETS], m), hi[:, BUCKETS:]], axis=1)
+    v = np.stack([lo, hi], axis=2).reshape(len(have), 2 * (buckets + 1))
+    empty = np.repeat(~np.isfinite(lo), 2, axis=1)
+    v[empty] = np.nan
+    return {k: v[i] for i, k in enumerate(have) if not empty[i].all()}
+
+
+def _merge(op: np.ufunc, a: np.ndarray, m: int) -> np.ndarray:
+    """``op`` over each run of ``m`` columns of ``a``, as ``reduce`` along a reshaped axis but as m
+    whole-array steps (NumPy reduces a short inner axis slowly)."""
+    parts = a.reshape(a.shape[0], -1, m)
+    out = parts[:, :, 0].copy()
+    for j in range(1, m):
+        op(out, parts[:, :, j], out=out)
     return out
 
 
