@@ -19,20 +19,26 @@ fn cubic_share(quiet: bool, seed: u64, swap: bool) -> f64 {
     cubic / (reno + cubic)
 }
 
-/// CUBIC's share in eight kernel runs: 0.53, 0.52 (flows swapped) and 0.55
-/// (`kemu.py`, `ccbench compare`), then 0.544, 0.490, 0.589, 0.593, 0.484
-/// (five `ccbench compare` runs): mean 0.538, each run within ±0.06 of it,
-/// so one run is not a test. With the default host timing noise (`tcp::
-/// TX_JITTER`, stalls, start jitter) the model's mean over ten seeds is
-/// 0.477 in either order: 11 % below the kernel's mean, outside the 10 %
-/// asked of a share. The kernel's CUBIC takes fewer of CoDel's drops than
-/// its Reno (13 against 20 on average in the five runs), the model's about
-/// as many (15 against 17); the cause is not yet found. The test holds the
-/// model within 12 % of the kernel's mean so that it cannot drift further
-/// while that gap is open.
+/// CUBIC's share in fourteen kernel runs: 0.53, 0.52 (flows swapped) and
+/// 0.55 (`kemu.py`, `ccbench compare`), then 0.544, 0.490, 0.589, 0.593,
+/// 0.484 and 0.527, 0.570, 0.531, 0.444, 0.488, 0.553 (eleven `ccbench
+/// compare` runs): mean 0.530, each run within ±0.09 of it, so one run is
+/// not a test. With the default host timing noise (`tcp::TX_JITTER`,
+/// stalls, start jitter) the model's mean over ten seeds is 0.476 in
+/// either order: 10 % below the kernel's mean, at the edge of the 10 % asked
+/// of a share. The kernel's CUBIC takes fewer of CoDel's drops than its Reno
+/// (15 against 20 on average in the last six runs), the model's 17 against
+/// 21. Not the cause: where HyStart ends slow start. The kernel's CUBIC left
+/// it by the ACK train at cwnd 245-247 in three of the last six runs and by
+/// delay at 89 in three (share 0.53 and 0.51 on average), the model's at 246
+/// in six seeds of ten and at 96 in four (0.49 and 0.45): the split is the
+/// same and the gap is there either way. The test holds the model within
+/// 12 % of the kernel's mean so that it cannot drift further while that gap
+/// is open.
 #[test]
 fn cubic_and_reno_share_one_codel_queue_like_linux() {
-    const KERNEL: [f64; 8] = [0.53, 0.52, 0.55, 0.544, 0.490, 0.589, 0.593, 0.484];
+    const KERNEL: [f64; 14] =
+        [0.53, 0.52, 0.55, 0.544, 0.490, 0.589, 0.593, 0.484, 0.527, 0.570, 0.531, 0.444, 0.488, 0.553];
     let kernel = KERNEL.iter().sum::<f64>() / KERNEL.len() as f64;
     for swap in [false, true] {
         let shares: Vec<f64> = (1..=10).map(|seed| cubic_share(false, seed, swap)).collect();
