@@ -619,7 +619,7 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
     """
     from ccbench.core.workers import cores, start_early
 
-    start_early(jobs)
+    start_early(jobs, plots=True)
     from ccbench.report.run_plots import draw, kinds_of, plan
     from ccbench.report.suite import ConsoleProgress, render
 

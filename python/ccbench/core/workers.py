@@ -1,9 +1,10 @@
 """Worker processes for sweeps, per-run plots and reports.
 
 Workers are forked from one ``forkserver`` (``spawn`` where there is none)
-that has ccbench's sweep, plotting and report modules imported: forking it
-takes milliseconds, importing them (Polars, matplotlib) about half a second
-or more. This module imports nothing heavy, so a command can start the
+that has ccbench's sweep modules imported, and its plotting and report
+modules where the command draws static figures: forking it takes
+milliseconds, importing them (Polars, matplotlib) about half a second or
+more. This module imports nothing heavy, so a command can start the
 forkserver (:func:`start_early`) before it imports the modules that load and
 plan its work, and the forkserver's imports overlap that instead of
 following it.
@@ -21,10 +22,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["cores", "in_workers", "mp_context", "run_scope", "start_early", "worker_init"]
+__all__ = ["PRELOAD", "PRELOAD_PLOTS", "cores", "in_workers", "mp_context", "run_scope", "start_early", "worker_init"]
 
-#: What the forkserver imports before it forks any worker.
-PRELOAD = ["ccbench.sweep.runner", "ccbench.simulate.plot", "ccbench.report.suite_plots", "ccbench.report.suite"]
+#: What the forkserver imports before it forks any worker: what a run needs (its page draws with NumPy).
+PRELOAD = ["ccbench.sweep.runner", "ccbench.simulate.page", "numpy"]
+#: And for work that draws static figures: matplotlib alone takes ~0.4 s to import, which a sweep
+#: without a PNG (every built-in suite's default) would wait for before its first run.
+PRELOAD_PLOTS = ["ccbench.simulate.plot", "ccbench.report.suite_plots", "ccbench.report.suite"]
+_preload = list(PRELOAD)
 
 
 def cores() -> int:
@@ -41,15 +46,18 @@ def cores() -> int:
 def mp_context() -> Any:
     if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(PRELOAD)
+        ctx.set_forkserver_preload(_preload)
         return ctx
     return mp.get_context("spawn")
 
 
-def start_early(jobs: int | None = None) -> None:
+def start_early(jobs: int | None = None, *, plots: bool = False) -> None:
     """Start the forkserver now if work will go to more than one process (``jobs``,
     default: the cores), so that its imports run while this process prepares the
-    work it will hand out. A no-op once it runs."""
+    work it will hand out; with ``plots`` it imports the plotting modules too. A
+    no-op once it runs (a worker that draws later imports matplotlib itself)."""
+    if plots:
+        _preload[len(PRELOAD):] = PRELOAD_PLOTS
     if (jobs or cores()) > 1 and mp_context().get_start_method() == "forkserver":
         from multiprocessing import forkserver
 
@@ -60,7 +68,7 @@ def in_workers(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> Ite
     """``(item, fn(item))`` for each item as it finishes, ``jobs`` at a time.
 
     More than one at a time runs in worker processes forked from the forkserver
-    (plotting modules preloaded); they ignore Ctrl-C, which reaches this process
+    (plotting modules preloaded where the command started it for plots); they ignore Ctrl-C, which reaches this process
     alone, and leaving the iterator early cancels what has not started. ``fn``
     must be a module-level function and items plain data.
     """

@@ -279,7 +279,7 @@ def render(suite_dir: str | os.PathLike[str], *, plots: bool = True, progress: P
     root = Path(suite_dir)
     parts = part_dirs(root)
     if plots and any(_asks_for_pngs(d) for d in (parts if parts is not None else [root])):
-        start_early(jobs)  # the workers' matplotlib import overlaps the tables; no PNG, no workers
+        start_early(jobs, plots=True)  # the workers' matplotlib import overlaps the tables; no PNG, no workers
     if parts is not None:
         return _render_set(root, read_manifest(root).data, parts, plots=plots, progress=progress, jobs=jobs)
     report = build(root, plots=plots, progress=progress, jobs=jobs)
