@@ -346,7 +346,10 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     packets whatever the device offers (software GSO splits them at the
     device), so both sides send in bursts of about 1 ms at the pacing rate.
     Each flow entry's client host is its own namespace on the flow's route;
-    flows with `ecn = "classic"` turn on `tcp_ecn` there.
+    flows with `ecn = "classic"` turn on `tcp_ecn` there. The emulated path
+    draws its random elements (netem jitter, loss) from the scenario's seed,
+    as the simulation does: a run per seed (--set seed=N) samples them, runs
+    repeated at one seed do not.
     """
     from ccbench.report.compare import EmulationError, run_compare
 
