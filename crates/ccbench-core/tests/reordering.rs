@@ -167,16 +167,17 @@ fn against_kernel(jitter: &str) -> ([f64; 3], Vec<(f64, f64, f64)>) {
 
 /// `ccbench compare` of this layout with Linux 6.18, one kernel run per
 /// seed 1-20 (`--set seed=N`; `data/kernel_reordering.json`), the
-/// kernel's sRTT read from `tcp_info` every 100 ms. The seed draws the emulated netem's jitter exactly as it draws
-/// the model's, so a kernel run per seed samples as many jitter
-/// realizations as the model's seeds do; runs repeated at one seed do not.
+/// kernel's sRTT read from `tcp_info` every 100 ms. The seed draws the
+/// emulated netem's jitter exactly as it draws the model's, so a kernel run
+/// per seed samples as many jitter realizations as the model's seeds do;
+/// runs repeated at one seed do not.
 /// At seed 1 the kernel's slow start is the same in every run (HyStart's
 /// ACK train at 212-213 packets in seven runs at ± 1 ms, rounds of 10, 16,
 /// 32, 62, 126 segments in six of seven captures): only the host's timing
 /// varies, and means over 22-24 runs at seed 1 stood up to 25 % away from
 /// these (± 1 ms sRTT 144.8, ± 4 ms sRTT 136.4 and a HyStart exit at
-/// 503-564 packets). Seeds 1-10 and 11-20 agree within 12 % on sRTT and 17
-/// % on retransmits here.
+/// 503-564 packets). Seeds 1-10 and 11-20 agree within 12 % on sRTT and
+/// 17 % on retransmits here.
 ///
 /// ± 1 ms: goodput 47.48 Mbit/s, retransmits 74.1 (seeds 1-10 79.0, 11-20
 /// 69.2), sRTT 151.5 ms, in two modes: 111-148 ms in 11 of the 20 seeds

@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["PRELOAD", "PRELOAD_PLOTS", "cores", "in_workers", "mp_context", "run_scope", "start_early", "worker_init"]
+__all__ = ["cores", "in_workers", "mp_context", "run_scope", "start_early", "worker_init"]
 
 #: What the forkserver imports before it forks any worker: what a run needs (its page draws with NumPy).
 PRELOAD = ["ccbench.sweep.runner", "ccbench.simulate.page", "numpy"]
@@ -69,9 +69,10 @@ def in_workers(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> Ite
     """``(item, fn(item))`` for each item as it finishes, ``jobs`` at a time.
 
     More than one at a time runs in worker processes forked from the forkserver
-    (plotting modules preloaded where the command started it for plots); they ignore Ctrl-C, which reaches this process
-    alone, and leaving the iterator early cancels what has not started. ``fn``
-    must be a module-level function and items plain data.
+    (plotting modules preloaded where the command started it for plots); they
+    ignore Ctrl-C, which reaches this process alone, and leaving the iterator
+    early cancels what has not started. ``fn`` must be a module-level function
+    and items plain data.
     """
     if jobs <= 1 or len(items) <= 1:
         for item in items:

@@ -476,12 +476,12 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
     # different times (per-ACK RTT of several flows) would otherwise make it a sparse union.
     raw = sum(src.rows for src in sources) <= 2 * buckets
     span = duration if duration > 0 else 1.0
+    keys = {id(src): sorted({k for s, k, _ in parts if s is src}) for src in sources}
     if not raw:
-        return _decimated(cid, title, unit, parts, sources, buckets, span)
+        return _decimated(empty, parts, sources, keys, buckets, span)
     points: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # (source, key) -> (times, values)
     for src in sources:
-        keys = sorted({k for s, k, _ in parts if s is src})
-        points.update({(id(src), k): tv for k, tv in _raw(src, keys).items()})
+        points.update({(id(src), k): tv for k, tv in _raw(src, keys[id(src)]).items()})
     if not points:
         return empty
     x = np.unique(np.concatenate([t for t, _ in points.values()]))
@@ -513,27 +513,26 @@ def _raw(src: Source, keys: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray
             for key, c in chunks.items() if c}
 
 
-def _decimated(cid: str, title: str, unit: str, parts: Sequence[Part], sources: list[Source], buckets: int,
-               span: float) -> dict[str, Any]:
-    """A decimated figure: every series on the same bucket times, so the time column is the times
-    any series has a value at, and each series' values are its row there (NaN where it has none)."""
+def _decimated(empty: dict[str, Any], parts: Sequence[Part], sources: list[Source], keys: Mapping[int, list[int]],
+               buckets: int, span: float) -> dict[str, Any]:
+    """:func:`_chart` decimated (``empty``: the figure without series; ``keys``: each source's keys,
+    by its id): every series on the same bucket times, so the time column is the times any series
+    has a value at, and each series' values are its row there (NaN where it has none)."""
     import numpy as np
 
     rows: dict[tuple[int, int], np.ndarray] = {}  # (source, key) -> values on the bucket times
     for src in sources:
-        keys = sorted({k for s, k, _ in parts if s is src})
-        rows.update({(id(src), k): row for k, row in _min_max(src, keys, buckets, span).items()})
+        rows.update({(id(src), k): row for k, row in _min_max(src, keys[id(src)], buckets, span).items()})
     drawn = [(id(src), k, meta) for src, k, meta in parts if (id(src), k) in rows]  # a flow with no samples: none
     if not drawn:
-        return {"id": cid, "title": title, "unit": unit, "x": np.empty(0), "series": []}
+        return empty
     width = span / buckets
     b = np.arange(buckets + 1)
     times = np.round(np.column_stack([b * width, b * width + width / 2]).ravel(), 6)
     present = np.logical_or.reduce([np.isfinite(row) for row in rows.values()])
     # + 0.0: a -0.0 reads as 0.0, as a sum of one sample does in the raw path
     y = _sig_figs(np.stack([rows[(s, k)][present] for s, k, _ in drawn]) + 0.0, 4)
-    return {"id": cid, "title": title, "unit": unit, "x": times[present],
-            "series": [{**meta, "y": y[i]} for i, (_, _, meta) in enumerate(drawn)]}
+    return {**empty, "x": times[present], "series": [{**meta, "y": y[i]} for i, (_, _, meta) in enumerate(drawn)]}
 
 
 def _min_max(src: Source, keys: list[int], buckets: int, span: float) -> dict[int, np.ndarray]:
