@@ -220,6 +220,15 @@ fn reordering_costs_what_it_costs_the_kernel_at_one_two_and_four_ms() {
         assert!((r[0] - 1.0).abs() <= 0.10 && (r[2] - 1.0).abs() <= 0.10, "± {jitter}: {r:?} {runs:?}");
         assert!((r[1] - 1.0).abs() <= 0.25, "± {jitter} retransmits: {r:?} {runs:?}");
         assert!(runs.iter().all(|r| r.1 < 400.0), "a runaway slow start: {runs:?}");
+        if jitter == "1ms" {
+            // Both sides bimodal: the W_max plateau (sRTT under 150 ms) or not (over 160).
+            let kernel: Vec<f64> = kernel_runs(jitter).into_iter().map(|r| r.2).collect();
+            let model: Vec<f64> = runs.iter().map(|r| r.2).collect();
+            for (side, srtt) in [("kernel", &kernel), ("model", &model)] {
+                let (low, high) = (srtt.iter().filter(|&&s| s < 150.0).count(), srtt.iter().filter(|&&s| s > 160.0).count());
+                assert!(low >= 5 && high >= 5, "± 1 ms, {side}: {low} seeds low, {high} high: {srtt:?}");
+            }
+        }
     }
     let (r, runs) = against_kernel("4ms");
     assert!((r[0] - 1.0).abs() <= 0.10 && (r[2] - 1.0).abs() <= 0.10, "± 4 ms: {r:?} {runs:?}");
