@@ -101,7 +101,7 @@ def test_progress_follows_simulated_time_not_the_machine() -> None:
 def test_start_jitter_makes_seeds_differ() -> None:
     jitter = ['flows.f1.start_jitter="50ms"', 'flows.f2.start_jitter="50ms"']
     quiet = [f'flows.{f}.{k}' for f in ("f1", "f2")
-             for k in ('start_jitter="0s"', 'tcp.tx_jitter="0s"', "tcp.tx_stall_prob=0.0")]
+             for k in ('start_jitter="0s"', 'tcp.tx_jitter="0s"', "tcp.tx_stall_prob=0.0", 'tcp.ack_jitter="0s"', "tcp.ack_stall_prob=0.0")]
     plain = [ccbench.run(TWO_FLOWS, seed=s, set=quiet).summary["flows"] for s in (1, 2)]
     assert plain[0] == plain[1], "without host timing noise nothing here is random"
     noisy = [ccbench.run(TWO_FLOWS, seed=s).summary["flows"] for s in (1, 2)]

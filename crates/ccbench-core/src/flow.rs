@@ -46,6 +46,8 @@ pub struct Flow {
     pub rev_tmpl: Packet,
     /// Template for packets on the forward path (probe requests).
     pub fwd_tmpl: Packet,
+    /// The receiving host's way out for its ACKs (TCP with host noise).
+    pub rx_host: Option<Box<crate::tcp::HostQueue>>,
     /// Pending timer event per endpoint (sender, receiver).
     pub timer_at: [SimTime; 2],
     /// Receiver's delivered bytes at the last sample and at the warm-up.

@@ -411,7 +411,10 @@ impl Sim {
         match (&mut flow.ep, &p.hdr) {
             (Endpoints::Tcp { rx, .. }, Header::TcpData(seg)) => {
                 let (out, tmpl, ecn) = (&mut self.out, &flow.rev_tmpl, rx.ack_ecn);
-                rx.on_data(seg, p.ecn, now, &mut |ack| out.push(TcpReceiver::ack_packet(ack, ecn, now, tmpl)));
+                match &mut flow.rx_host {
+                    Some(h) => rx.on_data(seg, p.ecn, now, &mut |ack| h.hold(now, TcpReceiver::ack_packet(ack, ecn, now, tmpl))),
+                    None => rx.on_data(seg, p.ecn, now, &mut |ack| out.push(TcpReceiver::ack_packet(ack, ecn, now, tmpl))),
+                }
                 self.arm(fi, End::Receiver);
             }
             (Endpoints::Tcp { tx, .. }, Header::TcpAck(ack)) => {
@@ -469,7 +472,7 @@ impl Sim {
         let flow = &mut self.flows[fi];
         let deadline = match (&flow.ep, end) {
             (Endpoints::Tcp { tx, .. }, End::Sender) => tx.next_timer(),
-            (Endpoints::Tcp { rx, .. }, End::Receiver) => rx.next_timer(),
+            (Endpoints::Tcp { rx, .. }, End::Receiver) => rx.next_timer().min(flow.rx_host.as_ref().map_or(SimTime::NEVER, |h| h.next())),
             (Endpoints::Ping(p), End::Sender) if p.active => p.next_at,
             (Endpoints::Media { tx, .. }, End::Sender) => tx.next_timer(),
             (Endpoints::Media { rx, .. }, End::Receiver) => rx.next_timer(),
@@ -495,8 +498,15 @@ impl Sim {
                 tx.on_timer(now, &mut |p| out.push(p));
             }
             (Endpoints::Tcp { rx, .. }, End::Receiver) => {
+                if let Some(h) = &mut flow.rx_host {
+                    h.release(now, &mut self.out);
+                }
                 if let Some(ack) = rx.on_timer(now) {
-                    self.out.push(TcpReceiver::ack_packet(ack, rx.ack_ecn, now, &flow.rev_tmpl));
+                    let p = TcpReceiver::ack_packet(ack, rx.ack_ecn, now, &flow.rev_tmpl);
+                    match &mut flow.rx_host {
+                        Some(h) => h.hold(now, p),
+                        None => self.out.push(p),
+                    }
                 }
             }
             (Endpoints::Ping(ping), End::Sender) => {

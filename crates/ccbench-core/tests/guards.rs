@@ -325,8 +325,8 @@ fn override_errors_name_the_override_and_file_errors_keep_their_lines() {
 fn host_timing_noise_makes_the_seed_matter_by_default() {
     let flows = "[[flows]]\nid = \"a\"\ncount = 3\ncc = \"cubic\"\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n";
     let text = dumbbell("10Mbit", 20.0, "{ kind = \"pfifo\", limit = 50 }", "5s", flows);
-    let quiet = ["flows.a.start_jitter=\"0s\"", "flows.a.tcp.tx_jitter=\"0s\"", "flows.a.tcp.tx_stall_prob=0.0"];
-    let plain: Vec<_> = (1..=5).map(|s| run(&text, &[&format!("seed={s}"), quiet[0], quiet[1], quiet[2]]).summary).collect();
+    let quiet = ["flows.a.start_jitter=\"0s\"", "flows.a.tcp.tx_jitter=\"0s\"", "flows.a.tcp.tx_stall_prob=0.0", "flows.a.tcp.ack_jitter=\"0s\"", "flows.a.tcp.ack_stall_prob=0.0"];
+    let plain: Vec<_> = (1..=5).map(|s| run(&text, &[&format!("seed={s}"), quiet[0], quiet[1], quiet[2], quiet[3], quiet[4]]).summary).collect();
     for s in &plain[1..] {
         assert_eq!(s.flows, plain[0].flows);
         assert_eq!(s.links, plain[0].links);

@@ -24,7 +24,7 @@ cc = "cubic"
 path = ["b"]
 reverse = ["r"]
 start_jitter = "0s"
-tcp = { tx_jitter = "0s", tx_stall_prob = 0.0 }
+tcp = { tx_jitter = "0s", tx_stall_prob = 0.0, ack_jitter = "0s", ack_stall_prob = 0.0 }
 "#;
 
 fn scenario(link: &str, duration: &str) -> String {

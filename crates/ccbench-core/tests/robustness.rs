@@ -79,7 +79,7 @@ path = ["l"]
 reverse = ["l"]
 # Without the host's timing noise, which would advance the clock a little
 # per burst and turn the stall into a very long run.
-tcp = { tx_jitter = "0s", tx_stall_prob = 0.0 }
+tcp = { tx_jitter = "0s", tx_stall_prob = 0.0, ack_jitter = "0s", ack_stall_prob = 0.0 }
 "#;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

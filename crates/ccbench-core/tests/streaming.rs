@@ -55,11 +55,18 @@ fn chunks_and_the_rest_are_the_whole_tables() {
         let min = chunk.div_ceil(ROW_BYTES[k]) as usize;
         assert!((min..min + 65536).contains(&rows), "{name}: chunk of {rows} rows");
     }
-    let mut rest = spilled.metrics.into_tables();
+    // The chunks come in run order, a table's perhaps several; the rest
+    // follows them.
+    let mut joined: Vec<(&str, Table)> = Vec::new();
     for (name, t) in chunks {
-        // The chunks come in run order; the rest follows them.
+        match joined.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, acc)) => append(acc, t),
+            None => joined.push((name, t)),
+        }
+    }
+    let mut rest = spilled.metrics.into_tables();
+    for (name, mut acc) in joined {
         let at = rest.iter().position(|(n, _)| *n == name).unwrap();
-        let mut acc = t;
         append(&mut acc, std::mem::take(&mut rest[at].1));
         rest[at].1 = acc;
     }

@@ -24,17 +24,12 @@ fn cubic_share(quiet: bool, seed: u64, swap: bool) -> f64 {
 /// 0.484 and 0.527, 0.570, 0.531, 0.444, 0.488, 0.553 (eleven `ccbench
 /// compare` runs): mean 0.530, each run within ±0.09 of it, so one run is
 /// not a test. With the default host timing noise (`tcp::TX_JITTER`,
-/// stalls, start jitter) the model's mean over ten seeds is 0.476 in
-/// either order: 10 % below the kernel's mean, at the edge of the 10 % asked
-/// of a share. The kernel's CUBIC takes fewer of CoDel's drops than its Reno
-/// (15 against 20 on average in the last six runs), the model's 17 against
-/// 21. Not the cause: where HyStart ends slow start. The kernel's CUBIC left
-/// it by the ACK train at cwnd 245-247 in three of the last six runs and by
-/// delay at 89 in three (share 0.53 and 0.51 on average), the model's at 246
-/// in six seeds of ten and at 96 in four (0.49 and 0.45): the split is the
-/// same and the gap is there either way. The test holds the model within
-/// 12 % of the kernel's mean so that it cannot drift further while that gap
-/// is open.
+/// stalls, start jitter, and the receiving host's ACK noise,
+/// `tcp::ACK_JITTER`) the model's mean over ten seeds is 0.522 in either
+/// order, 1.5 % below the kernel's. Without the ACK noise it was 0.476, 10 %
+/// below: where HyStart ends slow start was not the cause (the kernel's
+/// CUBIC left it by the ACK train at cwnd 245-247 in three of six runs and
+/// by delay at 89 in three, the model's likewise, with the gap either way).
 #[test]
 fn cubic_and_reno_share_one_codel_queue_like_linux() {
     const KERNEL: [f64; 14] =
@@ -44,7 +39,7 @@ fn cubic_and_reno_share_one_codel_queue_like_linux() {
         let shares: Vec<f64> = (1..=10).map(|seed| cubic_share(false, seed, swap)).collect();
         let mean = shares.iter().sum::<f64>() / shares.len() as f64;
         assert!(
-            (mean / kernel - 1.0).abs() <= 0.12,
+            (mean / kernel - 1.0).abs() <= 0.10,
             "CUBIC share {mean:.3} (runs {shares:.2?}, swapped {swap}) vs the kernel's {kernel:.3}"
         );
     }
@@ -68,7 +63,8 @@ fn without_noise_the_share_is_a_phase_effect() {
 /// runs: `kemu.py` twice, `ccbench compare` three times) split the link
 /// 0.49/0.51, 0.49/0.51, 0.55/0.45, 0.41/0.59 and 0.62/0.38, with 86, 52,
 /// 56, 65 and 55 retransmits in all (mean 63). With the default host noise
-/// each seed is a distinct sample of that spread.
+/// each seed is a distinct sample of that spread: 0.40-0.59 over seeds
+/// 1-10, 0.498 on average, with 77.8 retransmits (23 % above the kernel's).
 #[test]
 fn two_identical_cubic_flows_share_and_retransmit_like_linux() {
     let flows = tcp("a", "cubic", "") + &tcp("b", "cubic", "");

@@ -2,12 +2,13 @@
 //! built-in shaper sets the bottleneck rate below the link's, and its SCE
 //! schedule (2.5 ms target) holds SCE-aware flows' queue below the 5 ms CE
 //! target, while plain CUBIC, held by CE marks alone, peaks higher.
-//! Measured: cubic-sce p50/p99 sojourn about 3/4.5 ms at full goodput when
-//! no CE comes (seeds 2, 4, 5); cubic 3.5-4.3/8.6-9.8 ms. In seeds 1 and 3
-//! a CE is followed by an ESCE ACK below the new epoch's
-//! inflection point, which in tcp_cubic_sce.c wraps the curve's plateau
-//! (cnt 2 until the next CE): cubic-sce grows into CE again, its p99
-//! reaches about 50 ms and its goodput 29-36 Mbit/s.
+//! Measured, seeds 1-10: reno-sce p50/p99 sojourn 2.6-2.8/3.5 ms at full
+//! goodput with at most one CE mark; cubic 3.4-4.4/8.3-9.5 ms. cubic-sce
+//! meets CE in every seed: a CE is followed by an ESCE ACK below the new
+//! epoch's inflection point, which in tcp_cubic_sce.c wraps the curve's
+//! plateau (cnt 2 until the next CE), so it grows into CE again, its p99
+//! reaches 28-72 ms and its goodput 30-37 Mbit/s (with hosts' timing as
+//! measured; ACKs without noise left it clean in three seeds of five).
 
 mod common;
 use common::*;
@@ -47,39 +48,35 @@ fn run_sim(cc: &str, seed: u64) -> (Summary, u64) {
 
 #[test]
 fn shaper_sets_the_rate_and_sce_holds_the_queue_below_the_ce_target() {
-    let mut clean = 0;
+    let goodput = |x: &Summary| x.flows.iter().map(|f| f.goodput_mbps).sum::<f64>();
+    let ce = |x: &Summary| x.flows.iter().map(|f| f.ce_marks).sum::<u64>();
+    let mut wrapped = 0;
     for seed in 1..=5 {
+        let (r, r_sce) = run_sim("reno-sce", seed);
         let (s, s_sce) = run_sim("cubic-sce", seed);
         let (c, c_sce) = run_sim("cubic", seed);
         assert_eq!(c_sce, 0);
-        assert!(s_sce > 1000, "seed {seed}: {s_sce} SCE echoes");
-        let goodput = |x: &Summary| x.flows.iter().map(|f| f.goodput_mbps).sum::<f64>();
+        assert!(r_sce > 1000 && s_sce > 1000, "seed {seed}: {r_sce}, {s_sce} SCE echoes");
         // 40 Mbit/s of frames is ≈ 38.5 Mbit/s of TCP payload.
-        let (gs, gc) = (goodput(&s), goodput(&c));
+        let (gr, gc) = (goodput(&r), goodput(&c));
         assert!(gc > 35.0 && gc < 40.0, "cubic seed {seed}: goodput {gc} Mbit/s");
-        let (ls, lc) = (link(&s, "bottleneck"), link(&c, "bottleneck"));
-        let (ps, pc) = (ls.sojourn_ms.p50.unwrap(), lc.sojourn_ms.p50.unwrap());
-        let (qs, qc) = (ls.sojourn_ms.p99.unwrap(), lc.sojourn_ms.p99.unwrap());
-        let ce: u64 = s.flows.iter().map(|f| f.ce_marks).sum();
-        if ce > 0 {
-            // The wrap's overshoot: CE, not SCE, ends the growth.
-            assert!(qs > 5.0 && gs > 25.0, "seed {seed}: cubic-sce with {ce} CE: p99 {qs} ms, goodput {gs}");
-            continue;
-        }
-        clean += 1;
+        let (lr, lc) = (link(&r, "bottleneck"), link(&c, "bottleneck"));
+        let (pr, pc) = (lr.sojourn_ms.p50.unwrap(), lc.sojourn_ms.p50.unwrap());
+        let (qr, qc) = (lr.sojourn_ms.p99.unwrap(), lc.sojourn_ms.p99.unwrap());
         // SCE (2.5 ms target) keeps the SCE flows' queue near its target and
-        // below the 5 ms CE target with no CE; CUBIC, held by CE alone, peaks
-        // higher (p99).
-        assert!(gs > 35.0 && gs < 40.0, "cubic-sce seed {seed}: goodput {gs} Mbit/s");
-        assert!(
-            ps > 1.25 && ps < 5.0 && qs < 5.0,
-            "seed {seed}: cubic-sce sojourn p50/p99 {ps}/{qs} ms"
-        );
-        assert!(
-            qs < qc,
-            "seed {seed}: p99 {qs} ms (cubic-sce) vs {qc} ms (cubic)"
-        );
-        assert!(pc > 0.0);
+        // below the 5 ms CE target; CUBIC, held by CE alone, peaks higher.
+        assert!(gr > 35.0 && gr < 40.0, "reno-sce seed {seed}: goodput {gr} Mbit/s");
+        assert!(ce(&r) <= 2, "reno-sce seed {seed}: {} CE", ce(&r));
+        assert!(pr > 1.25 && pr < 5.0 && qr < 5.0, "seed {seed}: reno-sce sojourn p50/p99 {pr}/{qr} ms");
+        assert!(qr < qc && pc > pr, "seed {seed}: p50/p99 {pr}/{qr} ms (reno-sce) vs {pc}/{qc} ms (cubic)");
+        let qs = link(&s, "bottleneck").sojourn_ms.p99.unwrap();
+        if ce(&s) > 0 {
+            // The wrap's overshoot: CE, not SCE, ends the growth.
+            wrapped += 1;
+            assert!(qs > 5.0 && goodput(&s) > 25.0, "seed {seed}: cubic-sce with {} CE: p99 {qs} ms, goodput {}", ce(&s), goodput(&s));
+        } else {
+            assert!(qs < 5.0, "seed {seed}: cubic-sce without CE: p99 {qs} ms");
+        }
     }
-    assert!(clean >= 2, "{clean} of 5 seeds without CE");
+    assert!(wrapped >= 4, "cubic-sce wrapped into CE in {wrapped} of 5 seeds");
 }

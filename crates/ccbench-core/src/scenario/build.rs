@@ -18,6 +18,7 @@ use crate::rng::SimRng;
 use crate::sim::Sim;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
+use crate::tcp::HostQueue;
 
 use crate::units::{Dur, SimTime};
 
@@ -79,6 +80,7 @@ pub fn build(s: &Scenario) -> Sim {
                 dst_host: if dir == Dir::Fwd { dst_host } else { src_host },
                 ..Default::default()
             };
+            let mut rx_host = None;
             let (ep, cc_name, ecn_name) = match spec.kind {
                 FlowKind::Tcp => {
                     let tcfg = spec.tcp.clone().unwrap_or_default();
@@ -90,6 +92,7 @@ pub fn build(s: &Scenario) -> Sim {
                     let syn = syn_rtt(&links, &s.links, &fwd, &rev);
                     let mut tx = TcpSender::new(tcfg.clone(), algo, mode, tmpl(Dir::Fwd), spec.bytes.map(|b| b.0), start, Some(syn));
                     tx.set_rng(SimRng::for_component(s.seed, &format!("tcp:{name}")));
+                    rx_host = HostQueue::new(tcfg.ack_noise(), SimRng::for_component(s.seed, &format!("tcp-rx:{name}"))).map(Box::new);
                     let mut rx = TcpReceiver::new(&tcfg, mode);
                     rx.set_syn_rtt(syn);
                     if tx.cc.sce() {
@@ -136,6 +139,7 @@ pub fn build(s: &Scenario) -> Sim {
                 stop,
                 rev_tmpl: tmpl(Dir::Rev),
                 fwd_tmpl: tmpl(Dir::Fwd),
+                rx_host,
                 timer_at: [SimTime::NEVER; 2],
                 last_delivered: 0,
                 last_received: 0,

@@ -83,7 +83,7 @@ const SIM_BYTES: u64 = 64 << 10;
 const LINK_BYTES: u64 = 1 << 10;
 /// Heap of a flow copy by kind, and of a flow's access link (a pure delay
 /// whose FIFO reserves room for 256 packets).
-const TCP_FLOW_BYTES: u64 = 2304;
+const TCP_FLOW_BYTES: u64 = 2816;
 const MEDIA_FLOW_BYTES: u64 = 250 << 10;
 const PING_BYTES: u64 = 1 << 10;
 

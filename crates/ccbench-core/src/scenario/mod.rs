@@ -677,18 +677,22 @@ fn validate(s: &Scenario, at: &dyn Fn(&[Seg], String) -> Problem) -> Vec<Problem
                     if !(1..=65535).contains(&t.init_cwnd) {
                         out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("init_cwnd")], format!("must be 1..=65535, got {}", t.init_cwnd)));
                     }
+                    for (key, (jitter, prob, stall)) in [("tx", (t.tx_jitter, t.tx_stall_prob, t.tx_stall)), ("ack", (t.ack_jitter, t.ack_stall_prob, t.ack_stall))] {
+                        let path = |name: &str| [k("flows"), Seg::Index(i), k("tcp"), k(&format!("{key}_{name}"))];
+                        let limit = crate::units::Dur::from_millis(100);
+                        if jitter > limit {
+                            out.push(at(&path("jitter"), format!("must be at most 100ms, got {jitter}")));
+                        }
+                        if !(0.0..=0.5).contains(&prob) {
+                            out.push(at(&path("stall_prob"), format!("must be 0..=0.5, got {prob}")));
+                        }
+                        if stall > limit {
+                            out.push(at(&path("stall"), format!("must be at most 100ms, got {stall}")));
+                        }
+                    }
                     // Linux clamps socket buffers to at least SOCK_MIN_SNDBUF/RCVBUF
                     // (4608/2304 B); we ask for room for two full segments.
                     let min_buf = 2 * u64::from(t.mtu);
-                    if t.tx_jitter > crate::units::Dur::from_millis(100) {
-                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("tx_jitter")], format!("must be at most 100ms, got {}", t.tx_jitter)));
-                    }
-                    if !(0.0..=0.5).contains(&t.tx_stall_prob) {
-                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("tx_stall_prob")], format!("must be 0..=0.5, got {}", t.tx_stall_prob)));
-                    }
-                    if t.tx_stall > crate::units::Dur::from_millis(100) {
-                        out.push(at(&[k("flows"), Seg::Index(i), k("tcp"), k("tx_stall")], format!("must be at most 100ms, got {}", t.tx_stall)));
-                    }
                     // wmem_default is exempt: the send buffer expands at
                     // establishment (tcp_init_buffer_space), so 16 KiB works
                     // with jumbo frames as it does in Linux.

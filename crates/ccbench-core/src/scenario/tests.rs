@@ -167,6 +167,7 @@ fn socket_buffer_keys_have_linux_defaults_and_are_checked() {
     assert_eq!((t.rmem_default.0, t.rmem_max.0), (131_072, 6_291_456));
     // Host timing noise as measured on Linux hosts (tcp::TX_JITTER).
     assert_eq!((t.tx_jitter, t.tx_stall_prob, t.tx_stall), (Dur::from_micros(50), 0.0036, Dur::from_micros(2500)));
+    assert_eq!((t.ack_jitter, t.ack_stall_prob, t.ack_stall), (Dur::from_micros(50), 0.0025, Dur::from_millis(1)));
     assert_eq!(p.scenario.flows[0].start_jitter, Some(Dur::from_millis(5)));
     let ok = parse(&format!("{BASE}tcp = {{ wmem_max = \"32mb\", rmem_max = 1000000 }}\n"), "t.toml", &[]).unwrap();
     let t = ok.scenario.flows[0].tcp.as_ref().unwrap();
@@ -179,6 +180,10 @@ fn socket_buffer_keys_have_linux_defaults_and_are_checked() {
     let keys: Vec<&str> = e.problems.iter().map(|p| p.key.as_str()).collect();
     assert_eq!(keys, ["flows[0].tcp.tx_stall_prob", "flows[0].tcp.tx_stall"], "{e}");
     assert!(parse(&format!("{BASE}tcp = {{ tx_stall_prob = 0.5, tx_stall = \"100ms\" }}\n"), "t.toml", &[]).is_ok());
+    let e = err(&format!("{BASE}tcp = {{ ack_jitter = \"101ms\", ack_stall_prob = -0.1, ack_stall = \"1s\" }}\n"));
+    let keys: Vec<&str> = e.problems.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys, ["flows[0].tcp.ack_jitter", "flows[0].tcp.ack_stall_prob", "flows[0].tcp.ack_stall"], "{e}");
+    assert!(e.problems[1].message.contains("must be 0..=0.5, got -0.1"), "{e}");
 }
 
 /// Copies are named `id.1`, `id.2`, ... and found back by name; host ids

@@ -68,7 +68,7 @@ reverse = ["return"]
 /// A TCP flow's keys that turn the default host timing noise off (start
 /// jitter, per-packet jitter and stalls): for tests of a mechanism's exact
 /// law, where the noise only blurs what is measured.
-pub const QUIET: &str = "start_jitter = \"0s\"\ntcp = { tx_jitter = \"0s\", tx_stall_prob = 0.0 }";
+pub const QUIET: &str = "start_jitter = \"0s\"\ntcp = { tx_jitter = \"0s\", tx_stall_prob = 0.0, ack_jitter = \"0s\", ack_stall_prob = 0.0 }";
 
 pub fn tcp(id: &str, cc: &str, extra: &str) -> String {
     format!("[[flows]]\nid = \"{id}\"\ncc = \"{cc}\"\npath = [\"bottleneck\"]\nreverse = [\"return\"]\n{extra}\n")

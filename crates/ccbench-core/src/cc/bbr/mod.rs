@@ -49,20 +49,18 @@
 //!   `snd_cwnd_clamp`.
 //!
 //! Against Linux 6.18 through the kernel anchor (single flow, 50 Mbit/s,
-//! 20 ms, 83-packet FIFO) the model keeps a little less queue: 2.6 ms mean
-//! sojourn vs 2.8–3.0 ms on an idle host (3.9–5.7 ms on a busy one). The
-//! algorithm is not the cause: the kernel's max-bw
-//! filter sits 0.7–0.8 % above the link's payload rate (ss `bw` 48.6 vs
-//! 48.27 Mbit/s; the same bias follows from replaying `tcp_rate.c` on a
-//! packet capture of its ACKs), because irregular ACK arrival (inter-ACK
-//! gap p50 0.48 ms, p99 0.81 ms, p99.9 1.7 ms) yields occasional samples
-//! above the true rate and the filter keeps the largest for 10 rounds.
-//! Paced at 0.99 × that, the flow drains the standing queue left after
-//! each 0.75 phase at 0.2 % instead of 1 % of the link rate. The
-//! simulator's ACK clock is exact, so its estimate is the link rate. With
-//! ACK arrival noise on the return path (uniform 0–200 µs) the model's
-//! estimate reads +0.7 % and its queue grows to 3.2 ms, most of the way to
-//! the kernel's (tests/bbr.rs); the rest is left as a host-timing effect.
+//! 20 ms, 83-packet FIFO, 20 s) the model queues 2.7-2.8 ms on average
+//! against 2.8-3.0 ms on an idle host (3.8-5.4 ms on other days). The
+//! kernel's max-bw filter sits 0.7-0.8 % above the link's payload rate (ss
+//! `bw` 48.6 vs 48.27 Mbit/s; the same bias follows from replaying
+//! `tcp_rate.c` on a packet capture of its ACKs), because irregular ACK
+//! arrival yields occasional samples above the true rate and the filter
+//! keeps the largest for 10 rounds; paced at 0.99 × that, the flow drains
+//! the standing queue left after each 0.75 phase more slowly. The
+//! receiving host's default ACK timing noise (`tcp::HostQueue`) gives the
+//! model +0.2 %; with an exact ACK clock its estimate is the link rate and
+//! it queued 2.55 ms; ACK arrival noise of 0-200 µs on the return path
+//! gives +0.7 % (tests/bbr.rs).
 
 mod minmax;
 #[cfg(test)]
