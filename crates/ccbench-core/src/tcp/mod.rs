@@ -269,6 +269,14 @@ mod tests {
         (order, waits)
     }
 
+    /// A pure ACK on the wire: Ethernet 14 + IPv4 20 + TCP 20 + timestamps
+    /// (NOP, NOP, TS: 12) = 66 B; SACK adds NOP, NOP, kind, length and 8 B
+    /// per block (RFC 2018 §3).
+    #[test]
+    fn ack_sizes_are_those_on_the_wire() {
+        assert_eq!([0, 1, 2, 3].map(ack_wire_size), [66, 78, 86, 94]);
+    }
+
     /// A host without noise has no queue. Held ACKs leave in the order
     /// they were made; apart, each waits its own draw (0..jitter, or a
     /// stall); close together, one stalled ACK holds the ones behind it.
