@@ -410,11 +410,8 @@ impl Sim {
         let flow = &mut self.flows[fi];
         match (&mut flow.ep, &p.hdr) {
             (Endpoints::Tcp { rx, .. }, Header::TcpData(seg)) => {
-                let (out, tmpl, ecn) = (&mut self.out, &flow.rev_tmpl, rx.ack_ecn);
-                match &mut flow.rx_host {
-                    Some(h) => rx.on_data(seg, p.ecn, now, &mut |ack| h.hold(now, TcpReceiver::ack_packet(ack, ecn, now, tmpl))),
-                    None => rx.on_data(seg, p.ecn, now, &mut |ack| out.push(TcpReceiver::ack_packet(ack, ecn, now, tmpl))),
-                }
+                let (out, host, tmpl, ecn) = (&mut self.out, &mut flow.rx_host, &flow.rev_tmpl, rx.ack_ecn);
+                rx.on_data(seg, p.ecn, now, &mut |ack| ack_out(host, out, now, TcpReceiver::ack_packet(ack, ecn, now, tmpl)));
                 self.arm(fi, End::Receiver);
             }
             (Endpoints::Tcp { tx, .. }, Header::TcpAck(ack)) => {
@@ -502,11 +499,7 @@ impl Sim {
                     h.release(now, &mut self.out);
                 }
                 if let Some(ack) = rx.on_timer(now) {
-                    let p = TcpReceiver::ack_packet(ack, rx.ack_ecn, now, &flow.rev_tmpl);
-                    match &mut flow.rx_host {
-                        Some(h) => h.hold(now, p),
-                        None => self.out.push(p),
-                    }
+                    ack_out(&mut flow.rx_host, &mut self.out, now, TcpReceiver::ack_packet(ack, rx.ack_ecn, now, &flow.rev_tmpl));
                 }
             }
             (Endpoints::Ping(ping), End::Sender) => {
@@ -938,6 +931,15 @@ fn capacity_bits(hist: &[(SimTime, Rate)], from: SimTime, to: SimTime) -> Option
         }
     }
     Some(bits)
+}
+
+/// An ACK leaves the receiving host: after the host's noise where it has
+/// some (`Flow::rx_host`), at once where it has none.
+fn ack_out(host: &mut Option<Box<crate::tcp::HostQueue>>, out: &mut Vec<Packet>, now: SimTime, ack: Packet) {
+    match host {
+        Some(h) => h.hold(now, ack),
+        None => out.push(ack),
+    }
 }
 
 /// An RFC 8888 feedback packet for report `id`, on the reverse path.

@@ -243,9 +243,9 @@ fn ack_timing_noise_biases_the_bw_filter_up_and_builds_queue() {
         // Noisy ACKs: the max filter reads above the link rate.
         let bias = noisy / exact - 1.0;
         assert!((0.003..=0.012).contains(&bias), "seed {seed}: bw bias {bias}");
-        assert!(q1 > q0 + 0.4, "seed {seed}: queue {q0} -> {q1} ms");
+        assert!(q1 > q0 + 0.6, "seed {seed}: queue {q0} -> {q1} ms");
         // The return path's own added delay is 0.1 ms on average.
-        assert!(ping1 > ping0 + 0.4, "seed {seed}: ping {ping0} -> {ping1} ms");
+        assert!(ping1 > ping0 + 0.6, "seed {seed}: ping {ping0} -> {ping1} ms");
         // The default hosts' ACK noise (tcp::HostQueue) biases it too, less.
         let (default, _, _) = single_flow_with_ack_noise(seed, false, 0);
         assert!((0.001..0.005).contains(&(default / exact - 1.0)), "seed {seed}: default hosts' bias {}", default / exact - 1.0);
@@ -261,19 +261,20 @@ fn ack_timing_noise_biases_the_bw_filter_up_and_builds_queue() {
 /// ms.
 #[test]
 fn one_bbr_flow_queues_and_retransmits_like_linux() {
-    let kernel = [(47.2, 576.0, 24.1, 3.61), (46.7, 218.0, 23.2, 2.78), (46.7, 218.0, 23.5, 2.96), (46.7, 216.0, 23.4, 2.99)];
-    let median = |mut v: Vec<f64>| {
+    // (goodput, retransmits, sRTT, queue delay) per kernel run.
+    let kernel = [[47.2, 576.0, 24.1, 3.61], [46.7, 218.0, 23.2, 2.78], [46.7, 218.0, 23.5, 2.96], [46.7, 216.0, 23.4, 2.99]];
+    let k: [f64; 4] = std::array::from_fn(|i| {
+        let mut v = kernel.map(|r| r[i]);
         v.sort_by(f64::total_cmp);
-        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
-    };
-    let k = |i: usize| median(kernel.iter().map(|r| [r.0, r.1, r.2, r.3][i]).collect());
+        (v[1] + v[2]) / 2.0
+    });
     for seed in 1..=5 {
         let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, "20s", &tcp("bbr", "bbr", ""));
         let s = run(&text, &["metrics.warmup=\"0s\"", &format!("seed={seed}")]).summary;
         let f = flow(&s, "bbr");
         let q = link(&s, "bottleneck").sojourn_ms.mean.unwrap();
         let m = [f.goodput_mbps, f.retransmits as f64, f.rtt_ms.mean.unwrap(), q];
-        let r: Vec<f64> = (0..4).map(|i| m[i] / k(i) - 1.0).collect();
+        let r: Vec<f64> = (0..4).map(|i| m[i] / k[i] - 1.0).collect();
         eprintln!("seed {seed}: {m:?} vs the kernel's medians: {r:.3?}");
         assert!(r[0].abs() < 0.10 && r[2].abs() < 0.10, "seed {seed}: goodput, sRTT {r:?}");
         assert!(r[1].abs() < 0.25 && r[3].abs() < 0.25, "seed {seed}: retransmits, queue {r:?}");

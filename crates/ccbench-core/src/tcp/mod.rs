@@ -172,20 +172,19 @@ pub struct HostQueue {
     noise: HostNoise,
     rng: SimRng,
     held: VecDeque<(SimTime, Packet)>,
-    last: SimTime,
 }
 
 impl HostQueue {
     /// A queue for a host with this noise; `None` when the host has none.
     pub fn new(noise: HostNoise, rng: SimRng) -> Option<Self> {
-        noise.is_on().then(|| HostQueue { noise, rng, held: VecDeque::new(), last: SimTime::ZERO })
+        noise.is_on().then(|| HostQueue { noise, rng, held: VecDeque::new() })
     }
     /// Hold a packet made now until its draw has passed (and every packet
     /// made before it has left).
     pub fn hold(&mut self, now: SimTime, p: Packet) {
-        let at = (now + self.noise.draw(&mut self.rng)).max(self.last);
-        self.last = at;
-        self.held.push_back((at, p));
+        // Once the queue is empty every earlier packet has left by now.
+        let after = self.held.back().map_or(now, |h| h.0);
+        self.held.push_back(((now + self.noise.draw(&mut self.rng)).max(after), p));
     }
     /// When the next held packet leaves.
     pub fn next(&self) -> SimTime {
@@ -242,8 +241,9 @@ mod tests {
         assert!(TcpConfig::default().host_noise().is_on());
     }
 
-    /// ACKs made every `gap` ns through a host queue: (the order they left
-    /// in, each one's wait, each one's `sent_at` minus the time it left).
+    /// ACKs made every `gap` ns through a host queue, each checked to be
+    /// stamped with the time it left: (the order they left in, each one's
+    /// wait, ns).
     fn through_queue(noise: HostNoise, gap: u64, n: u64) -> (Vec<u32>, Vec<u64>) {
         let mut q = HostQueue::new(noise, SimRng::for_component(1, "q")).unwrap();
         let (mut out, mut order, mut waits) = (Vec::new(), Vec::new(), Vec::new());
