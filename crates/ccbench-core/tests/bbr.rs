@@ -179,24 +179,48 @@ fn two_bbr_flows_converge_at(seed: u64) {
     assert!(link(&out.summary, "bottleneck").utilization.unwrap() > 0.95);
 }
 
-/// BBR against CUBIC in a 1-BDP FIFO (50 Mbit/s, 20 ms, 83 packets): BBR's
-/// model ignores the loss CUBIC backs off from, and takes most of the link.
-/// Linux 6.18 through the same bottleneck (shared/anchors/kernel,
+/// BBR against CUBIC in a 1-BDP FIFO (50 Mbit/s, 20 ms, 83 packets, 30 s):
+/// BBR's model ignores the loss CUBIC backs off from, and takes most of the
+/// link. Linux 6.18 through the same bottleneck (shared/anchors/kernel,
 /// c_cubic_bbr_bdp and _r2): BBR 0.894 and 0.883 of the goodput; two more
-/// runs on 2026-11-23: 0.871 and 0.875; four `ccbench compare` runs on
-/// 2026-12-02: 0.874-0.885. The model's CUBIC keeps more (6.8 Mbit/s on
-/// average over seeds 1-10 against the last four kernel runs' 5.7).
+/// runs on 2026-11-23: 0.871 and 0.875. Four `ccbench compare` runs on
+/// 2026-12-02 (whole run, as below) give each flow's goodput, retransmits
+/// and sRTT and the queue's mean delay; the model's means over seeds 1-10
+/// are held to them within 10 % (goodput, sRTT) and 25 % (retransmits,
+/// queue). CUBIC's goodput there depends on how BBR's pacing catches up
+/// after a late departure (Linux's EDT credit): without it CUBIC took 19 %
+/// more than the kernel's.
 #[test]
-fn bbr_takes_most_of_a_one_bdp_fifo_from_cubic() {
-    for seed in 1..=5 {
+fn bbr_and_cubic_share_a_one_bdp_fifo_like_linux() {
+    // Per kernel run: CUBIC goodput, retransmits, sRTT; BBR the same; queue ms.
+    let kernel = [
+        [5.431, 165.0, 36.255, 41.815, 841.0, 35.500, 15.028],
+        [5.969, 147.0, 36.000, 41.286, 811.0, 35.392, 14.880],
+        [5.461, 150.0, 36.104, 41.767, 801.0, 35.291, 14.862],
+        [5.844, 164.0, 35.931, 41.409, 778.0, 35.260, 14.837],
+    ];
+    let seeds = 1..=10u64;
+    let mut model = [0.0f64; 7];
+    for seed in seeds.clone() {
         let flows = tcp("cubic", "cubic", "") + &tcp("bbr", "bbr", "");
         let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, "30s", &flows);
-        let out = run(&text, &[&format!("seed={seed}")]);
-        let c = flow(&out.summary, "cubic").goodput_mbps;
-        let b = flow(&out.summary, "bbr").goodput_mbps;
-        let share = b / (b + c);
+        let out = run(&text, &[&format!("seed={seed}"), "metrics.warmup=\"0s\""]);
+        let (c, b) = (flow(&out.summary, "cubic"), flow(&out.summary, "bbr"));
+        let share = b.goodput_mbps / (b.goodput_mbps + c.goodput_mbps);
         assert!((0.83..=0.95).contains(&share), "seed {seed}: BBR share {share} (Linux 0.871-0.894)");
-        assert!(b + c > 0.95 * 50.0 * 1448.0 / 1514.0, "seed {seed}: total {}", b + c);
+        let q = link(&out.summary, "bottleneck").sojourn_ms.mean.unwrap();
+        let row = [c.goodput_mbps, c.retransmits as f64, c.rtt_ms.mean.unwrap(), b.goodput_mbps, b.retransmits as f64, b.rtt_ms.mean.unwrap(), q];
+        for (m, v) in model.iter_mut().zip(row) {
+            *m += v / seeds.clone().count() as f64;
+        }
+    }
+    let names = ["CUBIC goodput", "CUBIC retransmits", "CUBIC sRTT", "BBR goodput", "BBR retransmits", "BBR sRTT", "queue delay"];
+    for (i, name) in names.iter().enumerate() {
+        let k = kernel.iter().map(|r| r[i]).sum::<f64>() / kernel.len() as f64;
+        let tol = if matches!(i, 1 | 4 | 6) { 0.25 } else { 0.10 };
+        let err = model[i] / k - 1.0;
+        eprintln!("{name}: {:.2} vs the kernel's {k:.2} ({:+.1} %)", model[i], 100.0 * err);
+        assert!(err.abs() <= tol, "{name}: {:.2} vs the kernel's {k:.2}", model[i]);
     }
 }
 

@@ -189,12 +189,13 @@ fn against_kernel(jitter: &str) -> ([f64; 3], Vec<(f64, f64, f64)>) {
 /// within a millisecond, 70 ms after the exit. The undo restores the
 /// window, but CUBIC keeps W_max at it and starts its curve there with
 /// K = 0, so the window stays within 15 % of it for 4 s (225 → 258) and the
-/// queue stays low. The model takes the low mode in 4 seeds of 20 (sRTT
-/// 107-139 ms, the others 170-176; 7 of 20 before the receiving host's
-/// ACKs had timing noise): its mean is 9 % high, 164.5 ms.
+/// queue stays low. The model takes the low mode in 11 seeds of 20 (sRTT
+/// 93-140 ms, the others 170-175; 4 of 20 before its receivers ACKed PSH
+/// segments at once and its pacing paid back late departures, 7 before the
+/// receiving host's ACKs had timing noise): its mean is 3 % low, 146.8 ms.
 ///
-/// ± 2 ms: goodput 47.42, retransmits 113.1, sRTT 127.6 (the model 46.85,
-/// 123.6, 120.2). When the first
+/// ± 2 ms: goodput 47.42, retransmits 113.1, sRTT 127.6 (the model 47.28,
+/// 131.9, 115.5). When the first
 /// flight is reordered before any reordering is known, RACK (window 0)
 /// marks its head lost; the kernel's nstat shows that recovery undone at
 /// once (TCPPartialUndo: the partial ACK of the delayed original echoes a
@@ -214,13 +215,15 @@ fn against_kernel(jitter: &str) -> ([f64; 3], Vec<(f64, f64, f64)>) {
 /// segments, 2-11 ms older), at the same send rates, but the chain is near
 /// critical (PAWS drops per retransmission 0.66-0.86 in eleven kernel runs,
 /// mean 0.78; 0.79-0.85 in the model's seeds 1-3), so a small excess
-/// per retransmission grows along the chain: the model retransmits 295.7,
-/// 1.24x as much (1.32x before the receiving host's ACKs had timing
-/// noise), at the same goodput (45.90) and sRTT (114.9).
+/// per retransmission grows along the chain: the model retransmits 278.6,
+/// 1.17x as much (1.24x before the changes above, 1.32x before the
+/// receiving host's ACKs had timing noise), at the same goodput (46.13)
+/// and sRTT (112.8).
 #[test]
 fn reordering_costs_what_it_costs_the_kernel_at_one_two_and_four_ms() {
     for jitter in ["1ms", "2ms"] {
         let (r, runs) = against_kernel(jitter);
+        eprintln!("± {jitter}: goodput, retransmits, sRTT / the kernel's {r:.3?}; sRTT per seed {:.0?}", runs.iter().map(|r| r.2).collect::<Vec<_>>());
         assert!((r[0] - 1.0).abs() <= 0.10 && (r[2] - 1.0).abs() <= 0.10, "± {jitter}: {r:?} {runs:?}");
         assert!((r[1] - 1.0).abs() <= 0.25, "± {jitter} retransmits: {r:?} {runs:?}");
         assert!(runs.iter().all(|r| r.1 < 400.0), "a runaway slow start: {runs:?}");
@@ -230,11 +233,12 @@ fn reordering_costs_what_it_costs_the_kernel_at_one_two_and_four_ms() {
             let model: Vec<f64> = runs.iter().map(|r| r.2).collect();
             for (side, srtt) in [("kernel", &kernel), ("model", &model)] {
                 let (low, high) = (srtt.iter().filter(|&&s| s < 150.0).count(), srtt.iter().filter(|&&s| s > 160.0).count());
-                assert!(low >= 3 && high >= 3, "± 1 ms, {side}: {low} seeds low, {high} high: {srtt:?}");
+                assert!(low >= 5 && high >= 5, "± 1 ms, {side}: {low} seeds low, {high} high: {srtt:?}");
             }
         }
     }
     let (r, runs) = against_kernel("4ms");
+    eprintln!("± 4ms: goodput, retransmits, sRTT / the kernel's {r:.3?}");
     assert!((r[0] - 1.0).abs() <= 0.10 && (r[2] - 1.0).abs() <= 0.10, "± 4 ms: {r:?} {runs:?}");
     assert!((r[1] - 1.0).abs() <= 0.25, "± 4 ms retransmits: {r:?} {runs:?}");
 }
@@ -246,7 +250,7 @@ fn reordering_costs_what_it_costs_the_kernel_at_one_two_and_four_ms() {
 /// 8 runs (217 in the other); the model's at 246 on every seed. With
 /// jitter, one kernel run per seed 1-20: median exit 204 packets at ± 1 ms
 /// (158-255; ACK train in 11, delay in 9), 198 at ± 2 ms (102-558) and 212
-/// at ± 4 ms (26-501); the model's seeds 1-20 235, 201 and 255.
+/// at ± 4 ms (26-501); the model's seeds 1-20 236, 210 and 255.
 #[test]
 fn hystart_ends_slow_start_where_linux_does() {
     let exit = |jitter: &str, seed: u64| {
@@ -264,6 +268,7 @@ fn hystart_ends_slow_start_where_linux_does() {
         let mut cwnds: Vec<u32> = (1..=20).map(|seed| exit(jitter, seed).1).collect();
         cwnds.sort_unstable();
         let (median, theirs) = (f64::from(cwnds[10]), kernel[10]);
+        eprintln!("± {jitter}: median HyStart exit {median} (the kernel's {theirs})");
         assert!((median / theirs - 1.0).abs() <= 0.25, "± {jitter}: median exit {median} against the kernel's {theirs}: {cwnds:?}");
     }
 }

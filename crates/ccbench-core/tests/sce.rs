@@ -100,13 +100,13 @@ fn sce_flows_equal_their_base_through_a_non_sce_queue() {
 /// reduction halve ssthresh again and again. Its queue tail is CoDel's CE
 /// overshoot, longer than CUBIC's, and its utilisation dips after each
 /// CE; the bounds below are loose on purpose. Start times jitter by seed;
-/// whether the wrap comes within the 20 s measured is chance (CE in 9 of
-/// seeds 1-10 through lfq_cobalt).
+/// whether the wrap comes within the 20 s measured is chance (CE in 8 of
+/// seeds 1-10 through lfq_cobalt, 10 through Cake).
 #[test]
 fn sce_markers_of_the_reports_mark_cubic_sce_flows() {
     for q in [LFQ, CAKE_SCE] {
         let mut wrapped = 0;
-        for seed in 1..=5 {
+        for seed in 1..=10 {
             let jitter = "start_jitter = \"200ms\"";
             let (b, _, b_sce) = run_sim_with("cubic", q, seed, jitter);
             let (s, _, s_sce) = run_sim_with("cubic-sce", q, seed, jitter);
@@ -118,7 +118,7 @@ fn sce_markers_of_the_reports_mark_cubic_sce_flows() {
             assert!(ub > 0.97 && us > 0.65, "{q} seed {seed}: utilisation cubic-sce {us}, cubic {ub}");
             wrapped += usize::from(s.flows.iter().map(|f| f.ce_marks).sum::<u64>() > 0);
         }
-        assert!(wrapped >= 4, "{q}: cubic-sce runs into CE in {wrapped} of 5 seeds");
+        assert!(wrapped >= 7, "{q}: cubic-sce runs into CE in {wrapped} of 10 seeds");
     }
 }
 

@@ -60,7 +60,7 @@ MAX_ENDPOINTS = 128 * 256  # addresses 10.0.0.1 .. 10.255.255.1
 # capture.kind values (crates/ccbench-core/src/metrics/capture.rs)
 DATA, ACK, PROBE, REPLY = 0, 1, 2, 3
 # capture.flags bits
-FLAG_ECE, FLAG_CWR = 1, 2
+FLAG_ECE, FLAG_CWR, FLAG_PSH = 1, 2, 8
 
 # libpcap: global header (magic, version 2.4, thiszone, sigfigs, snaplen,
 # LINKTYPE_ETHERNET) and record header (ts_sec, ts_nsec, incl_len, orig_len).
@@ -187,7 +187,7 @@ def _tcp_header(e: int, rev: int, kind: int, seq: int, ack: int, flags: int, sac
     bits = _TCP_ACK  # every segment after the handshake carries ACK (RFC 9293 §3.10.7.4)
     if kind == DATA:
         seq_no, ack_no = sender_byte(seq), RECEIVER_ISN + 1
-        bits |= _TCP_PSH | (_TCP_CWR if flags & FLAG_CWR else 0)  # RFC 3168 §6.1.2
+        bits |= (_TCP_PSH if flags & FLAG_PSH else 0) | (_TCP_CWR if flags & FLAG_CWR else 0)  # RFC 3168 §6.1.2
     else:
         seq_no, ack_no = RECEIVER_ISN + 1, sender_byte(ack)
         bits |= _TCP_ECE if flags & FLAG_ECE else 0  # RFC 3168 §6.1.3

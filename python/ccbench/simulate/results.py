@@ -101,7 +101,7 @@ into a pcap). Sequence numbers count whole segments:
     kind                       UInt32         0 data, 1 pure ACK, 2 probe, 3 reply, 4 other
     seq, len                   UInt64/UInt32  data: segment, payload bytes; probe: sequence
     ack                        UInt64         ACK: next segment expected
-    flags                      UInt32         bit 0 ECE, bit 1 CWR, bit 2 retransmission
+    flags                      UInt32         bit 0 ECE, bit 1 CWR, bit 2 retransmission, bit 3 PSH
     cep                        UInt32         AccECN CE packet counter carried by ACKs
     nsack                      UInt32         SACK blocks in use (0-3)
     sack{0,1,2}_{start,end}    UInt64         SACK blocks, segments, half-open [start, end)

@@ -20,6 +20,7 @@ pub const KIND_FEEDBACK: u32 = 6;
 pub const FLAG_ECE: u32 = 1;
 pub const FLAG_CWR: u32 = 2;
 pub const FLAG_RETRANS: u32 = 4;
+pub const FLAG_PSH: u32 = 8;
 
 #[derive(Default, Clone, Debug, PartialEq)]
 pub struct Capture {
@@ -55,7 +56,10 @@ impl Capture {
         self.ecn.push(u32::from(p.ecn.bits()));
         self.dscp.push(u32::from(p.dscp));
         let (kind, seq, len, ack, flags, cep) = match &p.hdr {
-            Header::TcpData(s) => (KIND_DATA, s.seq, s.len, 0, (u32::from(s.cwr) * FLAG_CWR) | (u32::from(s.retrans) * FLAG_RETRANS), 0),
+            Header::TcpData(s) => {
+                let flags = (u32::from(s.cwr) * FLAG_CWR) | (u32::from(s.retrans) * FLAG_RETRANS) | (u32::from(s.psh) * FLAG_PSH);
+                (KIND_DATA, s.seq, s.len, 0, flags, 0)
+            }
             Header::TcpAck(a) => (KIND_ACK, 0, 0, a.ack, u32::from(a.ece) * FLAG_ECE, a.cep),
             Header::Probe(pr) => (if pr.reply { KIND_REPLY } else { KIND_PROBE }, u64::from(pr.seq), 0, 0, 0, 0),
             Header::Rtp(r) => (KIND_RTP, u64::from(r.seq), r.rtp_bytes, 0, u32::from(r.marker), 0),

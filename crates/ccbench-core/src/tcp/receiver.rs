@@ -113,6 +113,8 @@ pub struct TcpReceiver {
     /// Duplicate segment to report as D-SACK on the next ACK.
     dsack: Option<u64>,
     delack: crate::units::Dur,
+    /// `TcpConfig::ack_on_push`.
+    ack_on_push: bool,
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
     /// Payload bytes of every data segment that arrived, in any order and
@@ -170,6 +172,7 @@ impl TcpReceiver {
             sack_blocks: cfg.sack_blocks,
             dsack: None,
             delack: cfg.delack,
+            ack_on_push: cfg.ack_on_push,
             delivered_bytes: 0,
             received_bytes: 0,
             ce_packets: 0,
@@ -322,6 +325,10 @@ impl TcpReceiver {
                 ack_now |= self.ooo.is_empty();
                 self.sack_remove();
             }
+            //= Linux tcp_measure_rcv_mss + tcp_cleanup_rbuf: a PSH segment
+            // sets ICSK_ACK_PUSHED, and the application's read that empties
+            // the receive queue (nothing held out of order) sends the ACK.
+            ack_now |= seg.psh && self.ack_on_push && self.ooo.is_empty();
             self.rcv_space_adjust(now);
         } else if seg.seq > self.rcv_nxt {
             if !self.insert_ooo(seg.seq, u64::from(seg.len)) {
@@ -586,6 +593,22 @@ mod tests {
         let mut plain = rx();
         data(&mut plain, &seg(0), Ecn::Ect1, SimTime(0));
         assert!(!data(&mut plain, &seg(1), Ecn::Ect1, SimTime(1)).unwrap().esce);
+    }
+
+    /// Linux `tcp_measure_rcv_mss` + `tcp_cleanup_rbuf`: a full segment
+    /// with PSH is ACKed when the application has read it, not a delayed-ACK
+    /// time later; kernels before October 2023 (`ack_on_push = false`) wait.
+    #[test]
+    fn a_psh_segment_is_acked_at_once() {
+        let psh = |q: u64| TcpSeg { psh: true, ..seg(q) };
+        let mut r = rx();
+        assert!(data(&mut r, &seg(0), Ecn::NotEct, SimTime(0)).is_none());
+        assert_eq!(data(&mut r, &seg(1), Ecn::NotEct, SimTime(1)).expect("second segment").ack, 2);
+        assert_eq!(data(&mut r, &psh(2), Ecn::NotEct, SimTime(2)).expect("PSH").ack, 3);
+        assert!(data(&mut r, &seg(3), Ecn::NotEct, SimTime(3)).is_none(), "no PSH: delayed");
+        let mut old = TcpReceiver::new(&TcpConfig { quickacks: 0, ack_on_push: false, ..Default::default() }, EcnMode::Classic);
+        assert!(data(&mut old, &psh(0), Ecn::NotEct, SimTime(0)).is_none());
+        assert_eq!(old.delack_at, SimTime(40_000_000));
     }
 
     #[test]

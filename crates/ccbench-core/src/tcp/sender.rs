@@ -127,6 +127,9 @@ pub struct TcpSender {
 
     pub pacing_rate: Rate,
     next_send: SimTime,
+    /// How late the current GSO packet left, still to pay back from its
+    /// segments' pacing times.
+    pace_credit: Dur,
     /// Set when sending stopped only because of pacing.
     pace_blocked: bool,
     /// Set when sending stopped only because of the host's send jitter.
@@ -164,6 +167,18 @@ pub struct TcpSender {
     jitter_rng: Option<crate::rng::SimRng>,
     jitter_base: SimTime,
     jitter_target: SimTime,
+}
+
+/// Send a GSO packet's held last segment, with PSH when the packet has
+/// more than one (Linux `__tcp_transmit_skb` forces PSH on every GSO packet
+/// so that the receiver's GRO flushes it; a single segment keeps its own).
+fn end_gso(held: &mut Option<Packet>, segs: u32, out: &mut impl FnMut(Packet)) {
+    if let Some(mut p) = held.take() {
+        if let Header::TcpData(s) = &mut p.hdr {
+            s.psh |= segs > 1;
+        }
+        out(p);
+    }
 }
 
 impl TcpSender {
@@ -212,6 +227,7 @@ impl TcpSender {
             hold_retrans: false,
             pacing_rate: Rate::UNLIMITED,
             next_send: SimTime::ZERO,
+            pace_credit: Dur::ZERO,
             pace_blocked: false,
             jitter_blocked: false,
             last_xmit: SimTime::ZERO,
@@ -952,6 +968,10 @@ impl TcpSender {
         // Segments of the current GSO packet still to go: they leave
         // together, whatever pacing and jitter say.
         let mut burst = 0u32;
+        // The GSO packet's last segment so far, held back until the packet
+        // is complete, and how many segments it has.
+        let mut held: Option<Packet> = None;
+        let mut gso_len = 0u32;
         loop {
             if self.sb.in_flight() >= self.t.cwnd {
                 break;
@@ -967,6 +987,8 @@ impl TcpSender {
                 burst -= 1;
             } else {
                 burst = 0;
+                end_gso(&mut held, gso_len, out);
+                gso_len = 0;
                 if !self.may_send_at(now) {
                     break;
                 }
@@ -982,9 +1004,15 @@ impl TcpSender {
                     burst = goal.min((self.t.cwnd / 2).max(1)) - 1;
                 }
             }
-            self.send_one(now, lost, out);
+            self.send_one(now, lost, &mut |p| {
+                if let Some(prev) = held.replace(p) {
+                    out(prev);
+                }
+            });
+            gso_len += 1;
             sent = true;
         }
+        end_gso(&mut held, gso_len, out);
         // Linux validates only in tcp_write_xmit, i.e. with data to send;
         // deferring for lack of cwnd (not of receive window) counts as
         // cwnd-limited.
@@ -1060,18 +1088,33 @@ impl TcpSender {
             _ => Ecn::NotEct,
         };
         let cwr = !retrans && std::mem::take(&mut self.cwr_pending);
+        // PSH: the end of the application's data (tcp_push at the end of
+        // its last write); try_send marks the end of each GSO packet.
+        let psh = !retrans && self.total_segs == Some(seq + 1);
         let pkt = Packet {
             size: crate::packet::tcp_wire_size(len),
             ecn,
             sent_at: now,
-            hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr, tsecr: self.ts_recent }),
+            hdr: Header::TcpData(TcpSeg { seq, len, ts: now, retrans, cwr, psh, tsecr: self.ts_recent }),
             ..self.tmpl
         };
         if self.in_reduction() {
             self.prr_out += 1;
         }
         if !self.pacing_rate.is_unlimited() && self.pacing_on() {
-            self.next_send = self.next_send.max(now) + self.pacing_rate.tx_time(u64::from(pkt.size));
+            //= Linux tcp_update_skb_after_send: a packet that leaves after
+            // its departure time (a late timer, an ACK-clocked send) pays
+            // that lateness back, up to half of each packet's pacing time
+            // ("take into account OS jitter"); the credit is the GSO
+            // packet's, spread over its segments.
+            if now >= self.next_send {
+                self.pace_credit = now.since(self.next_send);
+                self.next_send = now;
+            }
+            let tx = self.pacing_rate.tx_time(u64::from(pkt.size));
+            let cut = (tx / 2).min(self.pace_credit);
+            self.pace_credit = self.pace_credit - cut;
+            self.next_send += tx - cut;
         }
         if self.rto_at == SimTime::NEVER {
             self.rto_at = now + self.rto;

@@ -590,9 +590,18 @@ fn paced_sender_spaces_packets_at_the_pacing_rate() {
     assert_eq!(s.pacing_rate, rate);
     assert_eq!(out.len(), 1, "the second packet waits for its release time");
     let gap = rate.tx_time(u64::from(out[0].size));
-    assert_eq!(s.next_timer(), at(100) + gap);
-    assert!(timer(&mut s, SimTime((at(100) + gap).0 - 1)).is_empty());
-    assert_eq!(timer(&mut s, at(100) + gap).len(), 1);
+    // The ACK released it long after its departure time (the last one
+    // left at 0): Linux pays the lateness back, at most half a gap.
+    let next = at(100) + gap / 2;
+    assert_eq!(s.next_timer(), next);
+    assert!(timer(&mut s, SimTime(next.0 - 1)).is_empty());
+    assert_eq!(timer(&mut s, next).len(), 1);
+    // On time: the whole gap. Late by less than half a gap: the schedule
+    // holds (the next release is a gap after the one missed).
+    assert_eq!(s.next_timer(), next + gap);
+    let late = next + gap + Dur::from_micros(50);
+    assert_eq!(timer(&mut s, late).len(), 1);
+    assert_eq!(s.next_timer(), next + gap + gap);
     // Unpaced: the same ACK releases the whole opening at once.
     let mut u = reno(10);
     u.cfg.tso = false;
@@ -623,6 +632,27 @@ fn tso_packets_hold_about_a_millisecond_at_the_pacing_rate() {
     assert_eq!(s.tso_segs(), (8056 + 32_768) / 1448);
     s.t.min_rtt = ms(2);
     assert_eq!(s.tso_segs(), (8056 + 8192) / 1448);
+}
+
+/// Linux `__tcp_transmit_skb`: PSH on the last segment of every GSO packet
+/// of more than one segment (and tcp_push's at the end of the data); a
+/// segment sent alone, a retransmission here, carries none.
+#[test]
+fn gso_packets_end_with_psh() {
+    let psh = |v: &[Packet]| v.iter().filter(|p| seg(p).psh).map(|p| seg(p).seq).collect::<Vec<_>>();
+    // 2-segment GSO packets (200 % · 10 · 1448 B / 100 ms is 283 B per ms).
+    let mut s = reno(10);
+    assert_eq!(s.tso_segs(), 2);
+    assert_eq!(psh(&start(&mut s, at(0))), [1, 3, 5, 7, 9]);
+    let mut n = reno(10);
+    n.cfg.tso = false;
+    assert!(psh(&start(&mut n, at(0))).is_empty());
+    // Three segments of data: a GSO packet of two, then the last alone.
+    let mut f = sender(reno_cc(), EcnMode::Off, TcpConfig::default(), Some(3 * 1448));
+    assert_eq!(psh(&start(&mut f, at(0))), [1, 2]);
+    let mut r = reno(10);
+    let rtx = head_lost(&mut r);
+    assert!(seg(&rtx[0]).retrans && !seg(&rtx[0]).psh);
 }
 
 #[test]
@@ -783,9 +813,11 @@ fn a_paced_sender_sends_one_gso_packet_per_release_time() {
     assert_eq!(s.tso_segs(), 2);
     assert_eq!(out.len(), 2);
     assert_eq!(out[0].sent_at, out[1].sent_at);
+    // The ACK-clocked packet left late: half its two segments' time is
+    // paid back (Linux tcp_update_skb_after_send).
     let gap = s.pacing_rate.tx_time(u64::from(out[0].size));
-    assert_eq!(s.next_timer(), at(100) + gap + gap);
-    assert_eq!(timer(&mut s, at(100) + gap + gap).len(), 2);
+    assert_eq!(s.next_timer(), at(100) + gap);
+    assert_eq!(timer(&mut s, at(100) + gap).len(), 2);
 }
 
 // ---- Finite transfers and ECN codepoints -------------------------------
