@@ -13,9 +13,12 @@
 //! segment is retransmitted (`tcp_xmit_retransmit_queue`), RFC 3168 ECN (ECT(0) on
 //! new data only, CWR after a reduction, at most one reduction per window),
 //! and Linux internal pacing (`tcp_update_pacing_rate`: ratio × MSS × cwnd /
-//! srtt, 200 % while cwnd < ssthresh/2, 120 % after), and TSO/GSO: new data
+//! srtt, 200 % while cwnd < ssthresh/2, 120 % after; a packet sent after its
+//! departure time brings the next one closer by that lateness, at most half
+//! its own pacing time, `tcp_update_skb_after_send`), and TSO/GSO: new data
 //! leaves in GSO packets of `tcp_tso_segs` segments (tcp_output.c
 //! `tcp_tso_autosize`, capped by the algorithm, e.g. Prague), back to back,
+//! the last of each with PSH when it has more than one (`__tcp_transmit_skb`),
 //! and `tcp_tso_should_defer` (Linux 6.18, with the min(1 ms, srtt/2) rule
 //! of commit 295ce1eb) holds back a smaller one while an ACK is due soon.
 //!
@@ -1104,9 +1107,9 @@ impl TcpSender {
         if !self.pacing_rate.is_unlimited() && self.pacing_on() {
             //= Linux tcp_update_skb_after_send: a packet that leaves after
             // its departure time (a late timer, an ACK-clocked send) pays
-            // that lateness back, up to half of each packet's pacing time
-            // ("take into account OS jitter"); the credit is the GSO
-            // packet's, spread over its segments.
+            // that lateness back, up to half of each packet's pacing time,
+            // Linux's allowance for the host's own delays; the credit is
+            // the GSO packet's, spread over its segments.
             if now >= self.next_send {
                 self.pace_credit = now.since(self.next_send);
                 self.next_send = now;

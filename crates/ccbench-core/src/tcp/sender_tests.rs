@@ -817,7 +817,12 @@ fn a_paced_sender_sends_one_gso_packet_per_release_time() {
     // paid back (Linux tcp_update_skb_after_send).
     let gap = s.pacing_rate.tx_time(u64::from(out[0].size));
     assert_eq!(s.next_timer(), at(100) + gap);
-    assert_eq!(timer(&mut s, at(100) + gap).len(), 2);
+    // The next leaves 3/4 of a segment's time late: the whole lateness is
+    // paid back from the packet's two segments' time.
+    let late = Dur(gap.0 * 3 / 4);
+    let sent = at(100) + gap + late;
+    assert_eq!(timer(&mut s, sent).len(), 2);
+    assert_eq!(s.next_send, sent + (gap * 2 - late));
 }
 
 // ---- Finite transfers and ECN codepoints -------------------------------
