@@ -70,7 +70,8 @@ pub struct TcpSeg {
     pub retrans: bool,
     /// CWR flag (RFC 3168 §6.1.2).
     pub cwr: bool,
-    /// PSH flag: the last segment of one of the sender's write-queue skbs.
+    /// PSH flag: the last segment of a GSO packet of two or more, or of the
+    /// application's data (tcp/sender.rs).
     pub psh: bool,
     /// TSecr: the TSval of the newest ACK the sender had received (RFC 7323;
     /// the receiver's RTT estimate, Linux `tcp_rcv_rtt_measure_ts`).
