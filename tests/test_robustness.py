@@ -5,6 +5,7 @@ input; the long fuzz campaign is tests/test_fuzz_cli.py and `make fuzz`."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -191,6 +192,61 @@ def test_sigterm_stops_a_sweep_and_its_workers_without_leftovers(tmp_path: Path)
     assert "resume with: ccbench suite run s.toml --resume" in err and "Traceback" not in err
     assert list(runs.iterdir()) == []
     assert (tmp_path / "out" / "s" / "suite.json").is_file()
+
+
+def holder_of(directory: Path) -> int:
+    """The process that has ``directory`` open (a run holds its work directory's lock)."""
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if any(os.readlink(fd) == str(directory) for fd in (proc / "fd").iterdir()):
+                    return int(proc.name)
+    raise AssertionError(f"nobody holds {directory}")
+
+
+def test_a_stopped_sweep_clears_what_a_killed_worker_left(tmp_path: Path) -> None:
+    (tmp_path / "long.toml").write_text(LONG)
+    (tmp_path / "s.toml").write_text('name = "s"\nbase = "long.toml"\n[[axes]]\nname = "seed"\nvalues = [1, 2, 3]\n'
+                                     'key = "seed"\n')
+    runs = tmp_path / "out" / "s" / "runs"
+    proc = ccbench_process("suite", "run", "s.toml", "-o", "out/", "-j", "2", cwd=tmp_path, start_new_session=True)
+    wait_for(proc, lambda: len(list(runs.glob(".*.tmp-spill-*/*.parquet"))) >= 2)
+    # A worker killed outright cannot remove its run's files; its run fails and the sweep goes on.
+    first = set(runs.glob(".*.tmp-spill-*"))
+    victim = min(first)
+    os.kill(holder_of(victim), signal.SIGKILL)
+    # The broken pool's runs fail and a new pool takes the third.
+    wait_for(proc, lambda: any(p.parent not in first for p in runs.glob(".*.tmp-spill-*/*.parquet")))
+    assert victim.is_dir()
+    os.killpg(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate()
+    assert proc.returncode == 143, err
+    assert "resume with: ccbench suite run s.toml --resume" in err and "Traceback" not in err
+    assert list(runs.iterdir()) == []
+
+
+WORKER_STOPPED_TWICE = """\
+import os, shutil, signal, sys
+from ccbench.core import files, workers
+workers.worker_init(os.getppid())
+remove = shutil.rmtree
+def rmtree(path, **kw):  # another SIGTERM each time the clean-up starts
+    os.kill(os.getpid(), signal.SIGTERM)
+    remove(path, **kw)
+files.shutil.rmtree = rmtree
+with workers.run_scope():
+    with files.work_dir(sys.argv[1]):
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.pause()
+"""
+
+
+def test_a_worker_told_twice_to_stop_still_removes_its_files(tmp_path: Path) -> None:
+    # A sweep's worker gets the process group's SIGTERM and then the sweep's own.
+    done = subprocess.run([sys.executable, "-c", WORKER_STOPPED_TWICE, str(tmp_path / "run")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 143, done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_disk_is_limited_and_free_space_checked(run_cli: Callable[..., CliResult], write_scenario: Callable[..., Path],

@@ -99,16 +99,23 @@ def worker_init(parent: int) -> None:
 
 #: A run is in progress in this worker (:func:`run_scope`).
 _in_run = False
+#: This worker's run has been told to stop and is removing its files.
+_stopping = False
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
     """SIGTERM in a worker (sent to the whole process group by ``timeout``, a
     scheduler, or by the sweep abandoning its runs): a run in progress is
     stopped as by Ctrl-C, so it removes its files, then the worker exits; an
-    idle worker exits at once."""
+    idle worker exits at once. A worker usually gets two (the group's, then
+    the sweep's own): the second must not cut the first's clean-up short."""
+    global _stopping
     if _in_run:
+        if _stopping:
+            return
         from ccbench.core.errors import Terminated
 
+        _stopping = True
         raise Terminated(signum)
     os._exit(128 + signum)
 

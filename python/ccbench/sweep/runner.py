@@ -300,6 +300,9 @@ def _sweep(name: str, units: Sequence[Unit], jobs: int, resume: bool, dask: Any,
         except KeyboardInterrupt:  # outside a backend's own handling, e.g. while a cluster starts
             interrupted = True
         finally:
+            if interrupted:  # every run has stopped: clear what one that could not clean up left
+                for _, _, root in units:
+                    _tidy(root / RUNS_DIR)
             for m in manifests:
                 m.finish(time.perf_counter() - t0, interrupted)
     return [SweepResult(m.path.parent, list(m.records.values()), interrupted, None, m.wall_s)
