@@ -108,7 +108,8 @@ fn request_grant_upstream_caps_at_the_granted_rate_and_adds_the_grant_wait() {
     let p50 = |o: &ccbench_core::RunOutput| link(&o.summary, "bottleneck").sojourn_l_ms.as_ref().unwrap().p50.unwrap();
     let plain = p50(&run(&prague, &["metrics.warmup=\"5s\""]));
     let granted = p50(&run(&with_grant(prague), &["metrics.warmup=\"5s\""]));
-    assert!(plain < 1.0 && (4.0..=6.5).contains(&granted), "L sojourn p50 {granted} ms vs {plain} ms on a plain link");
+    // On the plain link Prague keeps about one packet queued (1.2 ms at 10 Mbit/s).
+    assert!(plain < 1.5 && (3.5..=6.0).contains(&(granted - plain)), "L sojourn p50 {granted} ms vs {plain} ms on a plain link");
 }
 
 /// At 50 fps the 100 ms samples fall on frame ticks: the RTP-queue delay

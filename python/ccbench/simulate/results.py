@@ -35,9 +35,9 @@ Times are seconds since the start of the simulation. The integer ids ``flow``,
     delivered_bytes UInt64  cumulative payload bytes delivered
     cwnd_pkts       Float64 congestion window, packets
     srtt_ms         Float64 smoothed RTT, ms (seeded by the handshake RTT)
-    pacing_mbps     Float64 pacing rate, Mbit/s: Linux's rule (computed even
-                            when not enforced, as ``ss`` shows it); BBR's in
-                            wire bits (``ss``'s × 1514/1448 at MTU 1500)
+    pacing_mbps     Float64 pacing rate, Mbit/s of payload (``sk_pacing_rate``
+                            as ``ss`` shows it; computed even when not
+                            enforced)
     inflight_pkts   Float64 packets in flight
     ce_fraction     Float64 CE-marked share of segments delivered in the
                             interval, as the sender's feedback shows it

@@ -116,8 +116,8 @@ pub struct TcpConfig {
     /// segment of every GSO packet (`__tcp_transmit_skb`), so a receiver
     /// ACKs the odd segment of a 3-segment GSO packet alone: measured on
     /// Linux 6.18 beside a 50 Mbit/s bottleneck, 40 % of the ACKs to BBR
-    /// and 19-20 % of those to CUBIC cover one segment (the model: 40 % and
-    /// 22 %). `false`: every second full segment, as kernels before that
+    /// and 19-22 % of those to CUBIC cover one segment (the model: 40 % and
+    /// 24 %). `false`: every second full segment, as kernels before that
     /// fix.
     pub ack_on_push: bool,
 }

@@ -13,7 +13,8 @@
 //! segment is retransmitted (`tcp_xmit_retransmit_queue`), RFC 3168 ECN (ECT(0) on
 //! new data only, CWR after a reduction, at most one reduction per window),
 //! and Linux internal pacing (`tcp_update_pacing_rate`: ratio × MSS × cwnd /
-//! srtt, 200 % while cwnd < ssthresh/2, 120 % after; a packet sent after its
+//! srtt, 200 % while cwnd < ssthresh/2, 120 % after, in payload bytes as
+//! Linux times `skb->len`, headers not counted; a packet sent after its
 //! departure time brings the next one closer by that lateness, at most half
 //! its own pacing time, `tcp_update_skb_after_send`), and TSO/GSO: new data
 //! leaves in GSO packets of `tcp_tso_segs` segments (tcp_output.c
@@ -1114,7 +1115,9 @@ impl TcpSender {
                 self.pace_credit = now.since(self.next_send);
                 self.next_send = now;
             }
-            let tx = self.pacing_rate.tx_time(u64::from(pkt.size));
+            // Linux times `skb->len`, the payload: the rate is in payload
+            // bytes (as `ss` shows it), the headers ride free.
+            let tx = self.pacing_rate.tx_time(u64::from(len));
             let cut = (tx / 2).min(self.pace_credit);
             self.pace_credit = self.pace_credit - cut;
             self.next_send += tx - cut;

@@ -589,10 +589,11 @@ fn paced_sender_spaces_packets_at_the_pacing_rate() {
     let rate = Rate(2 * 12 * 1448 * 8 * 10);
     assert_eq!(s.pacing_rate, rate);
     assert_eq!(out.len(), 1, "the second packet waits for its release time");
-    let gap = rate.tx_time(u64::from(out[0].size));
+    // Linux times the payload (`skb->len`), not the headers.
+    let gap = rate.tx_time(1448);
     // The ACK released it long after its departure time (the last one
     // left at 0): Linux pays the lateness back, at most half a gap.
-    let next = at(100) + gap / 2;
+    let next = at(100) + (gap - gap / 2);
     assert_eq!(s.next_timer(), next);
     assert!(timer(&mut s, SimTime(next.0 - 1)).is_empty());
     assert_eq!(timer(&mut s, next).len(), 1);
@@ -815,12 +816,13 @@ fn a_paced_sender_sends_one_gso_packet_per_release_time() {
     assert_eq!(out[0].sent_at, out[1].sent_at);
     // The ACK-clocked packet left late: half its two segments' time is
     // paid back (Linux tcp_update_skb_after_send).
-    let gap = s.pacing_rate.tx_time(u64::from(out[0].size));
-    assert_eq!(s.next_timer(), at(100) + gap);
+    let gap = s.pacing_rate.tx_time(1448);
+    let due = at(100) + (gap - gap / 2) * 2;
+    assert_eq!(s.next_timer(), due);
     // The next leaves 3/4 of a segment's time late: the whole lateness is
     // paid back from the packet's two segments' time.
     let late = Dur(gap.0 * 3 / 4);
-    let sent = at(100) + gap + late;
+    let sent = due + late;
     assert_eq!(timer(&mut s, sent).len(), 2);
     assert_eq!(s.next_send, sent + (gap * 2 - late));
 }

@@ -731,14 +731,6 @@ fn init_rate(t: &TcpCcState) -> (u64, bool) {
     (rate_bytes_per_sec(u64::from(t.mss), bw, HIGH_GAIN), seen)
 }
 
-/// Payload bytes/s → the wire rate at which the sender emits segments at
-/// that payload rate.
-fn to_wire_rate(mss: u64, bytes_per_sec: u64) -> Rate {
-    let wire = u128::from(crate::packet::tcp_wire_size(mss as u32));
-    let bps = u128::from(bytes_per_sec) * 8 * wire / u128::from(mss.max(1));
-    Rate(bps.clamp(1, u128::from(u64::MAX)) as u64)
-}
-
 impl CongestionControl for Bbr {
     fn min_tso_segs(&self) -> u32 {
         self.bbr_min_tso_segs() as u32
@@ -798,6 +790,6 @@ impl CongestionControl for Bbr {
     }
     fn pacing_rate(&self, tcp: &TcpCcState) -> Option<Rate> {
         let bytes = if self.started { self.pacing_rate } else { init_rate(tcp).0 };
-        Some(to_wire_rate(u64::from(tcp.mss), bytes))
+        Some(Rate(bytes.saturating_mul(8).max(1)))
     }
 }
