@@ -248,6 +248,46 @@ fn bbr_and_cubic_share_a_one_bdp_fifo_like_linux() {
     }
 }
 
+/// BBR sizes its GSO packets from its pacing rate in payload bytes, as
+/// Linux does (`tcp_tso_autosize`: 2^-10 s of `sk_pacing_rate`): beside
+/// CUBIC at 50 Mbit/s it cruises at ≈ 43 Mbit/s of payload, 5.3 kB per
+/// 1/1024 s, so 3 segments, 4 in the 1.25 phase and 2 in the 0.75 phase.
+/// Linux 6.18's captures of this pair (the last segment of each GSO packet
+/// carries PSH): 3 / 4 / 2 segments in 69.9 / 12.1 / 17.8 % and 70.1 /
+/// 12.1 / 17.6 % of BBR's packets.
+#[test]
+fn bbr_gso_packets_are_sized_from_its_payload_rate_like_linux() {
+    use ccbench_core::metrics::capture::{FLAG_PSH, KIND_DATA};
+    for seed in 1..=3u64 {
+        let flows = tcp("cubic", "cubic", "") + &tcp("bbr", "bbr", "");
+        let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, "12s", &flows);
+        let out = run(&text, &[&format!("seed={seed}"), "metrics.capture=[\"bottleneck\"]"]);
+        let c = &out.metrics.capture;
+        // BBR is the flow with the most data segments.
+        let data = |e: u32| (0..c.kind.len()).filter(move |&i| c.kind[i] == KIND_DATA && c.endpoint[i] == e);
+        let bbr = (0..2).max_by_key(|&e| data(e).count()).unwrap();
+        let mut sizes = [0u32; 8];
+        let (mut n, mut last) = (0usize, 0u64);
+        for i in data(bbr).filter(|&i| c.time_ns[i] > 3_000_000_000) {
+            if c.seq[i] < last {
+                n = 0; // a retransmission: start over at the next packet
+            }
+            last = c.seq[i];
+            n += 1;
+            if c.flags[i] & FLAG_PSH != 0 {
+                sizes[n.min(7)] += 1;
+                n = 0;
+            }
+        }
+        let total: u32 = sizes.iter().sum();
+        let share = |k: usize| f64::from(sizes[k]) / f64::from(total);
+        eprintln!("seed {seed}: 2/3/4 segments {:.3} {:.3} {:.3} of {total}", share(2), share(3), share(4));
+        for (k, linux) in [(3, 0.70), (4, 0.121), (2, 0.177)] {
+            assert!((share(k) - linux).abs() < 0.04, "seed {seed}: {k}-segment packets {:.3}, Linux {linux}", share(k));
+        }
+    }
+}
+
 /// What the model of CUBIC beside BBR does not yet do as Linux does.
 const CUBIC_BESIDE_BBR_DISAGREES: [(&str, &str); 1] = [(
     "CUBIC goodput",
