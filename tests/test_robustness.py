@@ -178,19 +178,30 @@ def test_a_killed_replacement_puts_the_previous_result_back(tmp_path: Path, run_
     assert (tmp_path / "out" / "x" / "summary.json").is_file() and not work.exists()
 
 
-def test_sigterm_stops_a_sweep_and_its_workers_without_leftovers(tmp_path: Path) -> None:
+def long_sweep(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A sweep of three long runs on two workers, once both are writing; and its runs directory."""
     (tmp_path / "long.toml").write_text(LONG)
     (tmp_path / "s.toml").write_text('name = "s"\nbase = "long.toml"\n[[axes]]\nname = "seed"\nvalues = [1, 2, 3]\n'
                                      'key = "seed"\n')
     runs = tmp_path / "out" / "s" / "runs"
-    # As `timeout` does: the whole process group gets it.
     proc = ccbench_process("suite", "run", "s.toml", "-o", "out/", "-j", "2", cwd=tmp_path, start_new_session=True)
     wait_for(proc, lambda: len(list(runs.glob(".*.tmp-spill-*/*.parquet"))) >= 2)
+    return proc, runs
+
+
+def terminate_sweep(proc: subprocess.Popen[str], runs: Path) -> None:
+    """SIGTERM to the whole process group, as `timeout` does: the sweep exits 143, says how to
+    resume, and leaves no run files."""
     os.killpg(proc.pid, signal.SIGTERM)
     out, err = proc.communicate()
     assert proc.returncode == 143, err
     assert "resume with: ccbench suite run s.toml --resume" in err and "Traceback" not in err
     assert list(runs.iterdir()) == []
+
+
+def test_sigterm_stops_a_sweep_and_its_workers_without_leftovers(tmp_path: Path) -> None:
+    proc, runs = long_sweep(tmp_path)
+    terminate_sweep(proc, runs)
     assert (tmp_path / "out" / "s" / "suite.json").is_file()
 
 
@@ -205,12 +216,7 @@ def holder_of(directory: Path) -> int:
 
 
 def test_a_stopped_sweep_clears_what_a_killed_worker_left(tmp_path: Path) -> None:
-    (tmp_path / "long.toml").write_text(LONG)
-    (tmp_path / "s.toml").write_text('name = "s"\nbase = "long.toml"\n[[axes]]\nname = "seed"\nvalues = [1, 2, 3]\n'
-                                     'key = "seed"\n')
-    runs = tmp_path / "out" / "s" / "runs"
-    proc = ccbench_process("suite", "run", "s.toml", "-o", "out/", "-j", "2", cwd=tmp_path, start_new_session=True)
-    wait_for(proc, lambda: len(list(runs.glob(".*.tmp-spill-*/*.parquet"))) >= 2)
+    proc, runs = long_sweep(tmp_path)
     # A worker killed outright cannot remove its run's files; its run fails and the sweep goes on.
     first = set(runs.glob(".*.tmp-spill-*"))
     victim = min(first)
@@ -218,11 +224,7 @@ def test_a_stopped_sweep_clears_what_a_killed_worker_left(tmp_path: Path) -> Non
     # The broken pool's runs fail and a new pool takes the third.
     wait_for(proc, lambda: any(p.parent not in first for p in runs.glob(".*.tmp-spill-*/*.parquet")))
     assert victim.is_dir()
-    os.killpg(proc.pid, signal.SIGTERM)
-    out, err = proc.communicate()
-    assert proc.returncode == 143, err
-    assert "resume with: ccbench suite run s.toml --resume" in err and "Traceback" not in err
-    assert list(runs.iterdir()) == []
+    terminate_sweep(proc, runs)
 
 
 WORKER_STOPPED_TWICE = """\

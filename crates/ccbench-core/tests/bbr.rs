@@ -182,6 +182,12 @@ fn two_bbr_flows_converge_at(seed: u64) {
     assert!(link(&out.summary, "bottleneck").utilization.unwrap() > 0.95);
 }
 
+/// CUBIC and BBR through a 1-BDP FIFO: 50 Mbit/s, 20 ms, 83 packets.
+fn cubic_and_bbr(duration: &str) -> String {
+    let flows = tcp("cubic", "cubic", "") + &tcp("bbr", "bbr", "");
+    dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, duration, &flows)
+}
+
 /// BBR against CUBIC in a 1-BDP FIFO (50 Mbit/s, 20 ms, 83 packets, 30 s):
 /// BBR's model ignores the loss CUBIC backs off from, and takes most of the
 /// link. Linux 6.18 through the same bottleneck (shared/anchors/kernel,
@@ -220,9 +226,7 @@ fn bbr_and_cubic_share_a_one_bdp_fifo_like_linux() {
     let seeds = 1..=10u64;
     let mut model = [0.0f64; 7];
     for seed in seeds.clone() {
-        let flows = tcp("cubic", "cubic", "") + &tcp("bbr", "bbr", "");
-        let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, "30s", &flows);
-        let out = run(&text, &[&format!("seed={seed}"), "metrics.warmup=\"0s\""]);
+        let out = run(&cubic_and_bbr("30s"), &[&format!("seed={seed}"), "metrics.warmup=\"0s\""]);
         let (c, b) = (flow(&out.summary, "cubic"), flow(&out.summary, "bbr"));
         let share = b.goodput_mbps / (b.goodput_mbps + c.goodput_mbps);
         assert!((0.83..=0.95).contains(&share), "seed {seed}: BBR share {share} (Linux 0.871-0.902)");
@@ -259,9 +263,7 @@ fn bbr_and_cubic_share_a_one_bdp_fifo_like_linux() {
 fn bbr_gso_packets_are_sized_from_its_payload_rate_like_linux() {
     use ccbench_core::metrics::capture::{FLAG_PSH, KIND_DATA};
     for seed in 1..=3u64 {
-        let flows = tcp("cubic", "cubic", "") + &tcp("bbr", "bbr", "");
-        let text = dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, "12s", &flows);
-        let out = run(&text, &[&format!("seed={seed}"), "metrics.capture=[\"bottleneck\"]"]);
+        let out = run(&cubic_and_bbr("12s"), &[&format!("seed={seed}"), "metrics.capture=[\"bottleneck\"]"]);
         let c = &out.metrics.capture;
         // BBR is the flow with the most data segments.
         let data = |e: u32| (0..c.kind.len()).filter(move |&i| c.kind[i] == KIND_DATA && c.endpoint[i] == e);

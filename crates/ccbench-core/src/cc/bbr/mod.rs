@@ -49,7 +49,7 @@
 //!   `snd_cwnd_clamp`.
 //!
 //! Against Linux 6.18 through the kernel anchor (single flow, 50 Mbit/s,
-//! 20 ms, 83-packet FIFO, 20 s) the model queues 2.8-2.9 ms on average
+//! 20 ms, 83-packet FIFO, 20 s) the model queues 2.6-2.7 ms on average
 //! against 2.8-3.0 ms on an idle host (3.8-5.4 ms on other days). The
 //! kernel's max-bw filter sits 0.7-0.8 % above the link's payload rate (ss
 //! `bw` 48.6 vs 48.27 Mbit/s; the same bias follows from replaying
@@ -59,7 +59,7 @@
 //! the standing queue left after each 0.75 phase more slowly. The
 //! receiving host's default ACK timing noise (`tcp::HostQueue`) gives the
 //! model +0.2 %; with an exact ACK clock its estimate is the link rate and
-//! it queued 2.55 ms; ACK arrival noise of 0-200 µs on the return path
+//! it queues 2.5 ms; ACK arrival noise of 0-200 µs on the return path
 //! gives +0.7 % (tests/bbr.rs).
 
 mod minmax;
