@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from click.testing import Result as CliResult
 import ccbench
 import ccbench.core.files
 import ccbench.simulate.api
+from ccbench.core import workers
 from conftest import TINY
 
 from test_guards import UNLIMITED
@@ -225,6 +227,34 @@ def test_a_stopped_sweep_clears_what_a_killed_worker_left(tmp_path: Path) -> Non
     wait_for(proc, lambda: any(p.parent not in first for p in runs.glob(".*.tmp-spill-*/*.parquet")))
     assert victim.is_dir()
     terminate_sweep(proc, runs)
+
+
+def test_a_pool_notices_a_worker_killed_as_it_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython's pool wakes its manager thread before it starts the worker a submit adds: made
+    certain here with a pause, the manager goes back to waiting on the first worker alone, and the
+    second one's death must still fail both runs (it broke the pool) at once, not after an hour."""
+    adjust = ProcessPoolExecutor._adjust_process_count
+
+    def late(pool: ProcessPoolExecutor) -> None:
+        time.sleep(0.3)
+        adjust(pool)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(ProcessPoolExecutor, "_adjust_process_count", late)
+    pool = ProcessPoolExecutor(2, mp_context=workers.mp_context())
+    try:
+        futures = {pool.submit(time.sleep, 3600) for _ in range(2)}
+        second = list(pool._processes.values())[-1]  # type: ignore[attr-defined]
+        assert len(pool._processes) == 2  # type: ignore[attr-defined]
+        os.kill(second.pid, signal.SIGKILL)
+        for _ in range(60):
+            futures -= workers.wait_first(pool, futures)
+            if not futures:
+                break
+        assert not futures, "the pool has not noticed its dead worker"
+    finally:
+        for p in list(pool._processes.values()):  # type: ignore[attr-defined]
+            p.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 WORKER_STOPPED_TWICE = """\

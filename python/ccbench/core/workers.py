@@ -18,12 +18,12 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["cores", "in_workers", "mp_context", "run_scope", "start_early", "worker_init"]
+__all__ = ["cores", "in_workers", "mp_context", "run_scope", "start_early", "wait_first", "worker_init"]
 
 #: What the forkserver imports before it forks any worker: what a run needs (its page draws with NumPy).
 PRELOAD = ["ccbench.sweep.runner", "ccbench.simulate.page", "numpy"]
@@ -82,10 +82,34 @@ def in_workers(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> Ite
                                initargs=(os.getpid(),))
     try:
         futures = {pool.submit(fn, item): item for item in items}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()  # an item that failed fails the whole, as it would here
+        pending = set(futures)
+        while pending:
+            done = wait_first(pool, pending)
+            pending -= done
+            for fut in done:
+                yield futures[fut], fut.result()  # an item that failed fails the whole, as it would here
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def wait_first(pool: ProcessPoolExecutor, futures: Iterable[Future[Any]], timeout: float = 0.5) -> set[Future[Any]]:
+    """Those of ``futures`` done after waiting at most ``timeout`` seconds for the first.
+
+    It also makes sure the pool notices a worker that died. CPython's pool wakes its manager
+    thread before it starts the worker a submit adds, so the manager can be left watching the
+    older workers alone; a worker killed then (out of memory, SIGKILL) would fail its run only
+    when another run ends, or never if none is running. Waking the manager again makes it look.
+    """
+    from multiprocessing.connection import wait as ready
+
+    done, _ = wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
+    if not done:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        wakeup = getattr(pool, "_executor_manager_thread_wakeup", None)
+        if wakeup is not None and ready([p.sentinel for p in processes], timeout=0):  # one has exited
+            with pool._shutdown_lock:  # type: ignore[attr-defined]  # as submit() wakes it
+                wakeup.wakeup()
+    return done
 
 
 def worker_init(parent: int) -> None:

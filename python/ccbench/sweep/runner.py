@@ -60,7 +60,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -69,7 +69,7 @@ from typing import Any
 
 from ccbench.core.errors import CcbenchError, SimulationError, Terminated
 from ccbench.core.files import OLD_DIR, SUMMARY_FILE, check_free_space, work_dir
-from ccbench.core.workers import cores, mp_context, run_scope, worker_init
+from ccbench.core.workers import cores, mp_context, run_scope, wait_first, worker_init
 from ccbench.plan.manifest import MANIFEST, RUNS_DIR, ManifestWriter, RunRecord, read_manifest, write_set_manifest
 from ccbench.plan.suite import PlannedRun, Suite, SuiteSet
 from ccbench.plan.suite_file import load_suite
@@ -508,7 +508,7 @@ def _pump(pool: ProcessPoolExecutor, queue: deque[Task], inflight: dict[Future[O
         while queue and not broken and len(inflight) < jobs:
             task = queue.popleft()
             inflight[pool.submit(execute, task)] = task
-        done, _ = wait(inflight, timeout=0.5, return_when=FIRST_COMPLETED)
+        done = wait_first(pool, inflight)
         for fut in done:
             task = inflight.pop(fut)
             try:
