@@ -44,6 +44,8 @@ pub enum Event {
     /// A flow's application starts or stops.
     Start(FlowId),
     Stop(FlowId),
+    /// The forwarder of the `emulator` links wakes (`forwarder.rs`).
+    Release,
     /// Periodic metrics sampling.
     Sample,
     /// The warm-up ends: snapshot counters that summaries measure from.

@@ -9,6 +9,7 @@
 pub mod cc;
 pub mod event;
 pub mod flow;
+pub mod forwarder;
 pub mod guard;
 pub mod link;
 pub mod media;

@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use crate::forwarder::Forwarder;
 use crate::packet::{Ecn, Packet};
 use crate::qdisc::{fifo::PfifoConfig, AnyQdisc, Cx, Qdisc, QdiscConfig, QdiscStats};
 use crate::rng::SimRng;
@@ -52,6 +53,8 @@ pub struct Link {
     /// Start and end of the current packet's serialization (for counting
     /// the bytes on the wire at any instant).
     pub tx_span: (SimTime, SimTime),
+    /// Who releases the pipe's packets when they fall due (`forwarder.rs`).
+    pub forwarder: Forwarder,
 }
 
 /// A timed change to a link (`schedule = [{ at, rate | qdisc | change }]`).
@@ -117,6 +120,7 @@ impl Link {
             capture: false,
             wake_at: SimTime::NEVER,
             tx_span: (SimTime::ZERO, SimTime::ZERO),
+            forwarder: Forwarder::Exact,
         }
     }
 

@@ -6,6 +6,7 @@
 use crate::cc::CongestionControl;
 use crate::event::{End, Event, EventQueue};
 use crate::flow::{Endpoints, Flow};
+use crate::forwarder::Release;
 use crate::guard::Guard;
 use crate::link::Link;
 use crate::metrics::hist::LogHist;
@@ -29,6 +30,10 @@ pub struct Sim {
     /// Scratch buffer for packets an endpoint emits (reused, no allocation
     /// per packet).
     out: Vec<Packet>,
+    /// The forwarder that releases the packets of links with one
+    /// (`forwarder = "emulator"`), and a buffer for what it releases.
+    fwd: Option<Release>,
+    released: Vec<Packet>,
     /// Packets emitted by endpoints and delivered to endpoints.
     pub sent: u64,
     pub delivered: u64,
@@ -108,6 +113,7 @@ impl Sim {
                 if l.internal { u32::MAX } else { user - 1 }
             })
             .collect();
+        let fwd = links.iter().map(|l| l.forwarder).find(|f| !f.is_exact()).map(|f| Release::new(f, seed));
         Sim {
             out_id,
             link_out_id,
@@ -129,6 +135,8 @@ impl Sim {
             metrics: Metrics::with_warmup(mcfg.warmup),
             mcfg,
             out: Vec::with_capacity(64),
+            fwd,
+            released: Vec::new(),
             sent: 0,
             delivered: 0,
             started: false,
@@ -245,6 +253,7 @@ impl Sim {
             Event::Timer(f, end) => self.on_timer(f, end),
             Event::Start(f) => self.on_start(f),
             Event::Stop(f) => self.on_stop(f),
+            Event::Release => self.on_release(),
             Event::Sample => self.on_sample(),
             Event::Warmup => self.on_warmup(),
         }
@@ -337,8 +346,27 @@ impl Sim {
         if let Some(&(next, _)) = link.pipe.front() {
             self.q.push(next, Event::Arrive(l));
         }
+        if !link.forwarder.is_exact() {
+            let fwd = self.fwd.as_mut().expect("a forwarder for its links");
+            if let Some(wake) = fwd.hold(self.now, p) {
+                self.q.push(wake, Event::Release);
+            }
+            return;
+        }
         p.hop += 1;
         self.route(p);
+    }
+
+    /// The forwarder wakes: what fell due on its links since it was asked
+    /// to leaves now, in that order.
+    fn on_release(&mut self) {
+        let mut out = std::mem::take(&mut self.released);
+        self.fwd.as_mut().expect("a forwarder").release(&mut out);
+        for mut p in out.drain(..) {
+            p.hop += 1;
+            self.route(p);
+        }
+        self.released = out;
     }
 
     fn on_qdisc_wake(&mut self, l: LinkId) {
@@ -702,7 +730,7 @@ impl Sim {
     /// flight. Lengths (ring buffers: capacities) times element sizes;
     /// grows with the run, so it is what the memory limit bounds.
     pub fn memory_bytes(&self) -> u64 {
-        let held: u64 = self.links.iter().map(Link::held_bytes).sum();
+        let held: u64 = self.links.iter().map(Link::held_bytes).sum::<u64>() + self.fwd.as_ref().map_or(0, Release::held_bytes);
         let events = self.q.len() as u64 * 24;
         // Rings (the scoreboard, the RTP queue) by capacity, as the pipes.
         let flows: u64 = self
@@ -730,7 +758,7 @@ impl Sim {
 
     pub fn conservation(&self) -> Conservation {
         let dropped = self.links.iter().map(|l| l.stats.drops() + l.lost).sum();
-        let held = self.links.iter().map(|l| l.held()).sum();
+        let held = self.links.iter().map(|l| l.held()).sum::<u64>() + self.fwd.as_ref().map_or(0, |f| f.held() as u64);
         let duplicated = self.links.iter().map(|l| l.stats.duplicates).sum();
         Conservation { sent: self.sent, delivered: self.delivered, dropped, held, duplicated }
     }

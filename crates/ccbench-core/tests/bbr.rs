@@ -182,9 +182,10 @@ fn two_bbr_flows_converge_at(seed: u64) {
     assert!(link(&out.summary, "bottleneck").utilization.unwrap() > 0.95);
 }
 
-/// CUBIC and BBR through a 1-BDP FIFO: 50 Mbit/s, 20 ms, 83 packets.
-fn cubic_and_bbr(duration: &str) -> String {
-    let flows = tcp("cubic", "cubic", "") + &tcp("bbr", "bbr", "");
+/// CUBIC and BBR through a 1-BDP FIFO: 50 Mbit/s, 20 ms, 83 packets;
+/// `flow_keys` on both flows.
+fn cubic_and_bbr(duration: &str, flow_keys: &str) -> String {
+    let flows = tcp("cubic", "cubic", flow_keys) + &tcp("bbr", "bbr", flow_keys);
     dumbbell("50Mbit", 20.0, r#"{ kind = "pfifo", limit = 83 }"#, duration, &flows)
 }
 
@@ -195,38 +196,86 @@ fn cubic_and_bbr(duration: &str) -> String {
 /// runs on 2026-11-23: 0.871 and 0.875. Ten `ccbench compare` runs on
 /// 2026-12-02 (whole run, as below; seeds 1-10 for the flows' start
 /// jitter) give each flow's goodput, retransmits and sRTT and the queue's
-/// mean delay; the model's means over seeds 1-10 are held to their means
-/// within 10 % (goodput, sRTT) and 25 % (retransmits, queue).
+/// mean delay ([`CUBIC_BESIDE_BBR_IN_LINUX`]); the model's means over seeds
+/// 1-10 are held to their means within 10 % (goodput, sRTT) and 25 %
+/// (retransmits, queue).
 ///
-/// Where the model does not yet agree, [`CUBIC_BESIDE_BBR_DISAGREES`] says
-/// so and the test holds it there: outside its tolerance (so that it is
-/// taken off the list once it agrees) and within 25 % (so that it cannot
-/// grow unseen). A lead: the return-path ACK noise that gives BBR alone
-/// the kernel's bandwidth bias (0-200 µs, as in
-/// `ack_timing_noise_biases_the_bw_filter_up_and_builds_queue`)
-/// brings BBR's retransmits here to the kernel's (859 vs 860) and CUBIC
-/// to +12 %; replaying `tcp_rate.c` on the kernel's ACKs with each ACK
-/// moved to its segment's delivery plus the median delay halves that
-/// bias (+0.6 % to +0.3 %), while the model's default hosts give +0.2 %.
+/// With the default hosts, where the model does not agree,
+/// [`CUBIC_BESIDE_BBR_DISAGREES`] says so and the test holds it there:
+/// outside its tolerance (so that it is taken off the list once it agrees)
+/// and within 25 % (so that it cannot grow unseen).
 #[test]
 fn bbr_and_cubic_share_a_one_bdp_fifo_like_linux() {
-    // Per kernel run: CUBIC goodput, retransmits, sRTT; BBR the same; queue ms.
-    let kernel = [
-        [5.431, 165.0, 36.255, 41.815, 841.0, 35.500, 15.028],
-        [5.969, 147.0, 36.000, 41.286, 811.0, 35.392, 14.880],
-        [5.461, 150.0, 36.104, 41.767, 801.0, 35.291, 14.862],
-        [5.844, 164.0, 35.931, 41.409, 778.0, 35.260, 14.837],
-        [5.474, 155.0, 35.871, 41.753, 779.0, 35.158, 14.742],
-        [4.993, 151.0, 36.488, 42.232, 876.0, 35.554, 15.057],
-        [4.690, 215.0, 36.617, 42.560, 1178.0, 35.734, 15.178],
-        [4.978, 149.0, 36.509, 42.254, 864.0, 35.531, 15.049],
-        [4.640, 161.0, 36.876, 42.588, 887.0, 35.853, 15.287],
-        [6.111, 176.0, 35.866, 41.198, 782.0, 35.304, 14.750],
-    ];
+    let model = cubic_beside_bbr("", &[]);
+    against_linux(&model, &CUBIC_BESIDE_BBR_DISAGREES);
+}
+
+/// The same, with the emulator's forwarder modelled on both links
+/// (`forwarder = "emulator"`: the kernel's packets left `ccbench-emu` when
+/// its thread woke, 22 µs late in the median and now and then by
+/// milliseconds, in bursts, and its ACKs came back the same way) and hosts
+/// that add no timing noise of their own (the default noise was measured
+/// through that forwarder, so it already holds some of it). Every figure
+/// agrees; CUBIC's goodput comes to +4 % of the kernel's.
+#[test]
+fn bbr_and_cubic_share_a_one_bdp_fifo_like_linux_through_its_forwarder() {
+    let model = cubic_beside_bbr(QUIET_HOSTS, &THROUGH_THE_FORWARDER);
+    against_linux(&model, &[]);
+}
+
+/// Flow keys for hosts that add no timing noise of their own (the flows
+/// still start up to 5 ms apart, as the kernel's did).
+const QUIET_HOSTS: &str = r#"tcp = { tx_jitter = "0s", tx_stall_prob = 0.0, ack_jitter = "0s", ack_stall_prob = 0.0 }"#;
+/// The dumbbell's links released as `ccbench-emu`'s forwarder releases them.
+const THROUGH_THE_FORWARDER: [&str; 2] = [r#"links.bottleneck.forwarder="emulator""#, r#"links.return.forwarder="emulator""#];
+
+/// One BBR flow through the emulator's forwarder, on quiet hosts: its
+/// bursts of ACKs lift BBR's bandwidth estimate and so its queue. Through
+/// a 1000-packet FIFO (30 s) that takes the model towards the kernel
+/// (`ccbench compare`, 2026-12-01: 5.5 and 9.6 ms; exact release: 2.8-3.1
+/// ms); in the 1-BDP FIFO of `one_bbr_flow_queues_and_retransmits_like_linux`
+/// (20 s) it overshoots the kernel's 2.8-3.6 ms, a difference this test
+/// holds where it is (per seed).
+#[test]
+fn one_bbr_flow_queues_more_through_the_forwarder() {
+    for (limit, duration, range) in [(1000, "30s", 4.0..8.0), (83, "20s", 3.8..6.5)] {
+        let text = dumbbell("50Mbit", 20.0, &format!("{{ kind = \"pfifo\", limit = {limit} }}"), duration, &tcp("bbr", "bbr", QUIET_HOSTS));
+        for seed in 1..=4 {
+            let over = [&format!("seed={seed}"), "metrics.warmup=\"0s\"", THROUGH_THE_FORWARDER[0], THROUGH_THE_FORWARDER[1]];
+            let s = run(&text, &over.map(|x| x.as_ref())).summary;
+            let q = link(&s, "bottleneck").sojourn_ms.mean.unwrap();
+            eprintln!("limit {limit}, seed {seed}: queue {q:.2} ms, goodput {:.2}", flow(&s, "bbr").goodput_mbps);
+            assert!(range.contains(&q), "limit {limit}, seed {seed}: queue {q} ms");
+        }
+    }
+}
+
+/// Per `ccbench compare` run: CUBIC goodput, retransmits, sRTT; BBR the
+/// same; queue ms.
+const CUBIC_BESIDE_BBR_IN_LINUX: [[f64; 7]; 10] = [
+    [5.431, 165.0, 36.255, 41.815, 841.0, 35.500, 15.028],
+    [5.969, 147.0, 36.000, 41.286, 811.0, 35.392, 14.880],
+    [5.461, 150.0, 36.104, 41.767, 801.0, 35.291, 14.862],
+    [5.844, 164.0, 35.931, 41.409, 778.0, 35.260, 14.837],
+    [5.474, 155.0, 35.871, 41.753, 779.0, 35.158, 14.742],
+    [4.993, 151.0, 36.488, 42.232, 876.0, 35.554, 15.057],
+    [4.690, 215.0, 36.617, 42.560, 1178.0, 35.734, 15.178],
+    [4.978, 149.0, 36.509, 42.254, 864.0, 35.531, 15.049],
+    [4.640, 161.0, 36.876, 42.588, 887.0, 35.853, 15.287],
+    [6.111, 176.0, 35.866, 41.198, 782.0, 35.304, 14.750],
+];
+
+/// The model's means over seeds 1-10 of the figures in
+/// [`CUBIC_BESIDE_BBR_IN_LINUX`], with `flow_keys` on both flows and the
+/// overrides `set`.
+fn cubic_beside_bbr(flow_keys: &str, set: &[&str]) -> [f64; 7] {
+    let text = cubic_and_bbr("30s", flow_keys);
     let seeds = 1..=10u64;
     let mut model = [0.0f64; 7];
     for seed in seeds.clone() {
-        let out = run(&cubic_and_bbr("30s"), &[&format!("seed={seed}"), "metrics.warmup=\"0s\""]);
+        let seed_set = format!("seed={seed}");
+        let over: Vec<&str> = [seed_set.as_str(), "metrics.warmup=\"0s\""].into_iter().chain(set.iter().copied()).collect();
+        let out = run(&text, &over);
         let (c, b) = (flow(&out.summary, "cubic"), flow(&out.summary, "bbr"));
         let share = b.goodput_mbps / (b.goodput_mbps + c.goodput_mbps);
         assert!((0.83..=0.95).contains(&share), "seed {seed}: BBR share {share} (Linux 0.871-0.902)");
@@ -236,13 +285,20 @@ fn bbr_and_cubic_share_a_one_bdp_fifo_like_linux() {
             *m += v / seeds.clone().count() as f64;
         }
     }
+    model
+}
+
+/// Each of the model's figures against the kernel's mean, within 10 %
+/// (goodput, sRTT) or 25 % (retransmits, queue) unless `disagrees` lists it.
+fn against_linux(model: &[f64; 7], disagrees: &[(&str, &str)]) {
     let names = ["CUBIC goodput", "CUBIC retransmits", "CUBIC sRTT", "BBR goodput", "BBR retransmits", "BBR sRTT", "queue delay"];
+    let kernel = &CUBIC_BESIDE_BBR_IN_LINUX;
     for (i, name) in names.iter().enumerate() {
         let k = kernel.iter().map(|r| r[i]).sum::<f64>() / kernel.len() as f64;
         let tol = if matches!(i, 1 | 4 | 6) { 0.25 } else { 0.10 };
         let err = model[i] / k - 1.0;
         eprintln!("{name}: {:.2} vs the kernel's {k:.2} ({:+.1} %)", model[i], 100.0 * err);
-        match CUBIC_BESIDE_BBR_DISAGREES.iter().find(|d| d.0 == *name) {
+        match disagrees.iter().find(|d| d.0 == *name) {
             Some((_, why)) => {
                 assert!(err.abs() > tol, "{name} now agrees ({:+.1} %): take it off the list ({why})", 100.0 * err);
                 assert!(err.abs() <= 0.25, "{name}: {:.2} vs the kernel's {k:.2}, further than known ({why})", model[i]);
@@ -263,7 +319,7 @@ fn bbr_and_cubic_share_a_one_bdp_fifo_like_linux() {
 fn bbr_gso_packets_are_sized_from_its_payload_rate_like_linux() {
     use ccbench_core::metrics::capture::{FLAG_PSH, KIND_DATA};
     for seed in 1..=3u64 {
-        let out = run(&cubic_and_bbr("12s"), &[&format!("seed={seed}"), "metrics.capture=[\"bottleneck\"]"]);
+        let out = run(&cubic_and_bbr("12s", ""), &[&format!("seed={seed}"), "metrics.capture=[\"bottleneck\"]"]);
         let c = &out.metrics.capture;
         // BBR is the flow with the most data segments.
         let data = |e: u32| (0..c.kind.len()).filter(move |&i| c.kind[i] == KIND_DATA && c.endpoint[i] == e);
@@ -290,16 +346,18 @@ fn bbr_gso_packets_are_sized_from_its_payload_rate_like_linux() {
     }
 }
 
-/// What the model of CUBIC beside BBR does not yet do as Linux does.
+/// What the model of CUBIC beside BBR, with the default hosts, does not do
+/// as Linux through `ccbench-emu` does.
 const CUBIC_BESIDE_BBR_DISAGREES: [(&str, &str); 1] = [(
     "CUBIC goodput",
-    "6.31 vs 5.36 Mbit/s (+18 %), in every part of the run: the kernel's \
-     CUBIC meets ~8 % more loss events per second and keeps a smaller window \
-     (14-15 vs 16.5 packets), and its BBR paces ~1.3 % faster. Measured and \
-     not the cause: BBR's GSO sizes (as Linux's: 3 segments cruising, 4 \
-     probing, 2 draining), its cwnd (pacing-limited: 30 packets more change \
-     nothing), the receiver's ACK delays (a kernel-like heavier tail changes \
-     nothing)",
+    "6.31 vs 5.36 Mbit/s (+18 %): the kernel's CUBIC meets ~8 % more loss \
+     events per second and keeps a smaller window (14-15 vs 16.5 packets), \
+     and its BBR paces ~1.3 % faster. The cause is the emulator's forwarder, \
+     which the kernel's packets went through and the default hosts stand in \
+     for only in part: with its release timing on both links the model gives \
+     +12 %, and with hosts that add none of their own +4 % \
+     (`..._through_its_forwarder`). Measured and not the cause: BBR's GSO \
+     sizes, its cwnd (pacing-limited), i.i.d. receiver ACK delays",
 )];
 
 /// Single flow, 50 Mbit/s, 20 ms, 83-packet FIFO, with a ping probe, on

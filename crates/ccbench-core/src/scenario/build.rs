@@ -175,6 +175,7 @@ impl super::LinkSpec {
         }
         link.schedule = self.steps().into();
         link.rewrite = self.rewrite();
+        link.forwarder = self.forwarder;
         link
     }
     /// The qdisc behind the link's `grant` gate, if it has one.

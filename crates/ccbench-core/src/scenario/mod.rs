@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::cc::{CcConfig, CcKind, EcnMode};
+use crate::forwarder::Forwarder;
 use crate::packet::Ecn;
 use crate::metrics::MetricsConfig;
 use crate::qdisc::QdiscConfig;
@@ -104,6 +105,11 @@ pub struct LinkSpec {
     /// qdisc's packets leave only with a grant (`qdisc/grant.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<crate::qdisc::grant::GrantConfig>,
+    /// When packets leave the far end: `"exact"`, or `"emulator"` for the
+    /// release timing of `ccbench-emu`'s forwarder (`forwarder.rs`). The
+    /// live emulator ignores it: it has its own.
+    #[serde(default, skip_serializing_if = "Forwarder::is_exact")]
+    pub forwarder: Forwarder,
 }
 
 /// ECN codepoint names for `rewrite.ecn`.
