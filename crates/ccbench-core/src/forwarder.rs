@@ -18,7 +18,8 @@
 //!
 //! The lateness table is the emulator's own, measured on a 2-core VM
 //! (Linux 6.18, real-time scheduling and CPU wake-up latency held at 0, as
-//! `ccbench-emu` runs by default): the actual send time of each frame
+//! `ccbench-emu` runs by default; `bench/forwarder_lateness.py` measures
+//! it): the actual send time of each frame
 //! (`--pcap`) against its virtual departure (`--pcap-link`), for the first
 //! frame of each wake-up, both directions of one CUBIC and one BBR flow
 //! through a 50 Mbit/s FIFO, 164 k wake-ups. Median 22 µs, mean 27 µs,
