@@ -196,6 +196,23 @@ reverse = ["back"]
 """
 
 
+def test_compare_with_the_forwarder_models_it_where_packets_leave_the_emulator(run_module, write_scenario,
+                                                                              live_emu, tmp_path) -> None:
+    """Root only: `compare --forwarder` gives the simulated side `forwarder = "emulator"` on the links
+    a path ends with (here "there" and "back", not the bottleneck in the middle of the path), as
+    compare.json records; the simulated RTT then carries the forwarder's lateness too."""
+    out_dir = tmp_path / "f"
+    out = run_module("compare", write_scenario(CUBIC_DEEP), "-o", out_dir, "--forwarder")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((out_dir / "compare.json").read_text())
+    assert [o for o in doc["simulated_set"] if "forwarder" in o] == ['links.1.forwarder="emulator"',
+                                                                      'links.2.forwarder="emulator"']
+    rows = {r["metric"]: r for r in doc["rows"]}
+    for metric in ("goodput Mbit/s", "sRTT mean ms"):
+        sim, emu_v = rows[metric]["simulated"], rows[metric]["emulated"]
+        assert abs(emu_v - sim) <= 0.10 * sim, (metric, sim, emu_v, out.stdout)
+
+
 def test_compare_reads_the_kernels_srtt_on_a_steady_clock(run_module, write_scenario, live_emu,
                                                         tmp_path) -> None:
     """Root only: one CUBIC flow filling a 1000-packet buffer at 50 Mbit/s.

@@ -329,7 +329,10 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
               help="Directory for the emulated run.  [default: results/SCENARIO-compare]")
 @_set_option
 @click.option("--no-rt", is_flag=True, help="Do not run the forwarder as SCHED_FIFO.")
-def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: bool) -> None:
+@click.option("--forwarder", is_flag=True,
+              help='Simulate each path\'s last link with forwarder = "emulator": packets leave it as the emulator\'s '
+                   "forwarder releases them (late, now and then in bursts), as on the emulated side.")
+def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: bool, forwarder: bool) -> None:
     """Run SCENARIO's TCP flows simulated and with the kernel's own TCP (root).
 
     Each emulated flow is a bulk sender whose congestion control (the flow's
@@ -354,7 +357,7 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     from ccbench.report.compare import EmulationError, run_compare
 
     try:
-        c = run_compare(scenario, out, overrides, no_rt=no_rt)
+        c = run_compare(scenario, out, overrides, no_rt=no_rt, forwarder=forwarder)
     except EmulationError as e:
         _fail(str(e), 1)
     flows, rows, emu_sum, out = c.flows, c.rows, c.emulator, c.out

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from ccbench.core.errors import CcbenchError
 from ccbench.core.png import write_figure
 from ccbench.formats.emulator import INTERVAL_S, emu_binary, finish_run
-from ccbench.simulate.api import run
+from ccbench.simulate.api import run, validate
 from ccbench.simulate.plot import _binned, _finish, _FlowStyle
 from ccbench.simulate.results import Result, load
 
@@ -105,14 +105,29 @@ class Comparison:
     out: Path
 
 
-def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, no_rt: bool = False) -> Comparison:
+def forwarder_overrides(scenario: Path, overrides: Sequence[str]) -> list[str]:
+    """``forwarder = "emulator"`` for each link that ends a flow's path or reverse path (as ``overrides``
+    leave the scenario): the emulator runs a path's links on its virtual clock and its forwarder sends a
+    packet once, when it leaves the last of them."""
+    import tomllib
+
+    s = tomllib.loads(validate(scenario, set=overrides))
+    last = {route[-1] for f in s.get("flows", []) for route in (f.get("path"), f.get("reverse")) if route}
+    return [f'links.{i}.forwarder="emulator"' for i, link in enumerate(s.get("links", [])) if link["id"] in last]
+
+
+def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, no_rt: bool = False,
+                forwarder: bool = False) -> Comparison:
     """``ccbench compare``: run SCENARIO's TCP flows simulated and with the kernel's own TCP through the
     emulator into OUT (default ``results/SCENARIO-compare``), and write OUT/compare.png and compare.json.
+    With ``forwarder`` the simulated side releases packets where they leave a path as the emulator's
+    forwarder does (``forwarder = "emulator"`` on each path's last link).
 
     Raises CcbenchError for a scenario compare cannot run, EmulationError when the emulation fails.
     """
     # The kernel's counters cover the whole run, so the simulation's must too.
-    result = run(scenario, set=[*overrides, 'metrics.warmup="0s"'])
+    sim_set = [*overrides, 'metrics.warmup="0s"', *(forwarder_overrides(scenario, overrides) if forwarder else [])]
+    result = run(scenario, set=sim_set)
     sim = result.summary
     flows = [(i, f) for i, f in enumerate(sim["flows"]) if f["kind"] == "tcp"]
     if not flows:
@@ -183,7 +198,7 @@ def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, n
     kernel_flows = [{"id": f["id"], "bulk": bulk} for (_, f), (_, bulk) in zip(flows, kernel)]
     write_figure(compare(result, load(out), kernel_flows, ports, bott), out / "compare.png", dpi=110)
     (out / "compare.json").write_text(json.dumps(
-        {"flow": flows[0][1]["id"], "cc": flows[0][1]["cc"], "kernel_cc": kernel[0][1]["cc"],
+        {"flow": flows[0][1]["id"], "cc": flows[0][1]["cc"], "kernel_cc": kernel[0][1]["cc"], "simulated_set": sim_set,
          "flows": [{"id": f["id"], "cc": f["cc"], "kernel_cc": bulk["cc"], "sink": sink, "bulk": bulk}
                    for (_, f), (sink, bulk) in zip(flows, kernel)],
          "rows": [{"metric": n, "simulated": a, "emulated": b} for n, a, b in rows]}, indent=2))
