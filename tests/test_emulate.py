@@ -282,6 +282,44 @@ reverse = ["ret"]
 TWO_FLOWS_20M = CUBIC_20M.replace('duration = "10s"', 'duration = "12s"') + RENO_FROM_3S
 
 
+#: CUBIC_20M, 5 s, with netem jitter on the return path: its draws (and with them the run) follow the seed.
+JITTERED_20M = CUBIC_20M.replace('duration = "10s"', 'duration = "5s"').replace(
+    'id = "ret"\ndelay = "10ms"', 'id = "ret"\nqdisc = { kind = "netem", delay = "10ms", jitter = "2ms" }')
+
+
+def test_compare_over_seeds_gives_each_seed_and_each_metrics_interval(run_module, write_scenario, live_emu,
+                                                                       tmp_path) -> None:
+    """Root only: `compare --seeds 2` compares at seeds 1 and 2 (each run whole in OUT/seed=K) and gives
+    each metric's mean and 95 % interval over them per side, in compare.json and on the screen."""
+    from ccbench.report.suite import t95
+
+    out = run_module("compare", write_scenario(JITTERED_20M), "-o", tmp_path / "c", "--seeds", "2")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert doc["seeds"] == [1, 2] and doc["runs"] == ["seed=1", "seed=2"]
+    each = [json.loads((tmp_path / "c" / run / "compare.json").read_text()) for run in doc["runs"]]
+    assert [[o for o in e["simulated_set"] if o.startswith("seed=")] for e in each] == [["seed=1"], ["seed=2"]]
+    rows = {r["metric"]: r for r in doc["rows"]}
+    for metric in ("goodput Mbit/s", "retransmits", "sRTT mean ms", "bottleneck queue delay mean ms"):
+        for side in ("simulated", "emulated"):
+            values = [{r["metric"]: r for r in e["rows"]}[metric][side] for e in each]
+            row = rows[metric]
+            assert row[f"{side}_each"] == values, (metric, side, row)
+            assert row[side] == pytest.approx(sum(values) / 2)
+            assert row[f"{side}_ci95"] == pytest.approx(t95(1) * abs(values[0] - values[1]) / 2)
+    # The seed moves the simulated path's jitter, so the two simulated runs differ.
+    assert len(set(rows["sRTT mean ms"]["simulated_each"])) == 2, rows["sRTT mean ms"]
+    # The HyStart row counts each side's detectors over the seeds.
+    (label,) = [m for m in rows if m.startswith("HyStart exit cwnd")]
+    assert label.count("×") >= 2 and "HyStart exit cwnd (" in out.stdout, (label, out.stdout)
+    assert "seeds 1..2, mean ± 95 % interval" in out.stdout and " ± " in out.stdout
+
+
+def test_compare_over_seeds_leaves_the_seed_to_them(run_module, write_scenario) -> None:
+    out = run_module("compare", write_scenario(CUBIC_20M), "--seeds", "2", "--set", "seed=3")
+    assert out.returncode == 2 and "--seeds runs seeds 1..N: leave out --set seed=" in out.stderr, out.stderr
+
+
 def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module, write_scenario, live_emu,
                                                                       tmp_path) -> None:
     """Root only: CUBIC from 0 s and Reno from 3 s share the 20 Mbit/s FIFO, simulated and in the kernel."""

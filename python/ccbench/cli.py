@@ -332,7 +332,11 @@ def emulate(scenario: Path, out: Path | None, overrides: Sequence[str], servers:
 @click.option("--forwarder", is_flag=True,
               help='Simulate each path\'s last link with forwarder = "emulator": packets leave it as the emulator\'s '
                    "forwarder releases them (late, now and then in bursts), as on the emulated side.")
-def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: bool, forwarder: bool) -> None:
+@click.option("--seeds", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Compare at seeds 1..N (each into OUT/seed=K) and print each metric's mean ± 95 % interval "
+                   "over them, per side.")
+def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: bool, forwarder: bool,
+            seeds: int | None) -> None:
     """Run SCENARIO's TCP flows simulated and with the kernel's own TCP (root).
 
     Each emulated flow is a bulk sender whose congestion control (the flow's
@@ -352,31 +356,60 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
     flows with `ecn = "classic"` turn on `tcp_ecn` there. The emulated path
     draws its random elements (netem jitter, loss) from the scenario's seed,
     as the simulation does: a run per seed (--set seed=N) samples them, runs
-    repeated at one seed do not.
+    repeated at one seed do not; --seeds N runs seeds 1..N and gives each
+    metric's mean and 95 % interval on each side.
     """
-    from ccbench.report.compare import EmulationError, run_compare
+    from ccbench.report.compare import EmulationError, run_compare, run_compare_seeds
 
+    if seeds is not None:
+        try:
+            many = run_compare_seeds(scenario, out, overrides, seeds, no_rt=no_rt, forwarder=forwarder)
+        except EmulationError as e:
+            _fail(str(e), 1)
+        _compare_table(scenario, many.runs[0].flows, many.rows, f"seeds 1..{seeds}, mean ± 95 % interval")
+        _console().print(f"wrote {many.out} (compare.json; each seed's run in seed=K)")
+        return
     try:
         c = run_compare(scenario, out, overrides, no_rt=no_rt, forwarder=forwarder)
     except EmulationError as e:
         _fail(str(e), 1)
-    flows, rows, emu_sum, out = c.flows, c.rows, c.emulator, c.out
+    emu_sum, out = c.emulator, c.out
+    _compare_table(scenario, c.flows, [(n, _single(a), _single(b)) for n, a, b in c.rows], None)
+    fw = emu_sum["fwd"]
+    _console().print(f"emulator: timer lateness mean {fw['timer_late_mean_us']:.0f} us, max {fw['timer_late_max_us']:.0f} us; "
+                     f"socket drops {fw['sock_rx_drops']}; wrote {out}")
+
+
+def _compare_table(scenario: Path, flows: Sequence[tuple[int, dict[str, Any]]], rows: Sequence[tuple[str, Any, Any]],
+                   caption: str | None) -> None:
+    """Print compare's rows: per metric the simulated and emulated value (mean ± interval over seeds,
+    where there are several) and the emulated side's difference, flagged beyond 10 %."""
     ccs = ", ".join(f"{f['id']} ({f['cc']})" for _, f in flows)
-    table = Table(title=f"{scenario.stem}: {ccs} simulated vs the kernel's", box=box.SIMPLE)
+    table = Table(title=f"{scenario.stem}: {ccs} simulated vs the kernel's", caption=caption, box=box.SIMPLE)
     for col in ("metric", "simulated", "emulated", "diff"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for name, a, b in rows:
         diff = _MISSING
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a:
-            d = (b - a) / a
+        if a is not None and b is not None and a[0]:
+            d = (b[0] - a[0]) / a[0]
             diff = f"{d * 100:+.1f}%" + (" !" if abs(d) > 0.10 else "")
-        fmt = _plain_int if isinstance(a, int) and isinstance(b, int) else _num
-        table.add_row(name, fmt(a), fmt(b), diff)
-    console = _console()
-    console.print(table)
-    fw = emu_sum["fwd"]
-    console.print(f"emulator: timer lateness mean {fw['timer_late_mean_us']:.0f} us, max {fw['timer_late_max_us']:.0f} us; "
-                  f"socket drops {fw['sock_rx_drops']}; wrote {out}")
+        exact = all(isinstance(v, int) for side in (a, b) if side is not None for v in side[2])
+        table.add_row(name, _spread_text(a, exact), _spread_text(b, exact), diff)
+    _console().print(table)
+
+
+def _single(value: Any) -> tuple[Any, None, list[Any]] | None:
+    """One run's value as a spread over one seed."""
+    return None if value is None else (value, None, [value])
+
+
+def _spread_text(side: tuple[Any, Any, Any] | None, exact: bool) -> str:
+    """A value (or a mean ± its 95 % interval) as compare prints it."""
+    if side is None:
+        return _MISSING
+    mean, half, _ = side
+    fmt = _plain_int if exact and half is None else _num
+    return fmt(mean) + ("" if half is None else f" ± {_num(half)}")
 
 
 # --- export (flent) ------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +18,12 @@ from matplotlib.figure import Figure
 from ccbench.core.errors import CcbenchError
 from ccbench.core.png import write_figure
 from ccbench.formats.emulator import INTERVAL_S, emu_binary, finish_run
+from ccbench.report.suite import mean_ci95
 from ccbench.simulate.api import run, validate
 from ccbench.simulate.plot import _binned, _finish, _FlowStyle
 from ccbench.simulate.results import Result, load
 
-__all__ = ["Comparison", "EmulationError", "compare", "run_compare"]
+__all__ = ["Comparison", "EmulationError", "SeedComparison", "compare", "run_compare", "run_compare_seeds"]
 
 
 def compare(sim: Result, emu: Result, kernel: list[dict[str, Any]], ports: list[int],
@@ -103,6 +105,10 @@ class Comparison:
     rows: list[tuple[str, Any, Any]]
     emulator: dict[str, Any]
     out: Path
+
+
+#: The HyStart row's metric; the detectors of each side follow it in parentheses.
+HYSTART = "HyStart exit cwnd"
 
 
 def forwarder_overrides(scenario: Path, overrides: Sequence[str]) -> list[str]:
@@ -191,7 +197,7 @@ def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, n
         sim_exit, kernel_exit = f.get("hystart"), bulk.get("hystart")
         if sim_exit or kernel_exit:  # the detectors in the label: simulated / kernel
             by = " / ".join((e or {}).get("by", "none") for e in (sim_exit, kernel_exit))
-            rows.append((name(f"HyStart exit cwnd ({by})"), (sim_exit or {}).get("cwnd"), (kernel_exit or {}).get("cwnd")))
+            rows.append((name(f"{HYSTART} ({by})"), (sim_exit or {}).get("cwnd"), (kernel_exit or {}).get("cwnd")))
     if bott is not None:
         sim_link = next(link for link in sim["links"] if link["id"] == bott)
         rows.append((f"{bott} queue delay mean ms", sim_link["sojourn_ms"]["mean"], emu_links[bott]["sojourn_mean_ms"]))
@@ -203,3 +209,85 @@ def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, n
                    for (_, f), (sink, bulk) in zip(flows, kernel)],
          "rows": [{"metric": n, "simulated": a, "emulated": b} for n, a, b in rows]}, indent=2))
     return Comparison(flows, kernel, rows, emu_sum, out)
+
+
+# --- several seeds -----------------------------------------------------------------------------
+
+#: A metric over the seeds: the mean, the half-width of its 95 % interval (None for one value), the values.
+Spread = tuple[float, "float | None", list[float]]
+
+
+@dataclass
+class SeedComparison:
+    """What :func:`run_compare_seeds` found: one :class:`Comparison` per seed, and the compared rows over
+    them (metric, simulated, emulated), a side's :data:`Spread` or None where no seed had a value."""
+
+    seeds: list[int]
+    runs: list[Comparison]
+    rows: list[tuple[str, Spread | None, Spread | None]]
+    out: Path
+
+
+def run_compare_seeds(scenario: Path, out: Path | None, overrides: Sequence[str], seeds: int, *,
+                      no_rt: bool = False, forwarder: bool = False) -> SeedComparison:
+    """``ccbench compare --seeds N``: :func:`run_compare` at seeds 1..N, each into OUT/seed=K, and each
+    metric's mean and 95 % interval over them on both sides, written to OUT/compare.json.
+
+    The emulated path draws its random elements (netem's jitter and loss) from the seed as the simulation
+    does, so one seed compares one realisation of them; the interval says how far the next would move.
+    """
+    if any(o.partition("=")[0].strip() == "seed" for o in overrides):
+        raise CcbenchError("--seeds runs seeds 1..N: leave out --set seed=")
+    out = out or Path("results") / f"{scenario.stem}-compare"
+    numbers = list(range(1, seeds + 1))
+    runs = [run_compare(scenario, out / f"seed={s}", [*overrides, f"seed={s}"], no_rt=no_rt, forwarder=forwarder)
+            for s in numbers]
+    # A HyStart row's label names each side's detectors, which may differ from seed to seed: the rows
+    # are matched without them, and the label counts them.
+    table: dict[str, tuple[list[Any], list[Any]]] = {}
+    detectors: dict[str, tuple[list[str], list[str]]] = {}
+    for c in runs:
+        for name, a, b in c.rows:
+            key, by = _split_hystart(name)
+            sim, emu = table.setdefault(key, ([], []))
+            sim.append(a)
+            emu.append(b)
+            if by is not None:
+                for side, label in zip(detectors.setdefault(key, ([], [])), by):
+                    side.append(label)
+    rows = []
+    for key, (sim, emu) in table.items():
+        name = f"{key} ({_tally(detectors[key][0])} / {_tally(detectors[key][1])})" if key in detectors else key
+        rows.append((name, _spread(sim), _spread(emu)))
+    (out / "compare.json").write_text(json.dumps(
+        {"seeds": numbers, "runs": [f"seed={s}" for s in numbers],
+         "rows": [{"metric": n, **_side("simulated", a), **_side("emulated", b)} for n, a, b in rows]}, indent=2))
+    return SeedComparison(numbers, runs, rows, out)
+
+
+def _split_hystart(name: str) -> tuple[str, tuple[str, str] | None]:
+    """A row's metric without the HyStart row's detectors, and those (simulated, kernel)."""
+    head, sep, tail = name.rpartition(f"{HYSTART} (")
+    if not sep:
+        return name, None
+    sim, _, kernel = tail.removesuffix(")").partition(" / ")
+    return head + HYSTART, (sim, kernel)
+
+
+def _tally(labels: Sequence[str]) -> str:
+    """``ack train ×3, delay ×2``: each label with how many seeds gave it, most first."""
+    return ", ".join(f"{label} ×{n}" for label, n in Counter(labels).most_common())
+
+
+def _spread(values: Sequence[Any]) -> Spread | None:
+    nums = [float(v) for v in values if isinstance(v, (int, float)) and v == v]
+    if not nums:
+        return None
+    mean, half = mean_ci95(nums)
+    return mean, half, nums
+
+
+def _side(side: str, s: Spread | None) -> dict[str, Any]:
+    if s is None:
+        return {side: None, f"{side}_ci95": None, f"{side}_each": []}
+    return {side: s[0], f"{side}_ci95": s[1], f"{side}_each": s[2]}
