@@ -320,6 +320,23 @@ def test_compare_over_seeds_leaves_the_seed_to_them(run_module, write_scenario) 
     assert out.returncode == 2 and "--seeds runs seeds 1..N: leave out --set seed=" in out.stderr, out.stderr
 
 
+def test_compare_warns_when_the_emulator_ran_too_late_to_be_a_reference(capsys) -> None:
+    """A busy machine delays the emulator's forwarder by milliseconds instead of microseconds (seen:
+    1.0-1.5 ms on average, stalls of 20 ms), and the kernel's side then measures the machine, not the
+    path: compare says so, naming the worst run's mean, and stays quiet for a usual one."""
+    from ccbench.cli import _emulator_timing
+
+    usual = {"timer_late_mean_us": 22.0, "timer_late_max_us": 900.0, "sock_rx_drops": 0}
+    _emulator_timing([usual, {**usual, "timer_late_mean_us": 35.0}])
+    out, err = capsys.readouterr()
+    assert "timer lateness mean 22/35 us, max 900 us; socket drops 0" in out and err == ""
+    _emulator_timing([usual, {**usual, "timer_late_mean_us": 1427.1, "timer_late_max_us": 21444.0,
+                              "sock_rx_drops": 3}])
+    out, err = capsys.readouterr()
+    assert "mean 22/1427 us, max 21444 us; socket drops 3" in out
+    assert err.startswith("warning: the emulator's forwarder ran 1427 us late on average"), err
+
+
 def test_compare_runs_every_tcp_flow_with_its_own_kernel_cc_and_start(run_module, write_scenario, live_emu,
                                                                       tmp_path) -> None:
     """Root only: CUBIC from 0 s and Reno from 3 s share the 20 Mbit/s FIFO, simulated and in the kernel."""
