@@ -383,7 +383,7 @@ def compare(scenario: Path, out: Path | None, overrides: Sequence[str], no_rt: b
 #: The emulator's forwarder runs 2-40 µs late on average on an idle 2-core machine; beyond this
 #: the machine is too busy for the kernel side to stand for the path (README: at 150-640 µs a
 #: CUBIC flow's CoDel queue grew with it, 3.4-5.5 ms against 2.6).
-LATE_FORWARDER_US = 200.0
+LATE_FORWARDER_US = 100.0
 
 
 def _emulator_timing(fwds: Sequence[dict[str, Any]]) -> None:
