@@ -14,7 +14,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich import box
@@ -25,6 +25,9 @@ from rich.table import Table
 import ccbench
 from ccbench.core.errors import CcbenchError, ScenarioError, ScenarioWarning, SimulationError, Terminated
 from ccbench.simulate.results import RUN_PLOTS, read_summary
+
+if TYPE_CHECKING:  # compare imports matplotlib: the CLI loads it only for that command
+    from ccbench.report.compare import Spread
 
 __all__ = ["cli", "main"]
 
@@ -417,12 +420,12 @@ def _compare_table(scenario: Path, flows: Sequence[tuple[int, dict[str, Any]]], 
     _console().print(table)
 
 
-def _single(value: Any) -> tuple[Any, None, list[Any]] | None:
+def _single(value: Any) -> Spread | None:
     """One run's value as a spread over one seed."""
     return None if value is None else (value, None, [value])
 
 
-def _spread_text(side: tuple[Any, Any, Any] | None, exact: bool) -> str:
+def _spread_text(side: Spread | None, exact: bool) -> str:
     """A value (or a mean ± its 95 % interval) as compare prints it."""
     if side is None:
         return _MISSING

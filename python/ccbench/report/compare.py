@@ -23,7 +23,8 @@ from ccbench.simulate.api import run, validate
 from ccbench.simulate.plot import _binned, _finish, _FlowStyle
 from ccbench.simulate.results import Result, load
 
-__all__ = ["Comparison", "EmulationError", "SeedComparison", "compare", "run_compare", "run_compare_seeds"]
+__all__ = ["Comparison", "EmulationError", "SeedComparison", "Spread", "compare", "default_out", "run_compare",
+           "run_compare_seeds"]
 
 
 def compare(sim: Result, emu: Result, kernel: list[dict[str, Any]], ports: list[int],
@@ -122,6 +123,11 @@ def forwarder_overrides(scenario: Path, overrides: Sequence[str]) -> list[str]:
     return [f'links.{i}.forwarder="emulator"' for i, link in enumerate(s.get("links", [])) if link["id"] in last]
 
 
+def default_out(scenario: Path) -> Path:
+    """Where compare writes when not told: ``results/SCENARIO-compare``."""
+    return Path("results") / f"{scenario.stem}-compare"
+
+
 def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, no_rt: bool = False,
                 forwarder: bool = False) -> Comparison:
     """``ccbench compare``: run SCENARIO's TCP flows simulated and with the kernel's own TCP through the
@@ -144,7 +150,7 @@ def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, n
     if other:
         raise CcbenchError(f"{scenario}: compare runs TCP flows with ecn false or \"classic\", not {', '.join(other)}")
     duration = float(sim["duration_s"])
-    out = out or Path("results") / f"{scenario.stem}-compare"
+    out = out or default_out(scenario)
     emu = emu_binary()
     series = result.tables["flow_series"]
     ports = [5201 + k for k in range(len(flows))]  # flow k's connection, to tell the emulated flows apart
@@ -214,7 +220,7 @@ def run_compare(scenario: Path, out: Path | None, overrides: Sequence[str], *, n
 # --- several seeds -----------------------------------------------------------------------------
 
 #: A metric over the seeds: the mean, the half-width of its 95 % interval (None for one value), the values.
-Spread = tuple[float, "float | None", list[float]]
+Spread = tuple[float, float | None, list[float]]
 
 
 @dataclass
@@ -238,7 +244,7 @@ def run_compare_seeds(scenario: Path, out: Path | None, overrides: Sequence[str]
     """
     if any(o.partition("=")[0].strip() == "seed" for o in overrides):
         raise CcbenchError("--seeds runs seeds 1..N: leave out --set seed=")
-    out = out or Path("results") / f"{scenario.stem}-compare"
+    out = out or default_out(scenario)
     numbers = list(range(1, seeds + 1))
     runs = [run_compare(scenario, out / f"seed={s}", [*overrides, f"seed={s}"], no_rt=no_rt, forwarder=forwarder)
             for s in numbers]
