@@ -8,7 +8,7 @@ PYDEPS := maturin polars numpy matplotlib click rich pytest distributed
 # Playwright, to open the report pages in Debian's Chromium (tests/test_web_report.py; no browser download).
 TESTDEPS := flent==2.3.0 hypothesis==6.170.17 playwright==1.65.2
 
-.PHONY: help setup web build run test test-rust test-py test-tools test-emu bench bench-ns3 bench-htsim fuzz mutants clean
+.PHONY: help setup web build run test test-rust test-py test-tools test-emu bench bench-ns3 bench-htsim kernel-prague fuzz mutants clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -86,6 +86,14 @@ bench: build  ## canonical benchmark scenarios (the optimized build); see bench/
 
 bench-htsim: build  ## htsim vs ccbench on B1's physics (HTSIM_SRC=<csg-htsim checkout>; ROUNDS=5, CACHEGRIND=1); see bench/README.md
 	$(VENV)/bin/python bench/htsim_bench.py
+
+KPRAGUE := target/kernel-prague
+kernel-prague:  ## build and register bench/kernel_prague's BPF Prague (root; clang, bpftool, libbpf-dev); docs/scream-real.md
+	mkdir -p $(KPRAGUE)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $(KPRAGUE)/vmlinux.h
+	clang -O2 -g -target bpf -I$(KPRAGUE) -c bench/kernel_prague/prague.bpf.c -o $(KPRAGUE)/prague.bpf.o
+	clang -O2 -g -target bpf -I/usr/include/$$(gcc -dumpmachine) -c bench/kernel_prague/ect1.bpf.c -o $(KPRAGUE)/ect1.bpf.o
+	grep -qw bpf_prague /proc/sys/net/ipv4/tcp_available_congestion_control || bpftool struct_ops register $(KPRAGUE)/prague.bpf.o
 
 bench-ns3:  ## ns-3 3.44 vs ccbench on S1-S4 (not in `make test`; REPS=3, QUICK=1 for simulated time / 10)
 	python3 bench/ns3_bench.py

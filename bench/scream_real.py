@@ -164,21 +164,38 @@ flows = {{ scream = 'exec "$SCREAM_BIN/scream_bw_test_tx" -ect 1 -mtu 1360 -micr
 TCP = """\
 [[flows]]
 id = "tcp"
-cc = "{cc}"
+cc = "{cc}"{params}
 start = "5s"
 path = ["bottleneck"]
 reverse = ["feedback"]
 """
 
+#: The kernel's algorithm for a scenario's ``cc`` where the names differ: Prague is the BPF port of the
+#: model's v0.6 (bench/kernel_prague, ``make kernel-prague``), as the test-record suites run it.
+KERNEL_CC = {"prague": "bpf_prague"}
+#: The model's parameters for those flows: the version the port follows.
+MODEL_PARAMS = {"prague": '\ncc_params = { version = "v0.6" }'}
+#: What a Prague host does besides its algorithm: ECT(1) on its TCP packets (this kernel sends ECT(0)
+#: once AccECN is negotiated) and GSO packets of at most 2 segments (tcp_prague's 2^-12 s at 100 Mbit/s).
+PRAGUE_HOST = ('for d in $(ls /sys/class/net | grep -v "^lo$"); do ip link set dev $d gso_max_segs 2 && '
+               'tc qdisc add dev $d clsact && tc filter add dev $d egress bpf da obj "$KPRAGUE/ect1.bpf.o" sec tc '
+               '|| exit 1; done; ')
+KPRAGUE = ROOT / "target" / "kernel-prague"
+
 
 def scenario(name: str, rtt: float, mb: float = 0.5, rand: int = 0, version: str = "76a298a",
              cc: str | None = None) -> str:
+    kcc = KERNEL_CC.get(cc or "", cc)
+    # the listener runs the flow's algorithm too: Linux answers AccECN only for one that asks for it
+    sink_cc = f" {kcc}" if cc in KERNEL_CC else ""
+    host = PRAGUE_HOST if cc == "prague" else ""
     return BASE.format(
         name=name, rtt=rtt, mb=mb, rand=rand, version=version,
         rx_ip="10.201.0.1",
-        tcp=TCP.format(cc=cc) if cc else "",
-        tcp_server=", 'exec \"$CCB_EMU\" tcp-sink 5201 > /dev/null'" if cc else "",
-        tcp_client=f", tcp = 'sleep 5; exec \"$CCB_EMU\" tcp-bulk $CCB_SERVER_IP:5201 {cc} 25 > /dev/null'" if cc else "")
+        tcp=TCP.format(cc=cc, params=MODEL_PARAMS.get(cc, "")) if cc else "",
+        tcp_server=f", 'exec \"$CCB_EMU\" tcp-sink 5201{sink_cc} > /dev/null'" if cc else "",
+        tcp_client=f", tcp = '{host}sleep 5; exec \"$CCB_EMU\" tcp-bulk $CCB_SERVER_IP:5201 {kcc} 25 > /dev/null'"
+        if cc else "")
 
 
 CASES = {
@@ -195,6 +212,9 @@ CASES = {
     "alone-25ms-mb1": dict(rtt=25, mb=1.0),
     "alone-25ms-head": dict(rtt=25, version="head"),
     "bbr-25ms": dict(rtt=25, cc="bbr"),
+    "prague-10ms": dict(rtt=10, cc="prague"),
+    "prague-25ms": dict(rtt=25, cc="prague"),
+    "prague-50ms": dict(rtt=50, cc="prague"),
 }
 
 
@@ -206,7 +226,8 @@ def measure(name: str, spec: dict, scream_dir: Path) -> dict:
         path.write_text(text)
         out = Path(tmp) / "out"
         log = Path(tmp) / "tx.log"
-        env = {**os.environ, "SCREAM_BIN": str(scream_dir / version), "CCB_EMU": str(EMU), "SCREAM_LOG": str(log)}
+        env = {**os.environ, "SCREAM_BIN": str(scream_dir / version), "CCB_EMU": str(EMU), "SCREAM_LOG": str(log),
+               "KPRAGUE": str(KPRAGUE)}
         cmd = [sys.executable, "-m", "ccbench", "emulate", str(path), "-o", str(out)]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
         summary = json.loads((out / "summary.json").read_text())
@@ -223,8 +244,10 @@ def measure(name: str, spec: dict, scream_dir: Path) -> dict:
     commit = f"{version} ({pinned.read_text().strip()})" if pinned.is_file() else version
     return {
         "name": name, "commit": commit, "scenario": text,
-        "command": f"SCREAM_BIN=DIR/{version} CCB_EMU={EMU.relative_to(ROOT)} "
-                   f"ccbench emulate {name}.toml",
+        "command": ("make kernel-prague && " if spec.get("cc") in KERNEL_CC else "")
+        + f"SCREAM_BIN=DIR/{version} CCB_EMU={EMU.relative_to(ROOT)} "
+        + (f"KPRAGUE={KPRAGUE.relative_to(ROOT)} " if spec.get("cc") in KERNEL_CC else "")
+        + f"ccbench emulate {name}.toml",
         "window_s": list(WINDOW), "scream_mbps": round(rate, 3),
         "tcp_mbps": None if tcp_rate is None else round(tcp_rate, 3),
         "ce_fraction": round(link["marks"] / max(1, link["tx_pkts"]), 5),
@@ -308,6 +331,11 @@ def main() -> None:
         return
     if a.scream is None:
         ap.error("--scream DIR is needed to run the code")
+    algorithms = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    for name in a.cases.split(","):
+        kcc = KERNEL_CC.get(CASES[name].get("cc", ""))
+        if kcc and (kcc not in algorithms or not (KPRAGUE / "ect1.bpf.o").is_file()):
+            ap.error(f"{name} runs the kernel's {kcc}: build and register it first (make kernel-prague)")
     old = {c["name"]: c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
     for name in a.cases.split(","):
         runs = [measure(name, CASES[name], a.scream) for _ in range(a.repeat)]

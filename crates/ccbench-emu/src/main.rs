@@ -6,7 +6,7 @@
 //! ccbench-emu cleanup                      remove namespaces of killed runs
 //! ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS
 //!             udp-echo PORT | udp-ping DST:PORT COUNT INTERVAL_MS
-//!             tcp-sink PORT | tcp-bulk DST:PORT CC SECS
+//!             tcp-sink PORT [CC] | tcp-bulk DST:PORT CC SECS
 //! ```
 //! Internal: `forward`, `offload-off DEV`, `sysctl-set KEY VAL`.
 
@@ -23,7 +23,7 @@ use ccbench_emu::{network_for, tools};
 const USAGE: &str = "usage: ccbench-emu run SCENARIO.toml [-o DIR] [--set KEY=VAL]... [--server CMD]... [--flow ID=CMD]... [--no-rt] [--pcap] [--pcap-link LINK]... [-- CMD [ARG...]]
        ccbench-emu cleanup
        ccbench-emu udp-blast DST:PORT MBPS SECS [TOS] | udp-sink PORT SECS | udp-echo PORT | udp-ping DST:PORT COUNT INTERVAL_MS
-       ccbench-emu tcp-sink PORT | tcp-bulk DST:PORT CC SECS";
+       ccbench-emu tcp-sink PORT [CC] | tcp-bulk DST:PORT CC SECS";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -82,7 +82,7 @@ fn dispatch(a: &[String]) -> Result<u8, String> {
             num(a.get(2), "COUNT")?,
             num(a.get(3), "INTERVAL_MS")?,
         )),
-        "tcp-sink" => tools::tcp_sink(num(a.get(1), "PORT")?).map(|_| 0),
+        "tcp-sink" => tools::tcp_sink(num(a.get(1), "PORT")?, a.get(2).map(String::as_str)).map(|_| 0),
         "tcp-bulk" => print(tools::tcp_bulk(
             a.get(1).ok_or(USAGE)?,
             a.get(2).ok_or("tcp-bulk DST:PORT CC SECS")?,

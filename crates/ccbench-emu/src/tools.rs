@@ -256,9 +256,19 @@ fn at_rank(v: &[f64], p: f64) -> f64 {
 
 /// Accept one TCP connection on `port`, read until EOF, report the bytes
 /// and goodput (first byte to EOF), then close (which tells the sender).
-pub fn tcp_sink(port: u16) -> Result<serde_json::Value, String> {
+/// A TCP sink on `port`: reads one connection to its end, prints bytes,
+/// seconds, goodput and the connection's congestion control, and answers
+/// "done". With `cc` the listener runs that
+/// congestion control, which its connections inherit: Linux answers an
+/// AccECN SYN with AccECN only when the listener's algorithm asks for it
+/// (`TCP_CONG_NEEDS_ACCECN`), so a Prague receiver needs it.
+pub fn tcp_sink(port: u16, cc: Option<&str>) -> Result<serde_json::Value, String> {
     use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
     let l = std::net::TcpListener::bind(("0.0.0.0", port)).map_err(|e| e.to_string())?;
+    if let Some(cc) = cc {
+        set_cc(l.as_raw_fd(), cc)?;
+    }
     let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; 1 << 16];
     let mut bytes = 0u64;
@@ -272,7 +282,8 @@ pub fn tcp_sink(port: u16) -> Result<serde_json::Value, String> {
         }
     }
     let secs = t0.elapsed().as_secs_f64();
-    let v = json!({"bytes": bytes, "secs": secs, "goodput_mbps": bytes as f64 * 8.0 / secs / 1e6});
+    let v = json!({"bytes": bytes, "secs": secs, "goodput_mbps": bytes as f64 * 8.0 / secs / 1e6,
+                   "cc": cc_of(s.as_raw_fd())});
     println!("{v}");
     let _ = std::io::stdout().flush();
     let _ = s.write_all(b"done");
@@ -295,6 +306,46 @@ fn tcp_info(fd: i32) -> libc::tcp_info {
     }
 }
 
+/// Set socket `fd`'s congestion control.
+fn set_cc(fd: i32, cc: &str) -> Result<(), String> {
+    // SAFETY: a plain setsockopt on a caller's socket with a valid buffer.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr() as *const libc::c_void,
+            cc.len() as u32,
+        )
+    };
+    if r < 0 {
+        return Err(format!(
+            "TCP_CONGESTION {cc}: {} (see /proc/sys/net/ipv4/tcp_available_congestion_control)",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Socket `fd`'s congestion control.
+fn cc_of(fd: i32) -> String {
+    let mut name = [0u8; 16];
+    let mut len = name.len() as libc::socklen_t;
+    // SAFETY: valid buffer and length.
+    unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    String::from_utf8_lossy(&name[..len as usize])
+        .trim_end_matches('\0')
+        .to_string()
+}
+
 /// A bulk TCP sender with congestion control `cc` set *before* connect
 /// (so the socket never runs the namespace default; cf. the kernel anchor's
 /// note on iperf3 `-C`). Sends for `secs`, samples `tcpi_rtt` every 100 ms,
@@ -311,19 +362,7 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
         if fd < 0 {
             return Err(std::io::Error::last_os_error().to_string());
         }
-        if libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            cc.as_ptr() as *const libc::c_void,
-            cc.len() as u32,
-        ) < 0
-        {
-            return Err(format!(
-                "TCP_CONGESTION {cc}: {} (see /proc/sys/net/ipv4/tcp_available_congestion_control)",
-                std::io::Error::last_os_error()
-            ));
-        }
+        set_cc(fd, cc)?;
         let sa = libc::sockaddr_in {
             sin_family: libc::AF_INET as u16,
             sin_port: addr.port().to_be(),
@@ -352,21 +391,7 @@ pub fn tcp_bulk(dst: &str, cc: &str, secs: f64) -> Result<serde_json::Value, Str
         std::net::TcpStream::from_raw_fd(fd)
     };
     let fd = s.as_raw_fd();
-    let mut used = [0u8; 16];
-    let mut ul = used.len() as libc::socklen_t;
-    // SAFETY: valid buffer.
-    unsafe {
-        libc::getsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            used.as_mut_ptr() as *mut libc::c_void,
-            &mut ul,
-        )
-    };
-    let used = String::from_utf8_lossy(&used[..ul as usize])
-        .trim_end_matches('\0')
-        .to_string();
+    let used = cc_of(fd);
     let buf = vec![0u8; 1 << 16];
     // A blocked write waits until a third of the send buffer is free (up to
     // a quarter of a second at 50 Mbit/s with Linux's 4 MB tcp_wmem), longer

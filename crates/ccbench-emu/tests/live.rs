@@ -527,3 +527,26 @@ fn scenario_commands_run_without_a_command_line() {
         "{err}"
     );
 }
+
+/// `tcp-sink PORT CC` runs CC on its listener, and the connection it accepts
+/// inherits it whatever the sender runs: how a Prague receiver answers
+/// AccECN (docs/scream-real.md). On loopback, so no namespace is needed.
+#[test]
+fn a_sinks_algorithm_reaches_the_connection_it_accepts() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for listener in ["reno", "cubic"] {
+        let sink = Command::new(EXE)
+            .args(["tcp-sink", "5391", listener])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let bulk = Command::new(EXE)
+            .args(["tcp-bulk", "127.0.0.1:5391", "bbr", "0.3"])
+            .output()
+            .unwrap();
+        assert!(bulk.status.success(), "{}", String::from_utf8_lossy(&bulk.stderr));
+        let got = last_json(&sink.wait_with_output().unwrap().stdout);
+        assert_eq!(got["cc"], listener, "{got}");
+        assert!(got["bytes"].as_u64().unwrap() > 0, "{got}");
+    }
+}
