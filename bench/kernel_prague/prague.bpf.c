@@ -46,6 +46,7 @@ struct prague {
 	__u32 round;
 	__u32 ai_ack_increase;
 	__u32 loss_cwnd;
+	__u32 last_delivered_ce;
 	__u8 saw_ce;
 	__u8 in_loss;
 	__u8 ca_state;
@@ -125,6 +126,7 @@ void BPF_PROG(prague_init, struct sock *sk)
 	p->in_loss = 0;
 	p->ca_state = TCP_CA_Open;
 	p->loss_cwnd = 0;
+	p->last_delivered_ce = tp->delivered_ce;
 	new_round(p, tp);
 	sk->sk_pacing_status = SK_PACING_NEEDED;
 }
@@ -209,10 +211,13 @@ void BPF_PROG(prague_cong_control, struct sock *sk, __u32 ack, int flag, const s
 	struct prague *p = ca(sk);
 	struct tcp_sock *tp = tp_of(sk);
 	__s64 acked = rs->acked_sacked;
-	__u32 ce = rs->delivered_ce > 0 ? rs->delivered_ce : 0;
+	/* this ACK's CE-marked segments (tcp_prague.c's rs->ece_delta): mainline's
+	 * rs->delivered_ce spans the whole sample interval, about an RTT */
+	__u32 ce = tp->delivered_ce - p->last_delivered_ce;
 	__u32 target;
 	__u64 rate, window, inflight;
 
+	p->last_delivered_ce = tp->delivered_ce;
 	if (ce) {
 		p->saw_ce = 1;
 		acked -= ce;
