@@ -138,7 +138,7 @@ def trace_stats(t: np.ndarray, cwnd: np.ndarray, target: np.ndarray) -> dict:
 
 BASE = """\
 name = "{name}"
-duration = "30s"
+duration = "{secs}s"
 seed = 1
 [[links]]
 id = "bottleneck"
@@ -158,7 +158,7 @@ reverse = ["feedback"]
 {tcp}
 [commands]
 server = ['exec "$SCREAM_BIN/scream_bw_test_rx" {rx_ip} 30112 > /dev/null 2>&1'{tcp_server}]
-flows = {{ scream = 'exec "$SCREAM_BIN/scream_bw_test_tx" -ect 1 -mtu 1360 -microburstinterval {mb} -rand {rand} -time 30 -nosummary -log "$SCREAM_LOG" $CCB_SERVER_IP 30112 > /dev/null 2>&1'{tcp_client} }}
+flows = {{ scream = 'exec "$SCREAM_BIN/scream_bw_test_tx" -ect 1 -mtu 1360 -microburstinterval {mb} -rand {rand} -time {secs} -nosummary{log} $CCB_SERVER_IP 30112 > /dev/null 2>&1'{tcp_client} }}
 """
 
 TCP = """\
@@ -183,6 +183,10 @@ PRAGUE_HOST = ('for d in $(ls /sys/class/net | grep -v "^lo$"); do ip link set d
 KPRAGUE = ROOT / "target" / "kernel-prague"
 
 
+#: The sender's own log (cwnd and target per feedback), where a case reads the window's ride.
+LOG = ' -log "$SCREAM_LOG"'
+
+
 def scenario(name: str, rtt: float, mb: float = 0.5, rand: int = 0, version: str = "76a298a",
              cc: str | None = None) -> str:
     kcc = KERNEL_CC.get(cc or "", cc)
@@ -190,7 +194,7 @@ def scenario(name: str, rtt: float, mb: float = 0.5, rand: int = 0, version: str
     sink_cc = f" {kcc}" if cc in KERNEL_CC else ""
     host = PRAGUE_HOST if cc == "prague" else ""
     return BASE.format(
-        name=name, rtt=rtt, mb=mb, rand=rand, version=version,
+        name=name, secs=30, log=LOG, rtt=rtt, mb=mb, rand=rand, version=version,
         rx_ip="10.201.0.1",
         tcp=TCP.format(cc=cc, params=MODEL_PARAMS.get(cc, "")) if cc else "",
         tcp_server=f", 'exec \"$CCB_EMU\" tcp-sink 5201{sink_cc} > /dev/null'" if cc else "",

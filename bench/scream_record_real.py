@@ -1,0 +1,156 @@
+"""The SCReAM test record's Test 2, run with SCReAM's own code and kernel Prague flows through ccbench's path.
+
+    sudo .venv/bin/python bench/scream_record_real.py --scream DIR [--rtts 5,10,25,50,100] [--repeat 1]
+        [-o tests/data/scream_record_real.json]
+
+The schedule of ``scream-test-record`` (SCReAM alone for 20 s, then one TCP
+Prague flow more every 20 s up to four, 100 s) on its path (100 Mbit/s
+DualPI2 with min_qlen_step 2, the RTT on the feedback path), with the real
+BW test tool (commit 76a298a, as the record's Test 2) and the kernel's TCP
+running bench/kernel_prague's port of the model's Prague v0.6 (``make
+kernel-prague`` first; docs/scream-real.md). Each phase's window is the
+suite's: 15 s from 5 s after the change. Written per RTT: SCReAM's rate and
+the Prague flows' together in each window (packets leaving the bottleneck,
+1400 and 1500 IP bytes each), the bottleneck's CE marks per packet, the
+emulator's timer lateness, and the published cell. ``--table`` prints the
+recorded code against a fresh model run and the record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+import ccbench
+from scream_real import BASE, EMU, KPRAGUE, MEDIA_BYTES, PRAGUE_HOST, ROOT, TCP_BYTES
+
+#: The suite's windows: 15 s from 5 s after each change.
+PHASES = [(20.0 * k + 5.0, 20.0 * k + 20.0) for k in range(5)]
+#: test-record.md, activity 2024-10-31 (SCReAM 76a298a), Test 2: SCReAM Mbit/s with 0..4 Prague flows.
+PUBLISHED = {5: [79, 52, 40, 29, 20], 10: [78, 58, 40, 28, 22], 25: [78, 60, 48, 38, 29],
+             50: [76, 60, 43, 35, 30], 100: [71, 54, 32, 25, 18]}
+VERSION = "76a298a"
+PRAGUE_FLOWS = 4
+
+PRAGUE = """\
+[[flows]]
+id = "prague{k}"
+cc = "prague"
+cc_params = {{ version = "v0.6" }}
+start = "{start}s"
+path = ["bottleneck"]
+reverse = ["feedback"]
+"""
+
+
+def scenario(rtt: int) -> str:
+    """scream_real's path and SCReAM flow for 100 s (without the sender's log), with the Prague flows."""
+    starts = [20 * k for k in range(1, PRAGUE_FLOWS + 1)]
+    return BASE.format(
+        name=f"record-{rtt}ms", secs=100, log="", rtt=rtt, mb=0.5, rand=0, version=VERSION, rx_ip="10.201.0.1",
+        tcp="".join(PRAGUE.format(k=k, start=s) for k, s in enumerate(starts, 1)),
+        tcp_server="".join(f", 'exec \"$CCB_EMU\" tcp-sink {5200 + k} bpf_prague > /dev/null'" for k in range(1, len(starts) + 1)),
+        tcp_client="".join(f", prague{k} = '{PRAGUE_HOST}sleep {s}; exec \"$CCB_EMU\" tcp-bulk $CCB_SERVER_IP:{5200 + k} "
+                      f"bpf_prague {100 - s} > /dev/null'" for k, s in enumerate(starts, 1)))
+
+
+def phase_rates(sojourn: pl.DataFrame, scream: int, prague: list[int]) -> list[dict]:
+    """Per phase window: SCReAM's and the Prague flows' Mbit/s leaving the bottleneck (link 0)."""
+    out = []
+    for lo, hi in PHASES:
+        d = sojourn.filter((pl.col("link") == 0) & (pl.col("time_s") >= lo) & (pl.col("time_s") < hi))
+        n = d.group_by("flow").len()
+        count = dict(zip(n["flow"].to_list(), n["len"].to_list()))
+        mbps = lambda pkts, size: round(pkts * size * 8 / (hi - lo) / 1e6, 3)  # noqa: E731
+        out.append({"scream_mbps": mbps(count.get(scream, 0), MEDIA_BYTES),
+                    "prague_mbps": mbps(sum(count.get(f, 0) for f in prague), TCP_BYTES)})
+    return out
+
+
+def measure(rtt: int, scream_dir: Path) -> dict:
+    text = scenario(rtt)
+    with tempfile.TemporaryDirectory(prefix="scream-record-") as tmp:
+        path = Path(tmp) / f"record-{rtt}ms.toml"
+        path.write_text(text)
+        out = Path(tmp) / "out"
+        env = {**os.environ, "SCREAM_BIN": str(scream_dir / VERSION), "CCB_EMU": str(EMU), "KPRAGUE": str(KPRAGUE)}
+        subprocess.run([sys.executable, "-m", "ccbench", "emulate", str(path), "-o", str(out)], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+        summary = json.loads((out / "summary.json").read_text())
+        sojourn = pl.read_parquet(out / "sojourn.parquet")
+    index = {f["tuple"]: i for i, f in enumerate(summary["flows"])}
+    scream = index["udp 10.201.0.1:30112 > 10.201.0.2:30112"]
+    prague = [i for t, i in index.items() if t.startswith("tcp ")]
+    fwd = summary["emulator"]["fwd"]
+    link = fwd["links"][0]
+    return {"phases": phase_rates(sojourn, scream, prague),
+            "ce_fraction": round(link["marks"] / max(1, link["tx_pkts"]), 5),
+            "timer_late_mean_us": round(fwd["timer_late_mean_us"], 1),
+            "timer_late_max_us": round(fwd["timer_late_max_us"], 1)}
+
+
+def model(case: dict) -> dict:
+    """The simulator on a recorded case's scenario (it ignores ``[commands]``), measured as the code was."""
+    res = ccbench.run(case["scenario"])
+    ids = [f["id"] for f in res.summary["flows"]]
+    link = next(x for x in res.summary["links"] if x["id"] == "bottleneck")
+    return {"phases": phase_rates(res.tables["sojourn"], ids.index("scream"),
+                                  [i for i, f in enumerate(ids) if f.startswith("prague")]),
+            "ce_fraction": link["marks"] / max(1, link["tx_packets"])}
+
+
+def table(path: Path) -> str:
+    """Markdown: per RTT and phase, SCReAM's Mbit/s as the record / the code here / the model, and Prague's."""
+    rows = ["| RTT | " + " | ".join(f"{n} TCP: record / code / model (Prague code / model)" for n in range(5)) + " |",
+            "|---" * 6 + "|"]
+    for case in json.loads(path.read_text())["cases"]:
+        sim = model(case)
+        cells = [f"{pub} / {c['scream_mbps']:.1f} / {m['scream_mbps']:.1f}"
+                 + (f" ({c['prague_mbps']:.1f} / {m['prague_mbps']:.1f})" if n else "")
+                 for n, (pub, c, m) in enumerate(zip(case["published"], case["phases"], sim["phases"]))]
+        rows.append(f"| {case['rtt_ms']} ms | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scream", type=Path, help="directory of built SCReAM commits (docs/scream-real.md)")
+    ap.add_argument("--rtts", default=",".join(str(r) for r in PUBLISHED))
+    ap.add_argument("--repeat", type=int, default=1, help="runs per RTT")
+    ap.add_argument("-o", "--out", type=Path, default=ROOT / "tests" / "data" / "scream_record_real.json")
+    ap.add_argument("--table", action="store_true", help="print the recorded cases against the model and stop")
+    a = ap.parse_args()
+    if a.table:
+        print(table(a.out))
+        return
+    if a.scream is None:
+        ap.error("--scream DIR is needed to run the code")
+    if "bpf_prague" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split():
+        ap.error("the kernel's Prague is not registered: make kernel-prague")
+    old = {c["rtt_ms"]: c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
+    for rtt in (int(r) for r in a.rtts.split(",")):
+        runs = [measure(rtt, a.scream) for _ in range(a.repeat)]
+        phases = [{k: round(sum(r["phases"][p][k] for r in runs) / len(runs), 3) for k in runs[0]["phases"][p]}
+                  for p in range(len(PHASES))]
+        old[rtt] = {"rtt_ms": rtt, "commit": VERSION, "scenario": scenario(rtt),
+                    "command": f"make kernel-prague && SCREAM_BIN=DIR/{VERSION} CCB_EMU={EMU.relative_to(ROOT)} "
+                               f"KPRAGUE={KPRAGUE.relative_to(ROOT)} ccbench emulate record-{rtt}ms.toml",
+                    "windows_s": PHASES, "published": PUBLISHED[rtt], "phases": phases,
+                    "ce_fraction": round(sum(r["ce_fraction"] for r in runs) / len(runs), 5),
+                    "timer_late_mean_us": max(r["timer_late_mean_us"] for r in runs),
+                    "date": datetime.date.today().isoformat(), "runs": runs}
+        print(json.dumps({k: v for k, v in old[rtt].items() if k != "scenario"}), flush=True)
+        a.out.parent.mkdir(parents=True, exist_ok=True)
+        a.out.write_text(json.dumps({"cases": [old[r] for r in sorted(old)]}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
