@@ -3,7 +3,7 @@
     sudo .venv/bin/python bench/scream_record_real.py --scream DIR [--rtts 5,10,25,50,100] [--repeat 1]
         [-o tests/data/scream_record_real.json]
 
-The schedule of ``scream-test-record`` (SCReAM alone for 20 s, then one TCP
+The schedule of ``scream-test-record`` and ``-3`` (SCReAM alone for 20 s, then one TCP
 Prague flow more every 20 s up to four, 100 s) on its path (100 Mbit/s
 DualPI2 with min_qlen_step 2, the RTT on the feedback path), with the real
 BW test tool (commit 76a298a, as the record's Test 2) and the kernel's TCP
@@ -34,9 +34,16 @@ from scream_real import BASE, EMU, KPRAGUE, MEDIA_BYTES, PRAGUE_HOST, ROOT, TCP_
 
 #: The suite's windows: 15 s from 5 s after each change.
 PHASES = [(20.0 * k + 5.0, 20.0 * k + 20.0) for k in range(5)]
-#: test-record.md, activity 2024-10-31 (SCReAM 76a298a), Test 2: SCReAM Mbit/s with 0..4 Prague flows.
-PUBLISHED = {5: [79, 52, 40, 29, 20], 10: [78, 58, 40, 28, 22], 25: [78, 60, 48, 38, 29],
-             50: [76, 60, 43, 35, 30], 100: [71, 54, 32, 25, 18]}
+#: test-record.md, activity 2024-10-31 (SCReAM 76a298a): SCReAM Mbit/s with 0..4 Prague flows, per RTT,
+#: in Test 2 (-rand 0) and Test 3 (-rand 50).
+PUBLISHED = {
+    2: {5: [79, 52, 40, 29, 20], 10: [78, 58, 40, 28, 22], 25: [78, 60, 48, 38, 29],
+        50: [76, 60, 43, 35, 30], 100: [71, 54, 32, 25, 18]},
+    3: {5: [70, 48, 30, 25, 18], 10: [68, 50, 36, 28, 18], 25: [68, 50, 44, 32, 25],
+        50: [66, 46, 38, 30, 23], 100: [64, 48, 38, 26, 21]},
+}
+#: The tool's -rand of each test.
+RAND = {2: 0, 3: 50}
 VERSION = "76a298a"
 PRAGUE_FLOWS = 4
 
@@ -51,11 +58,12 @@ reverse = ["feedback"]
 """
 
 
-def scenario(rtt: int) -> str:
+def scenario(test: int, rtt: int) -> str:
     """scream_real's path and SCReAM flow for 100 s (without the sender's log), with the Prague flows."""
     starts = [20 * k for k in range(1, PRAGUE_FLOWS + 1)]
     return BASE.format(
-        name=f"record-{rtt}ms", secs=100, log="", rtt=rtt, mb=0.5, rand=0, version=VERSION, rx_ip="10.201.0.1",
+        name=name(test, rtt), secs=100, log="", rtt=rtt, mb=0.5, rand=RAND[test], version=VERSION,
+        rx_ip="10.201.0.1",
         tcp="".join(PRAGUE.format(k=k, start=s) for k, s in enumerate(starts, 1)),
         tcp_server="".join(f", 'exec \"$CCB_EMU\" tcp-sink {5200 + k} bpf_prague > /dev/null'" for k in range(1, len(starts) + 1)),
         tcp_client="".join(f", prague{k} = '{PRAGUE_HOST}sleep {s}; exec \"$CCB_EMU\" tcp-bulk $CCB_SERVER_IP:{5200 + k} "
@@ -75,10 +83,15 @@ def phase_rates(sojourn: pl.DataFrame, scream: int, prague: list[int]) -> list[d
     return out
 
 
-def measure(rtt: int, scream_dir: Path) -> dict:
-    text = scenario(rtt)
+def name(test: int, rtt: int) -> str:
+    """A case's name: ``record-25ms`` (Test 2) or ``record3-25ms``."""
+    return f"record{'' if test == 2 else test}-{rtt}ms"
+
+
+def measure(test: int, rtt: int, scream_dir: Path) -> dict:
+    text = scenario(test, rtt)
     with tempfile.TemporaryDirectory(prefix="scream-record-") as tmp:
-        path = Path(tmp) / f"record-{rtt}ms.toml"
+        path = Path(tmp) / f"{name(test, rtt)}.toml"
         path.write_text(text)
         out = Path(tmp) / "out"
         env = {**os.environ, "SCREAM_BIN": str(scream_dir / VERSION), "CCB_EMU": str(EMU), "KPRAGUE": str(KPRAGUE)}
@@ -116,14 +129,15 @@ def table(path: Path) -> str:
         cells = [f"{pub} / {c['scream_mbps']:.1f} / {m['scream_mbps']:.1f}"
                  + (f" ({c['prague_mbps']:.1f} / {m['prague_mbps']:.1f})" if n else "")
                  for n, (pub, c, m) in enumerate(zip(case["published"], case["phases"], sim["phases"]))]
-        rows.append(f"| {case['rtt_ms']} ms | " + " | ".join(cells) + " |")
+        rows.append(f"| Test {case['test']}, {case['rtt_ms']} ms | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scream", type=Path, help="directory of built SCReAM commits (docs/scream-real.md)")
-    ap.add_argument("--rtts", default=",".join(str(r) for r in PUBLISHED))
+    ap.add_argument("--tests", default="2,3", help="the record's tests: 2 (-rand 0), 3 (-rand 50)")
+    ap.add_argument("--rtts", default="5,10,25,50,100")
     ap.add_argument("--repeat", type=int, default=1, help="runs per RTT")
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "tests" / "data" / "scream_record_real.json")
     ap.add_argument("--table", action="store_true", help="print the recorded cases against the model and stop")
@@ -135,19 +149,19 @@ def main() -> None:
         ap.error("--scream DIR is needed to run the code")
     if "bpf_prague" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split():
         ap.error("the kernel's Prague is not registered: make kernel-prague")
-    old = {c["rtt_ms"]: c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
-    for rtt in (int(r) for r in a.rtts.split(",")):
-        runs = [measure(rtt, a.scream) for _ in range(a.repeat)]
+    old = {(c["test"], c["rtt_ms"]): c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
+    for test, rtt in ((int(t), int(r)) for t in a.tests.split(",") for r in a.rtts.split(",")):
+        runs = [measure(test, rtt, a.scream) for _ in range(a.repeat)]
         phases = [{k: round(sum(r["phases"][p][k] for r in runs) / len(runs), 3) for k in runs[0]["phases"][p]}
                   for p in range(len(PHASES))]
-        old[rtt] = {"rtt_ms": rtt, "commit": VERSION, "scenario": scenario(rtt),
+        old[(test, rtt)] = {"test": test, "rtt_ms": rtt, "commit": VERSION, "scenario": scenario(test, rtt),
                     "command": f"make kernel-prague && SCREAM_BIN=DIR/{VERSION} CCB_EMU={EMU.relative_to(ROOT)} "
-                               f"KPRAGUE={KPRAGUE.relative_to(ROOT)} ccbench emulate record-{rtt}ms.toml",
-                    "windows_s": PHASES, "published": PUBLISHED[rtt], "phases": phases,
+                               f"KPRAGUE={KPRAGUE.relative_to(ROOT)} ccbench emulate {name(test, rtt)}.toml",
+                    "windows_s": PHASES, "published": PUBLISHED[test][rtt], "phases": phases,
                     "ce_fraction": round(sum(r["ce_fraction"] for r in runs) / len(runs), 5),
                     "timer_late_mean_us": max(r["timer_late_mean_us"] for r in runs),
                     "date": datetime.date.today().isoformat(), "runs": runs}
-        print(json.dumps({k: v for k, v in old[rtt].items() if k != "scenario"}), flush=True)
+        print(json.dumps({k: v for k, v in old[(test, rtt)].items() if k != "scenario"}), flush=True)
         a.out.parent.mkdir(parents=True, exist_ok=True)
         a.out.write_text(json.dumps({"cases": [old[r] for r in sorted(old)]}, indent=1) + "\n")
 
