@@ -15,7 +15,7 @@ large (10 %). Where a case has a kernel TCP flow beside the code, the
 model's TCP flow must take what the kernel's took (10 %).
 
 ``tests/data/scream_record_real.json`` holds the code through the test
-record's own schedule (Tests 2 and 3: one more Prague flow every 20 s, the kernel's
+record's own schedule (Tests 1 to 3: one more Prague flow every 20 s, the kernel's
 TCP running bench/kernel_prague's port of the model's Prague law): in each
 of the suite's windows the model's SCReAM and Prague flows must take what
 the code and the kernel's flows took (10 %).
@@ -34,7 +34,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from scream_real import burst_stats, model, trace_stats  # noqa: E402  (the data's own measures)
-from scream_record_real import model as record_model  # noqa: E402
+from scream_record_real import model as record_model, point  # noqa: E402
 
 DATA = json.loads((Path(__file__).parent / "data" / "scream_real.json").read_text())["cases"]
 
@@ -170,24 +170,25 @@ RECORD = json.loads((Path(__file__).parent / "data" / "scream_record_real.json")
 
 
 @functools.cache
-def record_simulated(test: int, rtt: int) -> dict:
-    return record_model(record_case(test, rtt))
+def record_simulated(test: int, at: float) -> dict:
+    return record_model(record_case(test, at))
 
 
-def record_case(test: int, rtt: int) -> dict:
-    return next(c for c in RECORD if (c["test"], c["rtt_ms"]) == (test, rtt))
+def record_case(test: int, at: float) -> dict:
+    """The recorded case of ``test`` at point ``at`` of its axis (RTT, or Test 1's microburst interval)."""
+    return next(c for c in RECORD if (c["test"], point(c)) == (test, at))
 
 
 def phases(disagree: dict[tuple[int, int, int], str], with_prague: bool = False) -> list:
-    """Every recorded (test, RTT, phase), those in ``disagree`` as strict expected failures with its reason."""
-    return [pytest.param(c["test"], c["rtt_ms"], n, id=f"t{c['test']}-{c['rtt_ms']}ms-{n}tcp",
-                         marks=[pytest.mark.xfail(reason=disagree[(c["test"], c["rtt_ms"], n)], strict=True)]
-                         if (c["test"], c["rtt_ms"], n) in disagree else [])
+    """Every recorded (test, point, phase), those in ``disagree`` as strict expected failures with its reason."""
+    return [pytest.param(c["test"], point(c), n, id=f"t{c['test']}-{point(c)}ms-{n}tcp",
+                         marks=[pytest.mark.xfail(reason=disagree[(c["test"], point(c), n)], strict=True)]
+                         if (c["test"], point(c), n) in disagree else [])
             for c in RECORD for n in range(len(c["phases"])) if n or not with_prague]
 
 
 #: Where the model's SCReAM is further than 10 % from the code's in a phase of the record's schedule
-#: (test, RTT, Prague flows; docs/scream-real.md, "The test record's schedule"). Strict.
+#: (test, RTT or Test 1's microburst interval, Prague flows; docs/scream-real.md, "The test record's schedule"). Strict.
 RECORD_DISAGREE: dict[tuple[int, int, int], str] = {
     (2, 5, 1): "35.2 vs the code's 44.7 Mbit/s beside one Prague flow (its Prague takes 45 % more)",
     (2, 10, 2): "25.7 vs 22.1 Mbit/s (+16 %)",
@@ -198,6 +199,17 @@ RECORD_DISAGREE: dict[tuple[int, int, int], str] = {
     (2, 25, 4): "16.6 vs 13.5 Mbit/s (+23 %)",
     (2, 100, 0): "55.7 vs 48.0 Mbit/s alone in the 5-20 s window (+16 %: the model ramps faster)",
     (2, 100, 4): "19.1 vs 17.4 Mbit/s (+10 %)",
+    # Test 1 (994f9a4, microburst interval at 25 ms)
+    (1, 0.25, 1): "34.3 vs 31.0 Mbit/s (+10 %)",
+    (1, 0.25, 2): "22.8 vs 20.5 Mbit/s (+12 %)",
+    (1, 0.25, 3): "18.4 vs 16.0 Mbit/s (+15 %)",
+    (1, 0.25, 4): "16.4 vs 12.7 Mbit/s (+28 %)",
+    (1, 0.5, 0): "66.4 vs 59.2 Mbit/s (+12 %)",
+    (1, 0.5, 2): "24.0 vs 21.0 Mbit/s (+14 %)",
+    (1, 0.5, 3): "19.3 vs 15.8 Mbit/s (+23 %)",
+    (1, 0.5, 4): "16.1 vs 12.4 Mbit/s (+30 %)",
+    (1, 1.0, 4): "15.8 vs 13.3 Mbit/s (+18 %)",
+    (1, 2.0, 4): "17.1 vs 15.5 Mbit/s (+10 %)",
     # Test 3 (-rand 50): beside Prague the model's SCReAM keeps far more than the code does
     (3, 5, 2): "34.3 vs 28.7 Mbit/s (+19 %)",
     (3, 5, 3): "26.7 vs 21.1 Mbit/s (+27 %)",
@@ -218,11 +230,11 @@ RECORD_DISAGREE: dict[tuple[int, int, int], str] = {
 }
 
 
-@pytest.mark.parametrize(("test", "rtt", "n"), phases(RECORD_DISAGREE))
-def test_scream_model_shares_with_prague_as_its_code_does_through_the_record(test: int, rtt: int, n: int) -> None:
-    """Tests 2 and 3's schedule (SCReAM, then one more Prague flow every 20 s up to four) with the code
+@pytest.mark.parametrize(("test", "at", "n"), phases(RECORD_DISAGREE))
+def test_scream_model_shares_with_prague_as_its_code_does_through_the_record(test: int, at: float, n: int) -> None:
+    """The record's schedule (SCReAM, then one more Prague flow every 20 s up to four) with the code
     and the kernel's Prague port: SCReAM's rate in each of the suite's windows, the model's within 10 %."""
-    sim, code = record_simulated(test, rtt)["phases"][n], record_case(test, rtt)["phases"][n]
+    sim, code = record_simulated(test, at)["phases"][n], record_case(test, at)["phases"][n]
     assert sim["scream_mbps"] == pytest.approx(code["scream_mbps"], rel=0.10), (sim, code)
 
 
@@ -233,6 +245,7 @@ RECORD_PRAGUE_DISAGREE: dict[tuple[int, int, int], str] = {
     (2, 50, 1): "33.0 vs 28.7 Mbit/s (+15 %)",
     (2, 100, 1): "13.5 vs 12.1 Mbit/s (+11 %)",
     (2, 100, 2): "39.8 vs 34.8 Mbit/s (+15 %)",
+    (1, 2.0, 1): "42.7 vs 28.5 Mbit/s (+50 %)",
     (3, 10, 1): "44.0 vs 54.4 Mbit/s (-19 %)",
     (3, 10, 2): "58.1 vs 69.3 Mbit/s (-16 %)",
     (3, 10, 3): "67.4 vs 76.6 Mbit/s (-12 %)",
@@ -244,7 +257,7 @@ RECORD_PRAGUE_DISAGREE: dict[tuple[int, int, int], str] = {
 }
 
 
-@pytest.mark.parametrize(("test", "rtt", "n"), phases(RECORD_PRAGUE_DISAGREE, with_prague=True))
-def test_prague_flows_take_what_the_kernels_did_through_the_record(test: int, rtt: int, n: int) -> None:
-    sim, code = record_simulated(test, rtt)["phases"][n], record_case(test, rtt)["phases"][n]
+@pytest.mark.parametrize(("test", "at", "n"), phases(RECORD_PRAGUE_DISAGREE, with_prague=True))
+def test_prague_flows_take_what_the_kernels_did_through_the_record(test: int, at: float, n: int) -> None:
+    sim, code = record_simulated(test, at)["phases"][n], record_case(test, at)["phases"][n]
     assert sim["prague_mbps"] == pytest.approx(code["prague_mbps"], rel=0.10), (sim, code)
