@@ -222,23 +222,47 @@ CASES = {
 }
 
 
-def measure(name: str, spec: dict, scream_dir: Path) -> dict:
-    text = scenario(name, **spec)
-    version = spec.get("version", "76a298a")
+#: The SCReAM flow's 5-tuple in the emulator's summary (the receiver's address and port of BASE).
+MEDIA_TUPLE = "udp 10.201.0.1:30112 > 10.201.0.2:30112"
+
+
+def emulate(name: str, text: str, scream_bin: Path, log: Path | None = None) -> tuple[dict, pl.DataFrame]:
+    """Run scenario ``text`` with its [commands] through ``ccbench emulate`` (the tool from ``scream_bin``,
+    the sender's log to ``log``): the emulator's summary and the per-packet sojourn table."""
     with tempfile.TemporaryDirectory(prefix="scream-real-") as tmp:
         path = Path(tmp) / f"{name}.toml"
         path.write_text(text)
         out = Path(tmp) / "out"
-        log = Path(tmp) / "tx.log"
-        env = {**os.environ, "SCREAM_BIN": str(scream_dir / version), "CCB_EMU": str(EMU), "SCREAM_LOG": str(log),
-               "KPRAGUE": str(KPRAGUE)}
+        env = {**os.environ, "SCREAM_BIN": str(scream_bin), "CCB_EMU": str(EMU), "KPRAGUE": str(KPRAGUE),
+               "SCREAM_LOG": str(log or "")}
         cmd = [sys.executable, "-m", "ccbench", "emulate", str(path), "-o", str(out)]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-        summary = json.loads((out / "summary.json").read_text())
-        sojourn = pl.read_parquet(out / "sojourn.parquet")
+        return json.loads((out / "summary.json").read_text()), pl.read_parquet(out / "sojourn.parquet")
+
+
+def command(name: str, version: str, kernel_prague: bool) -> str:
+    """How a case was run, as recorded with it."""
+    return (("make kernel-prague && " if kernel_prague else "")
+            + f"SCREAM_BIN=DIR/{version} CCB_EMU={EMU.relative_to(ROOT)} "
+            + (f"KPRAGUE={KPRAGUE.relative_to(ROOT)} " if kernel_prague else "")
+            + f"ccbench emulate {name}.toml")
+
+
+def kernel_ready(kcc: str) -> bool:
+    """Whether the kernel runs ``kcc`` and, for the Prague port, its ECT(1) marker is built."""
+    algorithms = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    return kcc in algorithms and (kcc not in KERNEL_CC.values() or (KPRAGUE / "ect1.bpf.o").is_file())
+
+
+def measure(name: str, spec: dict, scream_dir: Path) -> dict:
+    text = scenario(name, **spec)
+    version = spec.get("version", "76a298a")
+    with tempfile.TemporaryDirectory(prefix="scream-log-") as tmp:
+        log = Path(tmp) / "tx.log"
+        summary, sojourn = emulate(name, text, scream_dir / version, log)
         trace = trace_stats(*code_log(log))
     index = {f["tuple"]: i for i, f in enumerate(summary["flows"])}
-    media = index["udp 10.201.0.1:30112 > 10.201.0.2:30112"]
+    media = index[MEDIA_TUPLE]
     tcp = [i for t, i in index.items() if t.startswith("tcp ") and t.endswith(":5201")]
     rate, tcp_rate = leaving_rate(sojourn, media, MEDIA_BYTES), leaving_rate(sojourn, tcp[0], TCP_BYTES) if tcp else None
     link = summary["emulator"]["fwd"]["links"][0]
@@ -248,10 +272,7 @@ def measure(name: str, spec: dict, scream_dir: Path) -> dict:
     commit = f"{version} ({pinned.read_text().strip()})" if pinned.is_file() else version
     return {
         "name": name, "commit": commit, "scenario": text,
-        "command": ("make kernel-prague && " if spec.get("cc") in KERNEL_CC else "")
-        + f"SCREAM_BIN=DIR/{version} CCB_EMU={EMU.relative_to(ROOT)} "
-        + (f"KPRAGUE={KPRAGUE.relative_to(ROOT)} " if spec.get("cc") in KERNEL_CC else "")
-        + f"ccbench emulate {name}.toml",
+        "command": command(name, version, spec.get("cc") in KERNEL_CC),
         "window_s": list(WINDOW), "scream_mbps": round(rate, 3),
         "tcp_mbps": None if tcp_rate is None else round(tcp_rate, 3),
         "ce_fraction": round(link["marks"] / max(1, link["tx_pkts"]), 5),
@@ -335,10 +356,9 @@ def main() -> None:
         return
     if a.scream is None:
         ap.error("--scream DIR is needed to run the code")
-    algorithms = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     for name in a.cases.split(","):
         kcc = KERNEL_CC.get(CASES[name].get("cc", ""))
-        if kcc and (kcc not in algorithms or not (KPRAGUE / "ect1.bpf.o").is_file()):
+        if kcc and not kernel_ready(kcc):
             ap.error(f"{name} runs the kernel's {kcc}: build and register it first (make kernel-prague)")
     old = {c["name"]: c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
     for name in a.cases.split(","):

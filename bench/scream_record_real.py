@@ -23,16 +23,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import polars as pl
 
 import ccbench
-from scream_real import BASE, EMU, KPRAGUE, MEDIA_BYTES, PRAGUE_HOST, ROOT, TCP_BYTES
+from scream_real import BASE, MEDIA_BYTES, MEDIA_TUPLE, PRAGUE_HOST, ROOT, TCP_BYTES, command, emulate, kernel_ready
 
 #: The suite's windows: 15 s from 5 s after each change.
 PHASES = [(20.0 * k + 5.0, 20.0 * k + 20.0) for k in range(5)]
@@ -107,19 +103,9 @@ def point(case: dict) -> float:
 
 
 def measure(test: int, at: float, scream_dir: Path) -> dict:
-    text = scenario(test, at)
-    version = TESTS[test]["version"]
-    with tempfile.TemporaryDirectory(prefix="scream-record-") as tmp:
-        path = Path(tmp) / f"{name(test, at)}.toml"
-        path.write_text(text)
-        out = Path(tmp) / "out"
-        env = {**os.environ, "SCREAM_BIN": str(scream_dir / version), "CCB_EMU": str(EMU), "KPRAGUE": str(KPRAGUE)}
-        subprocess.run([sys.executable, "-m", "ccbench", "emulate", str(path), "-o", str(out)], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
-        summary = json.loads((out / "summary.json").read_text())
-        sojourn = pl.read_parquet(out / "sojourn.parquet")
+    summary, sojourn = emulate(name(test, at), scenario(test, at), scream_dir / TESTS[test]["version"])
     index = {f["tuple"]: i for i, f in enumerate(summary["flows"])}
-    scream = index["udp 10.201.0.1:30112 > 10.201.0.2:30112"]
+    scream = index[MEDIA_TUPLE]
     prague = [i for t, i in index.items() if t.startswith("tcp ")]
     fwd = summary["emulator"]["fwd"]
     link = fwd["links"][0]
@@ -140,8 +126,8 @@ def model(case: dict) -> dict:
 
 
 def table(path: Path) -> str:
-    """Markdown: per RTT and phase, SCReAM's Mbit/s as the record / the code here / the model, and Prague's."""
-    rows = ["| RTT | " + " | ".join(f"{n} TCP: record / code / model (Prague code / model)" for n in range(5)) + " |",
+    """Markdown: per test, point (RTT or microburst interval) and phase, SCReAM's Mbit/s as the record / the code here / the model, and Prague's."""
+    rows = ["| test, point | " + " | ".join(f"{n} TCP: record / code / model (Prague code / model)" for n in range(5)) + " |",
             "|---" * 6 + "|"]
     for case in json.loads(path.read_text())["cases"]:
         sim = model(case)
@@ -166,8 +152,8 @@ def main() -> None:
         return
     if a.scream is None:
         ap.error("--scream DIR is needed to run the code")
-    if "bpf_prague" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split():
-        ap.error("the kernel's Prague is not registered: make kernel-prague")
+    if not kernel_ready("bpf_prague"):
+        ap.error("the kernel's Prague is not ready: make kernel-prague")
     key = lambda c: (c["test"], point(c))  # noqa: E731
     old = {key(c): c for c in json.loads(a.out.read_text())["cases"]} if a.out.is_file() else {}
     todo = [(int(t), float(p) if t == "1" else int(p)) for t in a.tests.split(",")
@@ -180,8 +166,7 @@ def main() -> None:
         rtt, mb = path_of(test, at)
         old[(test, at)] = {
             "test": test, "rtt_ms": rtt, "microburst_ms": mb, "commit": version, "scenario": scenario(test, at),
-            "command": f"make kernel-prague && SCREAM_BIN=DIR/{version} CCB_EMU={EMU.relative_to(ROOT)} "
-                       f"KPRAGUE={KPRAGUE.relative_to(ROOT)} ccbench emulate {name(test, at)}.toml",
+            "command": command(name(test, at), version, kernel_prague=True),
             "windows_s": PHASES, "published": TESTS[test]["published"][at], "phases": phases,
             "ce_fraction": round(sum(r["ce_fraction"] for r in runs) / len(runs), 5),
             "timer_late_mean_us": max(r["timer_late_mean_us"] for r in runs),

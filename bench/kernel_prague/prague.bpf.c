@@ -235,8 +235,6 @@ void BPF_PROG(prague_cong_control, struct sock *sk, __u32 ack, int flag, const s
 				inc = ((inc << CWND_UNIT) + p->frac_cwnd / 2) / p->frac_cwnd;
 			inc = inc * MTU_SYS / mtu(tp);
 			p->frac_cwnd += inc > a ? inc : a;
-			rate = frac_to_rate(p, tp);
-			p->rate_bytes = p->rate_bytes + a > rate ? p->rate_bytes + a : rate;
 		}
 	}
 	/* one segment a step towards ceil(frac_cwnd), at least 2 */
@@ -269,7 +267,8 @@ void BPF_PROG(prague_cong_control, struct sock *sk, __u32 ack, int flag, const s
 		}
 		new_round(p, tp);
 	}
-	/* pacing: MTU x max(cwnd, in flight) / srtt, doubled well below ssthresh */
+	/* pacing: MTU x max(cwnd, in flight) / srtt, doubled well below ssthresh;
+	 * in window mode this is rate_bytes (what undo restores after a loss) */
 	window = tp->snd_cwnd;
 	inflight = in_flight(tp);
 	if (inflight > window)

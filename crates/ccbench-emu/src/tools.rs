@@ -254,14 +254,13 @@ fn at_rank(v: &[f64], p: f64) -> f64 {
     }
 }
 
-/// Accept one TCP connection on `port`, read until EOF, report the bytes
-/// and goodput (first byte to EOF), then close (which tells the sender).
-/// A TCP sink on `port`: reads one connection to its end, prints bytes,
-/// seconds, goodput and the connection's congestion control, and answers
-/// "done". With `cc` the listener runs that
-/// congestion control, which its connections inherit: Linux answers an
-/// AccECN SYN with AccECN only when the listener's algorithm asks for it
-/// (`TCP_CONG_NEEDS_ACCECN`), so a Prague receiver needs it.
+/// Accept one TCP connection on `port`, read until EOF, report the bytes,
+/// goodput (first byte to EOF) and the connection's congestion control,
+/// then answer "done" and close (which tells the sender). With `cc` the
+/// listener runs that congestion control, which its connections inherit:
+/// Linux answers an AccECN SYN with AccECN only when the listener's
+/// algorithm asks for it (`TCP_CONG_NEEDS_ACCECN`), so a Prague receiver
+/// needs it.
 pub fn tcp_sink(port: u16, cc: Option<&str>) -> Result<serde_json::Value, String> {
     use std::io::{Read, Write};
     use std::os::fd::AsRawFd;
