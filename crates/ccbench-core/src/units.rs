@@ -97,7 +97,28 @@ impl Dur {
     /// Multiply by a ratio `num/den`, rounding down.
     #[inline]
     pub fn mul_ratio(self, num: u64, den: u64) -> Dur {
-        Dur((u128::from(self.0) * u128::from(num) / u128::from(den)) as u64)
+        Dur(mul_div(self.0, num, den) as u64)
+    }
+}
+
+/// ⌊a·b/d⌋ without overflow. The product is taken in 64 bits when it fits
+/// (nearly always: packet sizes, rates and spans of a run), since a 128-bit
+/// division is a library call on the per-packet path; the result is the
+/// same either way. Panics if `d` is 0.
+#[inline]
+pub fn mul_div(a: u64, b: u64, d: u64) -> u128 {
+    match a.checked_mul(b) {
+        Some(p) => u128::from(p / d),
+        None => u128::from(a) * u128::from(b) / u128::from(d),
+    }
+}
+
+/// ⌈a·b/d⌉ without overflow (as [`mul_div`]).
+#[inline]
+pub fn mul_div_ceil(a: u64, b: u64, d: u64) -> u128 {
+    match a.checked_mul(b) {
+        Some(p) => u128::from(p.div_ceil(d)),
+        None => (u128::from(a) * u128::from(b)).div_ceil(u128::from(d)),
     }
 }
 
@@ -182,7 +203,7 @@ impl Rate {
         if d.0 == 0 {
             return Rate(0);
         }
-        Rate((u128::from(b) * 8_000_000_000 / u128::from(d.0)) as u64)
+        Rate(mul_div(b, 8_000_000_000, d.0) as u64)
     }
     /// Serialization time of `len` bytes, rounded up to the next nanosecond.
     /// An unlimited rate serializes instantly.
@@ -191,7 +212,7 @@ impl Rate {
         if self.0 == 0 {
             return Dur::ZERO;
         }
-        Dur((u128::from(len) * 8_000_000_000).div_ceil(u128::from(self.0)) as u64)
+        Dur(mul_div_ceil(len, 8_000_000_000, self.0) as u64)
     }
 }
 
@@ -206,7 +227,7 @@ impl Mul<Dur> for Rate {
     type Output = Bytes;
     /// Bytes sent at this rate over `d`, rounded down.
     fn mul(self, d: Dur) -> Bytes {
-        Bytes((u128::from(self.0) * u128::from(d.0) / 8_000_000_000) as u64)
+        Bytes(mul_div(self.0, d.0, 8_000_000_000) as u64)
     }
 }
 
@@ -379,6 +400,29 @@ impl FromStr for Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The 64-bit shortcut gives the 128-bit result, on both sides of the
+    /// point where the product stops fitting, rounding down and up.
+    #[test]
+    fn mul_div_agrees_with_128_bit_arithmetic() {
+        let wide = |a: u64, b: u64| u128::from(a) * u128::from(b);
+        let mut rng = crate::rng::SimRng::for_component(7, "mul-div-test");
+        let mut cases = vec![(1514, 8_000_000_000, 100_000_000), (u64::MAX, 1, 3), (u64::MAX, 2, 3), (1 << 32, 1 << 32, 7)];
+        // Random magnitudes: a random number of low bits of a random word.
+        let mut draw = || rng.next_u64() >> (rng.next_u64() % 64);
+        for _ in 0..10_000 {
+            cases.push((draw(), draw(), draw().max(1)));
+        }
+        let (mut fit, mut overflow) = (0, 0);
+        for (a, b, d) in cases {
+            if a.checked_mul(b).is_some() { fit += 1 } else { overflow += 1 }
+            assert_eq!(mul_div(a, b, d), wide(a, b) / u128::from(d), "{a}·{b}/{d}");
+            assert_eq!(mul_div_ceil(a, b, d), wide(a, b).div_ceil(u128::from(d)), "⌈{a}·{b}/{d}⌉");
+        }
+        assert!(fit > 1000 && overflow > 1000, "both paths tried: {fit} fit, {overflow} overflow");
+        assert_eq!(Rate(100_000_000).tx_time(1514), Dur(121_120));
+        assert_eq!(Rate(3).tx_time(1), Dur(2_666_666_667), "rounded up");
+    }
 
     #[test]
     fn parses_rates_like_tc() {

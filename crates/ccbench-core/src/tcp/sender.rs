@@ -897,8 +897,13 @@ impl TcpSender {
             return;
         }
         let ratio = if self.t.cwnd < self.t.ssthresh / 2 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };
-        let w = u128::from(self.t.cwnd.max(self.sb.packets_out()));
-        let bytes_per_s = u128::from(self.t.mss) * w * u128::from(ratio) * 1_000_000_000 / 100 / u128::from(srtt.nanos());
+        let w = u64::from(self.t.cwnd.max(self.sb.packets_out()));
+        // mss·w·ratio·10⁹/100/srtt: u64 while the product fits (the same result).
+        let per_ns = u64::from(self.t.mss).checked_mul(w).and_then(|x| x.checked_mul(u64::from(ratio)));
+        let bytes_per_s = match per_ns.and_then(|x| x.checked_mul(1_000_000_000)) {
+            Some(x) => u128::from(x / 100 / srtt.nanos()),
+            None => u128::from(self.t.mss) * u128::from(w) * u128::from(ratio) * 1_000_000_000 / 100 / u128::from(srtt.nanos()),
+        };
         self.pacing_rate = Rate((bytes_per_s * 8).min(u128::from(u64::MAX)) as u64);
     }
 
