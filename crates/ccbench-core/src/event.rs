@@ -311,9 +311,11 @@ mod tests {
         }
         assert_eq!(q.pop(), Some((SimTime(0), Event::Sample)));
         assert_eq!((q.heap.len(), q.far_len(), q.horizon), (2, 1000, WINDOW));
+        assert_eq!((q.soon.len(), q.later.len()), (0, 1000), "the timers wait sorted, beyond the next window");
         q.push(SimTime(5), Event::Sample);
         q.push(SimTime(WINDOW + 5), Event::Warmup);
         assert_eq!((q.heap.len(), q.far_len()), (3, 1001));
+        assert_eq!((q.soon.len(), q.soon_min), (1, WINDOW + 5), "within a window past the horizon: the list");
         assert_eq!(q.pop(), Some((SimTime(1), Event::Sample)));
         assert_eq!(q.horizon, WINDOW, "the horizon stays while the heap has events before it");
         for t in [2, 5] {
@@ -323,6 +325,7 @@ mod tests {
         assert_eq!(q.pop_due(SimTime(WINDOW + 4)), None, "a far event is not due before its time either");
         assert_eq!(q.pop(), Some((SimTime(WINDOW + 5), Event::Warmup)));
         assert_eq!((q.horizon, q.far_len()), (2 * WINDOW + 5, 1000));
+        assert_eq!((q.soon.len(), q.soon_min), (0, u64::MAX), "the list enters the heap whole at a move");
         assert_eq!(q.peek_time(), Some(SimTime(200_000_000)));
         assert_eq!((q.heap.len(), q.far_len()), (1000, 0));
         assert_eq!(q.popped(), 5);
