@@ -67,7 +67,7 @@ const D: usize = 4;
 
 /// One scheduled event. 24 bytes: the key is two `u64`s rather than a `u128`
 /// (whose 16-byte alignment would pad an entry to 32).
-#[derive(Copy, Clone)]
+#[derive(Copy, Clone, PartialEq, Eq)]
 struct Entry {
     time: u64,
     seq: u64,
@@ -82,13 +82,8 @@ impl Entry {
     }
 }
 
-/// Entries ordered by key (unique, so equal keys are the same entry).
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key() == o.key()
-    }
-}
-impl Eq for Entry {}
+/// Entries ordered by key (unique: equal keys are the same entry, as the
+/// derived equality says).
 impl PartialOrd for Entry {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
