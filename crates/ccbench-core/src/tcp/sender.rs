@@ -51,7 +51,7 @@ use super::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
 use super::TcpConfig;
 use crate::cc::{AckEvent, AnyCc, CaState, CongestionControl, EcnMode, TcpCcState, INFINITE_SSTHRESH};
 use crate::packet::{Ecn, Header, Packet, TcpAck, TcpSeg};
-use crate::units::{Dur, Rate, SimTime};
+use crate::units::{mul_div, Dur, Rate, SimTime};
 
 /// Maximum RTO (TCP_RTO_MAX).
 const RTO_MAX: Dur = Dur::from_secs(120);
@@ -898,12 +898,8 @@ impl TcpSender {
         }
         let ratio = if self.t.cwnd < self.t.ssthresh / 2 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };
         let w = u64::from(self.t.cwnd.max(self.sb.packets_out()));
-        // mss·w·ratio·10⁹/100/srtt: u64 while the product fits (the same result).
-        let per_ns = u64::from(self.t.mss).checked_mul(w).and_then(|x| x.checked_mul(u64::from(ratio)));
-        let bytes_per_s = match per_ns.and_then(|x| x.checked_mul(1_000_000_000)) {
-            Some(x) => u128::from(x / 100 / srtt.nanos()),
-            None => u128::from(self.t.mss) * u128::from(w) * u128::from(ratio) * 1_000_000_000 / 100 / u128::from(srtt.nanos()),
-        };
+        // mss·w·ratio/100 bytes per srtt, per second: ratio·10⁹/100 = ratio·10⁷ exactly.
+        let bytes_per_s = mul_div(u64::from(self.t.mss) * w, u64::from(ratio) * 10_000_000, srtt.nanos());
         self.pacing_rate = Rate((bytes_per_s * 8).min(u128::from(u64::MAX)) as u64);
     }
 
