@@ -128,14 +128,21 @@ pub struct TcpAck {
 /// scale, 14 (RFC 7323 §2.3).
 pub const MAX_RWND: u32 = 65_535 << 14;
 
+/// `TCP_ACCECN_CEP_ACE_MASK`: the ACE field is 3 bits.
+pub const ACE_MASK: u32 = 0x7;
+/// `TCP_ACCECN_CEP_INIT_OFFSET`: r.cep starts at 5 (RFC 9768 §3.2.1).
+pub const CEP_INIT_OFFSET: u32 = 5;
+/// The AccECN option's byte counters are 24 bits.
+pub const BYTES_MASK: u32 = 0xFF_FFFF;
+
 impl TcpAck {
     /// The ACE field on the wire: r.cep (which starts at 5) modulo 8.
     pub fn ace(&self) -> u8 {
-        (self.cep.wrapping_add(crate::tcp::accecn::CEP_INIT_OFFSET) & crate::tcp::accecn::ACE_MASK) as u8
+        (self.cep.wrapping_add(CEP_INIT_OFFSET) & ACE_MASK) as u8
     }
     /// The AccECN option's CE byte field (r.ceb modulo 2^24).
     pub fn ceb_field(&self) -> u32 {
-        (self.ceb & u64::from(crate::tcp::accecn::BYTES_MASK)) as u32
+        (self.ceb & u64::from(BYTES_MASK)) as u32
     }
     /// SACK block `k`, or an empty block at 0 past the last one.
     pub fn sack_block(&self, k: usize) -> SackBlock {

@@ -2,7 +2,8 @@
 //! spec) builds the runtime, never the reverse; congestion controls know
 //! nothing of the TCP sender that drives them; a segment's scoreboard
 //! knows nothing of the rate sampler that reads it; inside `scenario`, the
-//! schedule resolver and the builder are below the parser. Each rule reads
+//! schedule resolver and the builder are below the parser; no top-level
+//! modules name each other around a circle. Each rule reads
 //! the non-test code of the files it covers (comments and `#[cfg(test)]`
 //! modules left out).
 
@@ -92,4 +93,56 @@ fn inside_the_scenario_the_resolver_and_the_builder_are_below_the_parser() {
     let parser = uses(&[src().join("scenario/mod.rs")], "build::");
     assert!(parser.is_empty(), "{}", parser.join("\n"));
     assert!(!uses(&[src().join("scenario/build.rs")], "super::").is_empty(), "the rule reads the files it means");
+}
+
+/// The top-level module a file belongs to (`tcp` for `tcp/rack.rs`).
+fn top_module(f: &Path) -> String {
+    let rel = f.strip_prefix(src()).unwrap();
+    let first = rel.components().next().unwrap().as_os_str().to_string_lossy().to_string();
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// No two top-level modules name each other, directly or around a circle
+/// (a packet's ACE field once read its masks from `tcp::accecn`, which
+/// reads packets).
+#[test]
+fn top_level_modules_form_no_circle() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files.iter().filter(|f| !f.file_name().unwrap().to_string_lossy().ends_with("tests.rs")) {
+        let from = top_module(f);
+        if from == "lib" {
+            continue;
+        }
+        for (_, l) in code(f) {
+            for (i, _) in l.match_indices("crate::") {
+                let to: String = l[i + 7..].chars().take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_').collect();
+                if !to.is_empty() && to != from {
+                    deps.entry(from.clone()).or_default().insert(to);
+                }
+            }
+        }
+    }
+    assert!(deps["sim"].contains("link") && deps["tcp"].contains("cc"), "the rule reads the imports: {deps:?}");
+    // Depth-first search for a back edge, reporting the circle it closes.
+    fn visit(m: &str, deps: &BTreeMap<String, BTreeSet<String>>, path: &mut Vec<String>, done: &mut BTreeSet<String>) {
+        if let Some(i) = path.iter().position(|p| p == m) {
+            panic!("modules in a circle: {} -> {m}", path[i..].join(" -> "));
+        }
+        if done.contains(m) {
+            return;
+        }
+        path.push(m.to_string());
+        for d in deps.get(m).into_iter().flatten() {
+            visit(d, deps, path, done);
+        }
+        path.pop();
+        done.insert(m.to_string());
+    }
+    let mut done = BTreeSet::new();
+    for m in deps.keys() {
+        visit(m, &deps, &mut Vec::new(), &mut done);
+    }
 }

@@ -25,14 +25,8 @@
 //! path (Linux's fast path skips the ACE field when it cannot have
 //! changed, which gives the same count).
 
-use crate::packet::TcpAck;
+use crate::packet::{TcpAck, ACE_MASK, BYTES_MASK, CEP_INIT_OFFSET};
 
-/// `TCP_ACCECN_CEP_ACE_MASK`: the ACE field is 3 bits.
-pub const ACE_MASK: u32 = 0x7;
-/// `TCP_ACCECN_CEP_INIT_OFFSET`: r.cep starts at 5 (RFC 9768 §3.2.1).
-pub const CEP_INIT_OFFSET: u32 = 5;
-/// The option's byte counters are 24 bits.
-pub const BYTES_MASK: u32 = 0xFF_FFFF;
 /// `TCP_ACCECN_SAFETY_SHIFT`: Appendix A.2.2's SAFETY_FACTOR of 2.
 const SAFETY_SHIFT: u32 = 1;
 
