@@ -326,6 +326,32 @@ mod tests {
         assert_eq!(q.popped(), 5);
     }
 
+    /// An event due exactly a window past the horizon is beyond the window:
+    /// it waits in the heap of later events, and once the horizon reaches
+    /// its time it waits in the list, not in the main heap.
+    #[test]
+    fn events_at_a_boundary_wait_on_its_far_side() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(0), Event::Sample);
+        q.push(SimTime(WINDOW), Event::Warmup);
+        q.push(SimTime(2 * WINDOW), Event::Timer(FlowId(1), End::Sender));
+        assert_eq!((q.soon.len(), q.later.len()), (1, 2));
+        assert_eq!(q.pop(), Some((SimTime(0), Event::Sample)));
+        assert_eq!(q.horizon, WINDOW);
+        assert_eq!((q.heap.len(), q.soon.len(), q.later.len()), (0, 1, 1), "at the new horizon: the list");
+        q.push(SimTime(2 * WINDOW), Event::Timer(FlowId(2), End::Receiver));
+        assert_eq!((q.soon.len(), q.later.len()), (1, 2), "a window past the horizon: the later heap");
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            rest,
+            vec![
+                (SimTime(WINDOW), Event::Warmup),
+                (SimTime(2 * WINDOW), Event::Timer(FlowId(1), End::Sender)),
+                (SimTime(2 * WINDOW), Event::Timer(FlowId(2), End::Receiver)),
+            ]
+        );
+    }
+
     #[test]
     fn ties_run_in_insertion_order() {
         let mut q = EventQueue::new();
