@@ -1,9 +1,10 @@
 //! ccbench-core: a deterministic packet-level simulator for congestion
 //! control and AQM experiments. No Python, no global state, no wall clock.
 //!
-//! Layers, lowest first: `units` → `packet` → `qdisc`/`cc` → `tcp`/`link` →
-//! `sim` → `metrics` → `scenario` (the spec, which builds the runtime below
-//! it and is never named by it; `tests/layers.rs` checks the rules).
+//! Layers, lowest first: `units` → `packet` → `qdisc`/`cc`/`media`/`metrics`
+//! → `tcp`/`link` → `flow` → `sim` → `scenario` (the spec, which builds the
+//! runtime below it and is never named by it; `tests/layers.rs` checks the
+//! rules).
 //! [`run`] is the one-call entry point.
 
 pub mod cc;
