@@ -9,7 +9,8 @@ import pytest
 
 import ccbench
 from ccbench.report.suite import StoredRun
-from ccbench.report.run_metrics import RUN_COLUMNS, counter_after_warmup, tcp_jain, window_goodput_mbps
+from ccbench.report.run_metrics import (RUN_COLUMNS, counter_after_warmup, drops_after_warmup, tcp_jain,
+                                        window_goodput_mbps)
 
 # A 10 Mbit/s FIFO: "a" alone for 1.5 s, then "b" joins; a SCReAM flow and a ping; warm-up 0.5 s.
 MIXED = """\
@@ -124,6 +125,91 @@ def test_drops_count_only_after_the_warm_up(mixed) -> None:
     assert after == expected
     total = sum(int(r["drops"].max()) for r in ls.partition_by("link"))
     assert 0 < after < total  # slow start overflows the 30-packet FIFO inside the warm-up
+
+
+class _NoTables:
+    """A run whose tables cannot be read: what it gives comes from its summary alone."""
+
+    def __init__(self, summary: dict) -> None:
+        self.summary = summary
+
+    def table(self, name: str, columns=None) -> pl.DataFrame:
+        raise AssertionError(f"read the table {name}")
+
+
+class _OldSummary:
+    """A stored run whose summary predates ``delivered_after_warmup_bytes`` (or is ``summary``)."""
+
+    def __init__(self, run: StoredRun, summary: dict | None = None) -> None:
+        self.run = run
+        self.summary = summary or {**run.summary, "flows": [
+            {k: v for k, v in f.items() if k != "delivered_after_warmup_bytes"} for f in run.summary["flows"]]}
+
+    def table(self, name: str, columns=None) -> pl.DataFrame:
+        return self.run.table(name, columns)
+
+
+def test_window_counts_are_the_engines_and_agree_with_the_series(mixed) -> None:
+    """Goodput and drops over the window come from the summary without reading a table, and equal what
+    the series' counters give (the warm-up's snapshot shares an instant with a sample); a run saved
+    before the summary had the flows' counts reads them from the series."""
+    run, result = mixed
+    s = result.summary
+    fs = result.tables["flow_series"]
+    for kinds in (None, ("tcp",), ("media",)):
+        ids = {i for i, f in enumerate(s["flows"]) if kinds is None or f["kind"] in kinds}
+        by_series = counter_after_warmup(run, "flow_series", "flow", "delivered_bytes", ids=ids)
+        assert sum(s["flows"][i]["delivered_after_warmup_bytes"] for i in ids) == by_series, kinds
+        from_summary = window_goodput_mbps(_NoTables(s), kinds)
+        assert from_summary == pytest.approx(by_series * 8 / (s["duration_s"] - s["warmup_s"]) / 1e6), kinds
+        assert window_goodput_mbps(_OldSummary(run), kinds) == pytest.approx(from_summary), kinds
+    # b starts after the warm-up: all it delivered counts
+    b = next(f for f in s["flows"] if f["id"] == "b")
+    assert b["delivered_after_warmup_bytes"] == b["delivered_bytes"] == fs.filter(pl.col("flow") == 1)["delivered_bytes"].max()
+    a = next(f for f in s["flows"] if f["id"] == "a")
+    assert 0 < a["delivered_after_warmup_bytes"] < a["delivered_bytes"]
+    drops = drops_after_warmup(_NoTables(s))
+    assert drops == counter_after_warmup(run, "link_series", "link", "drops") > 0
+    assert drops_after_warmup(_NoTables({**s, "links": []})) is None
+
+
+def test_figure_statistics_come_from_the_summary_alone(mixed) -> None:
+    """A run's reduction for the suite figures reads no table when its summary has the quantiles, the
+    flows' window counts and their interval-goodput spread, and equals the one from the tables."""
+    from ccbench.report.suite_figures import run_stats
+
+    run, result = mixed
+    fast = run_stats(_NoTables(result.summary))
+    old = {k: v for k, v in result.summary.items() if k != "quantiles"}
+    old["flows"] = [{k: v for k, v in f.items() if k not in ("interval_goodput_mbps", "delivered_after_warmup_bytes")}
+                    for f in old["flows"]]
+    slow = run_stats(_OldSummary(run, old))
+    assert [(n, k) for n, k, _ in fast["goodput"]] == [(n, k) for n, k, _ in slow["goodput"]] == [
+        ("a", "cubic"), ("b", "cubic"), ("m", "scream")]
+    for (_, _, f), (_, _, t) in zip(fast["goodput"], slow["goodput"]):
+        assert f == pytest.approx(t, rel=1e-12, abs=1e-12)
+    assert fast["goodput"][0][2][0] < fast["goodput"][0][2][4]  # a's 5th percentile below its 95th
+    assert fast["by_kind"] == pytest.approx(slow["by_kind"])
+    assert fast["window_goodput"] == pytest.approx(slow["window_goodput"])
+
+
+def test_a_report_from_summaries_imports_no_polars(tmp_path: Path) -> None:
+    """A suite report whose runs' summaries hold what its tables and figures show never loads Polars
+    (its import is most of a small report's time)."""
+    import subprocess
+    import sys
+
+    from ccbench.sweep.runner import run_suite
+
+    (tmp_path / "mixed.toml").write_text(MIXED, encoding="utf-8")
+    (tmp_path / "suite.toml").write_text('name = "m"\nbase = "mixed.toml"\n[[axes]]\nname = "seed"\nvalues = [1, 2]\n'
+                                         'key = "seed"\n[report]\nplots = []\nsuite_plots = []\n', encoding="utf-8")
+    res = run_suite(tmp_path / "suite.toml", tmp_path / "out", jobs=1, progress=False)
+    (res.dir / "report.html").unlink()
+    code = ("import sys\nfrom ccbench.cli import main\ntry:\n    main(['report', sys.argv[1], '-j', '1'])\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\nassert 'polars' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code, str(res.dir)], check=True, capture_output=True)
+    assert (res.dir / "report.html").is_file()
 
 
 def test_stored_run_reads_only_the_columns_asked_for(mixed) -> None:

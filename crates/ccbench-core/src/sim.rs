@@ -62,6 +62,9 @@ pub struct Sim {
     interval_marks: Vec<Vec<IntervalMarks>>,
     /// Per flow: a media flow's sampled sRTT (ms) after the warm-up.
     media_srtt: Vec<Vec<f64>>,
+    /// Per flow: its goodput sampled each interval after the warm-up
+    /// (Mbit/s, as the flow series records it), for the summary's spread.
+    interval_goodput: Vec<Vec<f64>>,
     /// Per flow: a media sender's (`rtp_wait_total`, `packets_sent`) at the
     /// last sample, for the series' mean RTP-queue wait per interval.
     media_wait_mark: Vec<(Dur, u64)>,
@@ -125,6 +128,7 @@ impl Sim {
             tx_at_warmup: vec![0.0; links.len()],
             interval_marks: flows.iter().map(|f| vec![[None; 2]; f.intervals.len()]).collect(),
             media_srtt: vec![Vec::new(); flows.len()],
+            interval_goodput: vec![Vec::new(); flows.len()],
             media_wait_mark: vec![(Dur::ZERO, 0); flows.len()],
             link_at_warmup: vec![LinkCounts::default(); links.len()],
             flow_at_warmup: vec![[0; 3]; flows.len()],
@@ -633,11 +637,15 @@ impl Sim {
                 let st = tx.stats();
                 let d = rx.bytes;
                 let pkt = f64::from(tx.packet_bytes().max(1));
+                let goodput = (d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6;
+                if secs >= warm_s {
+                    self.interval_goodput[i].push(goodput);
+                }
                 fs.time_s.push(secs);
                 fs.flow.push(self.out_id[i]);
-                fs.goodput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
+                fs.goodput_mbps.push(goodput);
                 // Media payload is counted on arrival, in any order.
-                fs.throughput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
+                fs.throughput_mbps.push(goodput);
                 fs.delivered_bytes.push(d);
                 mark(&mut self.interval_marks[i], d);
                 fs.cwnd_pkts.push(st.cwnd_bytes as f64 / pkt);
@@ -669,9 +677,13 @@ impl Sim {
             }
             let Endpoints::Tcp { tx, rx } = &f.ep else { continue };
             let d = rx.delivered_bytes;
+            let goodput = (d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6;
+            if secs >= warm_s {
+                self.interval_goodput[i].push(goodput);
+            }
             fs.time_s.push(secs);
             fs.flow.push(self.out_id[i]);
-            fs.goodput_mbps.push((d - f.last_delivered) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
+            fs.goodput_mbps.push(goodput);
             fs.throughput_mbps.push((rx.received_bytes - f.last_received) as f64 * 8.0 / interval.as_secs_f64() / 1e6);
             f.last_received = rx.received_bytes;
             fs.delivered_bytes.push(d);
@@ -743,7 +755,9 @@ impl Sim {
             })
             .sum();
         let scratch = self.out.capacity() as u64 * std::mem::size_of::<Packet>() as u64;
-        self.guard.static_bytes + self.metrics.heap_bytes() + held + events + flows + scratch
+        // The samples the summary keeps whole for its exact percentiles.
+        let kept: u64 = self.interval_goodput.iter().chain(&self.media_srtt).map(|v| v.capacity() as u64 * 8).sum();
+        self.guard.static_bytes + self.metrics.heap_bytes() + held + events + flows + scratch + kept
     }
 
     /// Count the memory the run holds and the work it has done (see
@@ -809,6 +823,12 @@ impl Sim {
                         ce_marks: 0,
                         ce_fraction: None,
                         delivered_bytes: delivered,
+                        delivered_after_warmup_bytes: delivered - base,
+                        interval_goodput_mbps: {
+                            let mut v = self.interval_goodput[i].clone();
+                            v.sort_by(f64::total_cmp);
+                            RttStats::from_sorted(&v)
+                        },
                         ecn: f.ecn_name,
                         start_s: f.start.as_secs_f64(),
                         stop_s: f.stop.min(self.end).as_secs_f64(),

@@ -188,6 +188,46 @@ fn counters_count_only_after_the_warm_up() {
     let (fa, fw) = (flow(&all.summary, "a"), flow(&warm.summary, "a"));
     assert!(fw.retransmits < fa.retransmits, "{} vs {}", fw.retransmits, fa.retransmits);
     assert!(fw.delivered_bytes == fa.delivered_bytes);
+    // Delivered after the warm-up: the series' counter from its sample at
+    // 3 s (the warm-up snapshot's instant) on; flow b starts at 1 s, inside
+    // the warm-up, so its count starts there too. Without a warm-up, all of it.
+    let fs = &all.metrics.flow_series;
+    let at = |f: u32, t: f64| (0..fs.time_s.len()).find(|&k| fs.flow[k] == f && (fs.time_s[k] - t).abs() < 1e-9).map(|k| fs.delivered_bytes[k]).unwrap();
+    for (i, id) in ["a", "b"].into_iter().enumerate() {
+        let (fa, fw) = (flow(&all.summary, id), flow(&warm.summary, id));
+        assert_eq!(fa.delivered_after_warmup_bytes, fa.delivered_bytes, "{id}");
+        assert_eq!(fw.delivered_after_warmup_bytes, fw.delivered_bytes - at(i as u32, 3.0), "{id}");
+        assert!(fw.delivered_after_warmup_bytes > 0 && at(i as u32, 3.0) > 0, "{id}");
+        // ... and the goodput is that over the active time after the warm-up (the whole 5 s).
+        let g = fw.delivered_after_warmup_bytes as f64 * 8.0 / 5.0 / 1e6;
+        assert!((fw.goodput_mbps - g).abs() < 1e-9 * g, "{id}: {} vs {g}", fw.goodput_mbps);
+    }
+}
+
+/// The summary's interval-goodput spread is that of the flow series'
+/// goodput samples at or after the warm-up's end, exactly (what a report's
+/// goodput box would compute from the table).
+#[test]
+fn interval_goodput_spread_is_the_series_after_the_warm_up() {
+    use ccbench_core::metrics::summary::percentile;
+    let text = dumbbell("10Mbit", 20.0, "{ kind = \"pfifo\", limit = 30 }", "8s", TWO_CUBIC);
+    let out = run(&text, &["metrics.warmup=\"3s\""]);
+    let fs = &out.metrics.flow_series;
+    for (i, id) in ["a", "b"].into_iter().enumerate() {
+        let mut v: Vec<f64> = (0..fs.time_s.len()).filter(|&k| fs.flow[k] == i as u32 && fs.time_s[k] >= 3.0).map(|k| fs.goodput_mbps[k]).collect();
+        assert_eq!(v.len(), 51, "{id}: samples at 3.0, 3.1, ..., 8.0 s");
+        v.sort_by(f64::total_cmp);
+        let st = &flow(&out.summary, id).interval_goodput_mbps;
+        assert_eq!(st.mean, Some(v.iter().sum::<f64>() / v.len() as f64), "{id}");
+        for (got, q) in [(st.p5, 5.0), (st.p25, 25.0), (st.p50, 50.0), (st.p75, 75.0), (st.p95, 95.0), (st.p99, 99.0)] {
+            assert_eq!(got, percentile(&v, q), "{id} p{q}");
+        }
+        // Two CUBIC flows through 10 Mbit/s: the intervals differ, and sum to about the link.
+        assert!(st.p5 < st.p95 && st.p95.unwrap() <= 10.0, "{id}: {st:?}");
+    }
+    // Without samples after the warm-up (a flow that starts after the run): no spread.
+    let late = run(&text, &["flows.b.start=\"9s\""]);
+    assert_eq!(flow(&late.summary, "b").interval_goodput_mbps.p50, None);
 }
 
 #[test]

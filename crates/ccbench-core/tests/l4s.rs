@@ -89,14 +89,10 @@ fn coupled(rtt: f64, n: u32, dur: &str, seed: u64) -> (f64, f64, f64, f64, f64, 
     let flows_of = |id: &str| out.summary.flows.iter().filter(|f| f.id.split('.').next() == Some(id)).collect::<Vec<_>>();
     // CE marks count after the warm-up: so must the segments.
     let fs = &out.metrics.flow_series;
-    let at_warmup = |id: &str| {
-        let i = out.summary.flows.iter().position(|f| f.id == id).unwrap() as u32;
-        (0..fs.time_s.len()).find(|&k| fs.flow[k] == i && fs.time_s[k] >= 10.0 - 1e-9).map(|k| fs.delivered_bytes[k]).unwrap()
-    };
     let share = |id: &str| {
         let fl = flows_of(id);
         let marks: u64 = fl.iter().map(|f| f.ce_marks).sum();
-        let bytes: u64 = fl.iter().map(|f| f.delivered_bytes - at_warmup(&f.id)).sum();
+        let bytes: u64 = fl.iter().map(|f| f.delivered_after_warmup_bytes).sum();
         marks as f64 / (bytes as f64 / 1448.0)
     };
     let rate = |id: &str| flows_of(id).iter().map(|f| f.goodput_mbps).sum::<f64>();

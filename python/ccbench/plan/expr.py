@@ -132,9 +132,10 @@ import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 from ccbench.simulate.results import _flatten
 
@@ -608,6 +609,7 @@ class _Eval:
             have = [c for c in self.run.table(table).columns if c not in ("time_s", key)]
             raise ExprError(f"{n.name}(): {table} has no column {value!r} (it has: {', '.join(have)})", n.col)
         import numpy as np
+        import polars as pl
 
         # NumPy rather than a Polars query per flow: a report evaluates this for every cell of every run.
         t = df["time_s"].to_numpy()

@@ -5,13 +5,15 @@ see :class:`ccbench.report.suite.StoredRun`) giving one number or None (shown as
 "—"). They are defined so that they cannot mislead across runs:
 
 - one window: totals are taken over the same span for every flow, from the
-  end of the warm-up to the end of the run, from the cumulative counters of
-  the Parquet series (``delivered_bytes``, ``drops``), never by adding
-  per-flow means over different active periods;
+  end of the warm-up to the end of the run, from the engine's counters in the
+  summary (``delivered_after_warmup_bytes``, a link's ``drops``; for a run
+  saved before the summary had the first, the cumulative counters of the
+  Parquet series), never by adding per-flow means over different active
+  periods;
 - one kind: TCP columns take TCP flows only; media (SCReAM) flows get their
   own columns; Jain's index is over TCP flows and None with fewer than two;
-- after the warm-up: counters are differences between the last sample and
-  the last sample at or before the warm-up's end.
+- after the warm-up: the engine snapshots its counters at the warm-up's end
+  (from the series: the last sample at or before it).
 
 :data:`RUN_COLUMNS` lists them in table order with the caption printed under
 the table (:func:`legend`); :func:`run_columns` adds, for the runs of one
@@ -33,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["RUN_COLUMNS", "RunColumn", "bottleneck", "counter_after_warmup", "is_queue", "legend", "queues",
-           "run_columns", "tcp_jain", "tcp_jain_of", "window_goodput_mbps"]
+__all__ = ["RUN_COLUMNS", "RunColumn", "bottleneck", "counter_after_warmup", "delivered_after_warmup",
+           "drops_after_warmup", "is_queue", "legend", "queues", "run_columns", "tcp_jain", "tcp_jain_of",
+           "window_goodput_mbps"]
 
 
 class RunData(Protocol):
@@ -97,6 +100,31 @@ def _last_of_each(sorted_keys: Any) -> Any:
     return np.append(sorted_keys[1:] != sorted_keys[:-1], True)
 
 
+def delivered_after_warmup(run: RunData, ids: set[int]) -> float | None:
+    """Payload bytes the flows ``ids`` delivered from the warm-up's end to the run's end.
+
+    The engine's own counts (the summary's ``delivered_after_warmup_bytes``, exact at the warm-up's
+    instant); from the flow series for a run saved before the summary had them.
+    """
+    flows = run.summary.get("flows", []) or []
+    counts = [flows[i].get("delivered_after_warmup_bytes") for i in sorted(ids) if 0 <= i < len(flows)]
+    if counts and all(isinstance(c, int) for c in counts):
+        return float(sum(counts))
+    return counter_after_warmup(run, "flow_series", "flow", "delivered_bytes", ids=ids)
+
+
+def drops_after_warmup(run: RunData) -> float | None:
+    """Packets dropped on all links after the warm-up: the summary's per-link counts (which, as the
+    link series, leave out a network's internal links); None for a run without links."""
+    links = run.summary.get("links", []) or []
+    if not links:
+        return None
+    drops = [link.get("drops") for link in links]
+    if all(isinstance(d, int) for d in drops):
+        return float(sum(drops))
+    return counter_after_warmup(run, "link_series", "link", "drops")
+
+
 def window_goodput_mbps(run: RunData, kinds: tuple[str, ...] | None = None) -> float | None:
     """Payload delivered by the flows (of ``kinds``, or all) from the warm-up's end to the end, Mbit/s."""
     warmup, duration = _window(run)
@@ -106,7 +134,7 @@ def window_goodput_mbps(run: RunData, kinds: tuple[str, ...] | None = None) -> f
     chosen = {i for i, f in enumerate(flows) if kinds is None or f.get("kind") in kinds}
     if not chosen:
         return None
-    delivered = counter_after_warmup(run, "flow_series", "flow", "delivered_bytes", ids=chosen)
+    delivered = delivered_after_warmup(run, chosen)
     return None if delivered is None else delivered * 8 / (duration - warmup) / 1e6
 
 
@@ -246,7 +274,7 @@ RUN_COLUMNS: tuple[RunColumn, ...] = (
               "the bottleneck's utilization after the warm-up: bits sent over its capacity, the rate that "
               "limits it (a shaping qdisc's rate, such as Cake's bandwidth or an HTB rate, where it is below "
               "the line rate; a rate schedule's rate in force)"),
-    RunColumn("drops", lambda r: counter_after_warmup(r, "link_series", "link", "drops"), "{:.0f}",
+    RunColumn("drops", drops_after_warmup, "{:.0f}",
               "packets dropped on all links from the end of the warm-up to the end of the run"),
 )
 

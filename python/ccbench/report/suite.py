@@ -38,10 +38,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+import sys
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 from ccbench.core.files import write_atomic
 from ccbench.core.png import save_figure
@@ -63,7 +65,7 @@ from ccbench.plan.suite_file import parse_suite
 from ccbench.report.run_metrics import RunColumn, run_columns
 from ccbench.report.run_metrics import legend as legend_of
 from ccbench.simulate.page import ASSETS_DIR, JS_DIR, PAGE_FILE, copy_assets
-from ccbench.simulate.results import SCHEMA, SUMMARY_FILE, read_summary
+from ccbench.simulate.results import SUMMARY_FILE, read_summary
 
 __all__ = ["Cell", "Grid", "Report", "StoredRun", "StoredRuns", "build", "render"]
 
@@ -100,12 +102,18 @@ class StoredRun:
         if held is not None:
             df = held if columns is None else held.select([c for c in columns if c in held.columns])
         elif path.is_file():
+            import polars as pl
+
             scan = pl.scan_parquet(path)
             if columns is not None:
                 have = scan.collect_schema().names()
                 scan = scan.select([c for c in columns if c in have])
             df = scan.collect()
         else:
+            import polars as pl
+
+            from ccbench.simulate.results import SCHEMA  # Polars' types: made on first use
+
             schema = SCHEMA.get(name, {})
             df = pl.DataFrame(schema={c: t for c, t in schema.items() if columns is None or c in columns})
         if self._pinned or name not in _UNCACHED:
@@ -609,12 +617,20 @@ def _readable(runs: Sequence[StoredRun]) -> list[StoredRun]:
     return out
 
 
+def _damaged() -> tuple[type[Exception], ...]:
+    """What reading a damaged run directory raises: Polars' errors too once a table has been read
+    (Polars is imported for the first read, so before it nothing can raise them)."""
+    pl = sys.modules.get("polars")
+    base: tuple[type[Exception], ...] = (OSError, KeyError, TypeError, ValueError)
+    return base if pl is None else (*base, pl.exceptions.PolarsError)
+
+
 def _run_value(column: RunColumn, run: StoredRun | None) -> float | None:
     if run is None:
         return None
     try:
         return column.value(run)
-    except (OSError, pl.exceptions.PolarsError, KeyError, TypeError, ValueError):
+    except _damaged():
         return None  # a damaged run directory shows "—" rather than breaking the report
 
 
@@ -672,7 +688,7 @@ def _reduce(run: StoredRun) -> dict[str, Any] | None:
     try:
         with run.pinned():
             return run_stats(run)
-    except (OSError, pl.exceptions.PolarsError, KeyError, TypeError, ValueError):
+    except _damaged():
         return None
     finally:
         run.forget()

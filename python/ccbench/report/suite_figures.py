@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 from ccbench.report.suite_stats import (
     MAX_FLOW_BOXES,
@@ -102,8 +104,24 @@ def _summary_boxes(summary: Mapping[str, Any], entries: str) -> list[tuple[str, 
     return boxes if any(b is not None for _, _, b in boxes) else []
 
 
+def _summary_goodput_boxes(summary: Mapping[str, Any]) -> list[tuple[str, str, Any]] | None:
+    """Each flow's box of its interval goodput after the warm-up, from the summary (as :func:`groups`
+    gives it from the flow series); None where the summary cannot say (written before it had them,
+    or more flows than get a box of their own)."""
+    flows = summary.get("flows", []) or []
+    stats = [f.get("interval_goodput_mbps") for f in flows]
+    if len(flows) > MAX_FLOW_BOXES or not all(isinstance(st, Mapping) for st in stats):
+        return None
+    boxes = [(str(f.get("id")), flow_kind(f),
+              box(str(f.get("id")), [st[k] for k in ("p5", "p25", "p50", "p75", "p95")], st["mean"])
+              if st.get("p50") is not None else None) for f, st in zip(flows, stats)]
+    return boxes if any(b is not None for _, _, b in boxes) else []
+
+
 def _quantiles_from_tables(run: RunData, link: int | None, out: dict[str, Any]) -> None:
     """The CDFs' quantiles of a run whose summary lacks them, from its per-packet tables."""
+    import polars as pl
+
     queue = None
     if link is not None:
         sojourn = after_warmup(read_table(run, "sojourn", ["time_s", "link", "sojourn_ms"]), run)
@@ -116,6 +134,8 @@ def _quantiles_from_tables(run: RunData, link: int | None, out: dict[str, Any]) 
 
 
 def _fine_quantiles(values: pl.Series) -> list[float] | None:
+    import polars as pl
+
     values = values.drop_nulls()
     if values.dtype.is_float():
         values = values.drop_nans()
@@ -141,8 +161,11 @@ def run_stats(run: RunData) -> dict[str, Any]:
     ping = _summary_boxes(s, "probes")
     if ping is None:
         ping = groups(run, "probes", "probe", "rtt_ms", "probes")
+    goodput = _summary_goodput_boxes(s)
+    if goodput is None:
+        goodput = groups(run, "flow_series", "flow", "goodput_mbps", "flows")
     out: dict[str, Any] = {
-        "goodput": [(n, k, _stats(st)) for n, k, st in groups(run, "flow_series", "flow", "goodput_mbps", "flows")],
+        "goodput": [(n, k, _stats(st)) for n, k, st in goodput],
         "rtt": [(n, k, _stats(st)) for n, k, st in rtt + ping],
         "probes": bool(probes),
     }

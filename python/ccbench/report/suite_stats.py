@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["KIND_COLORS", "MAX_FLOW_BOXES", "ProjectedRun", "RunData", "Runs", "after_warmup", "box", "box_stats",
            "busiest_link", "flow_kind", "groups", "kind_color", "mean", "p99_latency", "read_table",
@@ -59,6 +61,8 @@ def read_table(run: RunData, name: str, columns: Sequence[str]) -> pl.DataFrame:
 
 
 def after_warmup(df: pl.DataFrame, run: RunData) -> pl.DataFrame:
+    import polars as pl
+
     warmup = float(run.summary.get("warmup_s") or 0.0)
     return df.filter(pl.col("time_s") >= warmup) if warmup > 0 and not df.is_empty() else df
 
@@ -89,6 +93,8 @@ def groups(run: RunData, table: str, key: str, value: str, entries: str) -> list
     names = [str(e.get("id")) for e in items]
     if df.is_empty() or value not in df.columns:
         return []
+    import polars as pl
+
     ids = df[key].cast(pl.Int64).fill_null(-1).to_numpy()
     values = df[value].cast(pl.Float64).to_numpy()
     if len(items) > MAX_FLOW_BOXES:
@@ -132,13 +138,13 @@ def sorted_quantiles(xs: np.ndarray, probs: np.ndarray) -> np.ndarray:
 
 def window_goodput(run: RunData, ids: set[int]) -> float:
     """Mbit/s of payload the flows ``ids`` delivered from the warm-up's end to the run's end."""
-    from ccbench.report.run_metrics import counter_after_warmup
+    from ccbench.report.run_metrics import delivered_after_warmup
 
     warmup = float(run.summary.get("warmup_s") or 0.0)
     duration = float(run.summary.get("duration_s") or 0.0)
     if duration <= warmup:
         return 0.0
-    delivered = counter_after_warmup(ProjectedRun(run), "flow_series", "flow", "delivered_bytes", ids)
+    delivered = delivered_after_warmup(ProjectedRun(run), ids)
     return (delivered or 0.0) * 8 / (duration - warmup) / 1e6
 
 

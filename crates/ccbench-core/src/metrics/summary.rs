@@ -127,6 +127,14 @@ pub struct FlowSummary {
     /// feedback it got: exact with Accurate ECN, per ECE ACK with classic).
     pub ce_fraction: Option<f64>,
     pub delivered_bytes: u64,
+    /// Payload delivered from the warm-up's end (or the flow's start, if
+    /// later) to the run's end: the numerator of `goodput_mbps`, and what a
+    /// report adds over flows for their goodput over one window.
+    pub delivered_after_warmup_bytes: u64,
+    /// The spread of the goodput the flow series samples each interval
+    /// after the warm-up (Mbit/s; the samples at or after its end): what a
+    /// report's goodput box shows without reading the series back.
+    pub interval_goodput_mbps: RttStats,
     pub ecn: &'static str,
     pub start_s: f64,
     pub stop_s: f64,
