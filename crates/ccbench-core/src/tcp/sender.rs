@@ -1009,9 +1009,21 @@ impl TcpSender {
                     burst = goal.min((self.t.cwnd / 2).max(1)) - 1;
                 }
             }
-            self.send_one(now, lost, &mut |p| {
-                if let Some(prev) = held.replace(p) {
+            // With no burst left no segment can join this GSO packet: the
+            // segment is its last and leaves at once, marked as end_gso
+            // would mark it, without waiting in `held`.
+            let last = burst == 0;
+            self.send_one(now, lost, &mut |mut p| {
+                if let Some(prev) = held.take() {
                     out(prev);
+                }
+                if last {
+                    if let Header::TcpData(s) = &mut p.hdr {
+                        s.psh |= gso_len > 0;
+                    }
+                    out(p);
+                } else {
+                    held = Some(p);
                 }
             });
             gso_len += 1;
