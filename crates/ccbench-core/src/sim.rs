@@ -128,7 +128,18 @@ impl Sim {
             tx_at_warmup: vec![0.0; links.len()],
             interval_marks: flows.iter().map(|f| vec![[None; 2]; f.intervals.len()]).collect(),
             media_srtt: vec![Vec::new(); flows.len()],
-            interval_goodput: vec![Vec::new(); flows.len()],
+            // Room for the run's samples after the warm-up (up to a bound), so
+            // keeping them allocates nothing as the run goes.
+            interval_goodput: flows
+                .iter()
+                .map(|f| {
+                    let n = match (f.is_flow(), mcfg.interval.0) {
+                        (true, i) if i > 0 => (duration.0.saturating_sub(mcfg.warmup.0) / i + 2).min(1024),
+                        _ => 0,
+                    };
+                    Vec::with_capacity(n as usize)
+                })
+                .collect(),
             media_wait_mark: vec![(Dur::ZERO, 0); flows.len()],
             link_at_warmup: vec![LinkCounts::default(); links.len()],
             flow_at_warmup: vec![[0; 3]; flows.len()],
@@ -756,7 +767,7 @@ impl Sim {
             .sum();
         let scratch = self.out.capacity() as u64 * std::mem::size_of::<Packet>() as u64;
         // The samples the summary keeps whole for its exact percentiles.
-        let kept: u64 = self.interval_goodput.iter().chain(&self.media_srtt).map(|v| v.capacity() as u64 * 8).sum();
+        let kept: u64 = self.interval_goodput.iter().chain(&self.media_srtt).map(|v| v.len() as u64 * 8).sum();
         self.guard.static_bytes + self.metrics.heap_bytes() + held + events + flows + scratch + kept
     }
 
