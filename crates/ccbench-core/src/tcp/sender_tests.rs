@@ -645,6 +645,12 @@ fn gso_packets_end_with_psh() {
     let mut s = reno(10);
     assert_eq!(s.tso_segs(), 2);
     assert_eq!(psh(&start(&mut s, at(0))), [1, 3, 5, 7, 9]);
+    // 3-segment GSO packets: the last of each, not the one in the middle.
+    let mut g = reno(12);
+    g.pacing_rate = Rate(40_000_000);
+    g.t.min_rtt = ms(100);
+    assert_eq!(g.tso_segs(), 3);
+    assert_eq!(psh(&start(&mut g, at(0))), [2, 5, 8, 11]);
     let mut n = reno(10);
     n.cfg.tso = false;
     assert!(psh(&start(&mut n, at(0))).is_empty());
