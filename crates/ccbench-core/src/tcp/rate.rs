@@ -108,7 +108,9 @@ impl RateSampler {
         if delivered > 0 {
             t.delivered_mstamp = now;
         }
-        let mut rs = self.rs;
+        // Built where the CC reads it, not copied there at the end.
+        t.rs = self.rs;
+        let rs = &mut t.rs;
         rs.acked_sacked = delivered;
         rs.losses = lost;
         rs.rtt = rtt;
@@ -132,7 +134,6 @@ impl RateSampler {
                 }
             }
         }
-        t.rs = rs;
     }
 
     /// `tcp_rate_check_app_limited`, called when the sender has no new data
