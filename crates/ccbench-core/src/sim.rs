@@ -835,11 +835,7 @@ impl Sim {
                         ce_fraction: None,
                         delivered_bytes: delivered,
                         delivered_after_warmup_bytes: delivered - base,
-                        interval_goodput_mbps: {
-                            let mut v = self.interval_goodput[i].clone();
-                            v.sort_by(f64::total_cmp);
-                            RttStats::from_sorted(&v)
-                        },
+                        interval_goodput_mbps: RttStats::from_samples(&self.interval_goodput[i]),
                         ecn: f.ecn_name,
                         start_s: f.start.as_secs_f64(),
                         stop_s: f.stop.min(self.end).as_secs_f64(),
@@ -864,9 +860,7 @@ impl Sim {
                             fsum.kind = "media";
                             fsum.ce_marks = rx.ce_packets - ce0;
                             fsum.ce_fraction = (rx.packets > 0).then(|| rx.ce_packets as f64 / rx.packets as f64);
-                            let mut srtt = self.media_srtt[i].clone();
-                            srtt.sort_by(f64::total_cmp);
-                            fsum.rtt_ms = RttStats::from_sorted(&srtt);
+                            fsum.rtt_ms = RttStats::from_samples(&self.media_srtt[i]);
                             fsum.media = Some(self.media_summary(out, warm, &tx.stats()));
                         }
                         Endpoints::Ping(_) => unreachable!(),

@@ -34,11 +34,11 @@ import itertools
 import json
 import math
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -97,21 +97,19 @@ class StoredRun:
         key = (name, tuple(columns) if columns is not None else None)
         if key in self._tables:
             return self._tables[key]
+        import polars as pl  # a table read is what needs Polars; a report that reads none never loads it
+
         path = self.dir / f"{name}.parquet"
         held = self._held(name, columns)
         if held is not None:
             df = held if columns is None else held.select([c for c in columns if c in held.columns])
         elif path.is_file():
-            import polars as pl
-
             scan = pl.scan_parquet(path)
             if columns is not None:
                 have = scan.collect_schema().names()
                 scan = scan.select([c for c in columns if c in have])
             df = scan.collect()
         else:
-            import polars as pl
-
             from ccbench.simulate.results import SCHEMA  # Polars' types: made on first use
 
             schema = SCHEMA.get(name, {})

@@ -87,34 +87,21 @@ def _shade(color: str, i: int) -> str:
 # --- per run ------------------------------------------------------------------------------------
 
 
-def _summary_boxes(summary: Mapping[str, Any], entries: str) -> list[tuple[str, str, Any]] | None:
-    """Each flow's or probe's RTT box from the summary's percentiles (as :func:`groups` gives it from
-    the samples: TCP flows and probes have samples, a media flow none); None where the summary cannot
-    say (written before it had the quartiles, or more flows than get a box of their own)."""
+def _summary_boxes(summary: Mapping[str, Any], entries: str, field: str = "rtt_ms") -> list[tuple[str, str, Any]] | None:
+    """Each flow's or probe's box of ``field`` from the summary's percentiles (as :func:`groups` gives
+    it from the samples): the RTT of TCP flows and probes (a media flow has no RTT samples), or every
+    flow's ``interval_goodput_mbps``; None where the summary cannot say (written before it had them,
+    or more flows than get a box of their own)."""
     items = summary.get(entries, []) or []
-    stats = [e.get("rtt_ms") or {} for e in items]
+    stats = [e.get(field) or {} for e in items]
     if len(items) > MAX_FLOW_BOXES or any("p25" not in st for st in stats):
         return None
     boxes = []
     for e, st in zip(items, stats):
         name, kind = str(e.get("id")), flow_kind(e) if entries == "flows" else "ping"
-        sampled = (entries == "probes" or e.get("kind") == "tcp") and st.get("p50") is not None
+        sampled = (field != "rtt_ms" or entries == "probes" or e.get("kind") == "tcp") and st.get("p50") is not None
         boxes.append((name, kind, box(name, [st[k] for k in ("p5", "p25", "p50", "p75", "p95")], st["mean"])
                       if sampled else None))
-    return boxes if any(b is not None for _, _, b in boxes) else []
-
-
-def _summary_goodput_boxes(summary: Mapping[str, Any]) -> list[tuple[str, str, Any]] | None:
-    """Each flow's box of its interval goodput after the warm-up, from the summary (as :func:`groups`
-    gives it from the flow series); None where the summary cannot say (written before it had them,
-    or more flows than get a box of their own)."""
-    flows = summary.get("flows", []) or []
-    stats = [f.get("interval_goodput_mbps") for f in flows]
-    if len(flows) > MAX_FLOW_BOXES or not all(isinstance(st, Mapping) for st in stats):
-        return None
-    boxes = [(str(f.get("id")), flow_kind(f),
-              box(str(f.get("id")), [st[k] for k in ("p5", "p25", "p50", "p75", "p95")], st["mean"])
-              if st.get("p50") is not None else None) for f, st in zip(flows, stats)]
     return boxes if any(b is not None for _, _, b in boxes) else []
 
 
@@ -161,7 +148,7 @@ def run_stats(run: RunData) -> dict[str, Any]:
     ping = _summary_boxes(s, "probes")
     if ping is None:
         ping = groups(run, "probes", "probe", "rtt_ms", "probes")
-    goodput = _summary_goodput_boxes(s)
+    goodput = _summary_boxes(s, "flows", "interval_goodput_mbps")
     if goodput is None:
         goodput = groups(run, "flow_series", "flow", "goodput_mbps", "flows")
     out: dict[str, Any] = {

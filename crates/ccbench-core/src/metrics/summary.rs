@@ -277,6 +277,12 @@ impl RttStats {
         let p = |q| percentile(v, q);
         RttStats { mean: mean(v), p5: p(5.0), p25: p(25.0), p50: p(50.0), p75: p(75.0), p95: p(95.0), p99: p(99.0) }
     }
+    /// Of samples in any order (sorted in a copy).
+    pub fn from_samples(v: &[f64]) -> RttStats {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        RttStats::from_sorted(&v)
+    }
     pub fn from_hist(h: &LogHist) -> RttStats {
         let [p5, p25, p50, p75, p95, p99] = h.percentiles([5.0, 25.0, 50.0, 75.0, 95.0, 99.0]).map(ms);
         RttStats { mean: ms(h.mean()), p5, p25, p50, p75, p95, p99 }
