@@ -169,13 +169,14 @@ def test_a_skipped_test_fails_the_session(tmp_path) -> None:
 
 def test_run_without_plot_loads_no_plotting_or_suite_code(write_scenario) -> None:
     """`ccbench run`'s start-up stays small: matplotlib only for --plot, sweep/suite code only for suites,
-    and no Polars (a third of a short run's wall time): its page draws from what the core hands over."""
+    and no Polars (a third of a short run's wall time): its page draws from what the core hands over;
+    nor numpy.ma, which NumPy's own np.unique would load."""
     import subprocess
     import sys
 
     scenario = write_scenario()
     heavy = ("matplotlib", "ccbench.simulate.plot", "ccbench.plan.suite", "ccbench.sweep", "ccbench.sweep.frame",
-             "ccbench.report.suite", "polars")
+             "ccbench.report.suite", "polars", "numpy.ma")
     code = (
         "import sys\n"
         "from ccbench.cli import cli\n"

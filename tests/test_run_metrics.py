@@ -195,7 +195,7 @@ def test_figure_statistics_come_from_the_summary_alone(mixed) -> None:
 
 def test_a_report_from_summaries_imports_no_polars(tmp_path: Path) -> None:
     """A suite report whose runs' summaries hold what its tables and figures show never loads Polars
-    (its import is most of a small report's time)."""
+    (its import is most of a small report's time), nor numpy.ma (NumPy's np.unique would load it)."""
     import subprocess
     import sys
 
@@ -207,7 +207,8 @@ def test_a_report_from_summaries_imports_no_polars(tmp_path: Path) -> None:
     res = run_suite(tmp_path / "suite.toml", tmp_path / "out", jobs=1, progress=False)
     (res.dir / "report.html").unlink()
     code = ("import sys\nfrom ccbench.cli import main\ntry:\n    main(['report', sys.argv[1], '-j', '1'])\n"
-            "except SystemExit as e:\n    assert not e.code, e.code\nassert 'polars' not in sys.modules\n")
+            "except SystemExit as e:\n    assert not e.code, e.code\nassert 'polars' not in sys.modules\n"
+            "assert 'numpy.ma' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code, str(res.dir)], check=True, capture_output=True)
     assert (res.dir / "report.html").is_file()
 

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ccbench.core.arrays import unique
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -241,13 +243,13 @@ def _cdf(cid: str, title: str, xlabel: str, labels: Sequence[str], curves: Seque
     per_run = max(2, CDF_POINTS // len(have))
     picks = []
     for _, c in have:
-        idx = np.unique(np.linspace(0, c.size - 1, min(c.size, per_run)).round().astype(int))
+        idx = unique(np.linspace(0, c.size - 1, min(c.size, per_run)).round().astype(int))
         picks.append(c[idx])
-    grid = np.unique(np.concatenate(picks))
+    grid = unique(np.concatenate(picks))
     if grid.size > CDF_POINTS:  # many runs: thin by rank, keeping both ends
-        grid = grid[np.unique(np.linspace(0, grid.size - 1, CDF_POINTS).round().astype(int))]
+        grid = grid[unique(np.linspace(0, grid.size - 1, CDF_POINTS).round().astype(int))]
     top = float(grid[-1])
-    grid = np.unique(np.asarray(_round(grid.tolist()), dtype=float))  # the fractions are those at the x drawn
+    grid = unique(np.asarray(_round(grid.tolist()), dtype=float))  # the fractions are those at the x drawn
     if grid[-1] < top:  # rounded below the largest sample: every curve ends at 1 one digit further
         grid[-1] = grid[-1] + 10.0 ** (math.floor(math.log10(top)) - 3)
     series = []

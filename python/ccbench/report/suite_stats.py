@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ccbench.core.arrays import quantiles
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -71,7 +73,7 @@ def box_stats(values: np.ndarray, label: str) -> dict[str, Any] | None:
     arr = values[~np.isnan(values)]  # nulls became NaN on the way to NumPy
     if arr.size == 0:
         return None
-    q05, q1, med, q3, q95 = np.quantile(arr, [0.05, 0.25, 0.5, 0.75, 0.95])  # linear, as Polars' "linear"
+    q05, q1, med, q3, q95 = quantiles(arr, [0.05, 0.25, 0.5, 0.75, 0.95])  # linear, as Polars' "linear"
     return box(label, (q05, q1, med, q3, q95), float(arr.mean()))
 
 

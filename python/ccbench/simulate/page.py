@@ -466,6 +466,8 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
     """
     import numpy as np
 
+    from ccbench.core.arrays import unique
+
     empty = {"id": cid, "title": title, "unit": unit, "x": np.empty(0), "series": []}
     if not parts:
         return empty
@@ -484,7 +486,7 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
         points.update({(id(src), k): tv for k, tv in _raw(src, keys[id(src)]).items()})
     if not points:
         return empty
-    x = np.unique(np.concatenate([t for t, _ in points.values()]))
+    x = unique(np.concatenate([t for t, _ in points.values()]))
     series = []
     for src, k, meta in parts:
         if (id(src), k) not in points:
