@@ -92,7 +92,7 @@ def main() -> None:
         "htsim -O3": lambda wrap=None: htsim(exe, wrap),
         "ccbench engine (matched)": lambda wrap=None: engine(MATCHED, wrap=wrap),
         "ccbench engine, per-packet samples off": lambda wrap=None: engine(MATCHED, *NO_SAMPLES, wrap=wrap),
-        # As `ccbench run` drives it: tables handed out in 1 MiB chunks (to a sink that drops them here).
+        # As `ccbench run` drives it: tables handed out in 1 MiB chunks (to a sink that hands each back at once).
         "ccbench engine, tables in 1 MiB chunks": lambda wrap=None: engine(MATCHED, wrap=wrap, spill=1 << 20),
         "ccbench engine, Linux TCP defaults": lambda wrap=None: engine(LINUX, wrap=wrap),
         "`ccbench run` (process)": lambda wrap=None: cli(),

@@ -75,8 +75,10 @@ pub struct Sim {
 type IntervalMarks = [Option<(f64, u64)>; 2];
 
 /// Where tables go during a run: (bytes per chunk, sink); see
-/// [`Metrics::take_chunks`].
-pub type Spill<'a> = (u64, &'a mut dyn FnMut(&'static str, crate::metrics::Table) -> bool);
+/// [`Metrics::take_chunks`]. `sink(name, chunk, done)` takes a chunk and
+/// may put chunks it has finished with into `done`, whose buffers the
+/// next chunks reuse ([`Metrics::recycle`]).
+pub type Spill<'a> = (u64, &'a mut dyn FnMut(&'static str, crate::metrics::Table, &mut Vec<crate::metrics::Table>) -> bool);
 
 /// The `flow` id of sojourn samples of packets that belong to no TCP flow
 /// (probes).
@@ -235,10 +237,14 @@ impl Sim {
             n = n.wrapping_add(1);
             if n % 65536 == 0 {
                 if let Some((bytes, sink)) = spill.as_mut() {
+                    let mut done = Vec::new();
                     for (name, table) in self.metrics.take_chunks(*bytes) {
-                        if !sink(name, table) {
+                        if !sink(name, table, &mut done) {
                             return false;
                         }
+                    }
+                    for table in done {
+                        self.metrics.recycle(table);
                     }
                     if !self.guard.written(self.metrics.spilled_bytes(), self.now.as_secs_f64()) {
                         return false;

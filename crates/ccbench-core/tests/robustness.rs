@@ -124,7 +124,7 @@ reverse = ["r"]
     let mut sim = scenario::build::build(&p.scenario);
     sim.guard.disk_limit = 1 << 20;
     let mut written = 0u64;
-    let mut sink = |_: &'static str, t: ccbench_core::metrics::Table| {
+    let mut sink = |_: &'static str, t: ccbench_core::metrics::Table, _: &mut Vec<ccbench_core::metrics::Table>| {
         written += t.first().map_or(0, |(_, c)| c.len() as u64);
         true
     };

@@ -15,14 +15,34 @@ fn scenario(qdisc: &str) -> String {
 }
 
 fn run_spilled(text: &str, overrides: &[&str], bytes: u64) -> (ccbench_core::RunOutput, Vec<(&'static str, Table)>) {
+    let (out, chunks, _) = run_spilled_back(text, overrides, bytes, false);
+    (out, chunks)
+}
+
+/// As [`run_spilled`]; with `give_back` the sink hands each chunk back
+/// once it has a copy (as `ccbench run`'s writer does once it has written
+/// one), and the count of sample columns that came in a buffer handed back
+/// before is returned too.
+fn run_spilled_back(text: &str, overrides: &[&str], bytes: u64, give_back: bool) -> (ccbench_core::RunOutput, Vec<(&'static str, Table)>, usize) {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let mut chunks = Vec::new();
-    let mut sink = |name: &'static str, t: Table| {
-        chunks.push((name, t));
+    let (mut handed, mut reused) = (std::collections::HashSet::new(), 0);
+    let mut sink = |name: &'static str, t: Table, done: &mut Vec<Table>| {
+        if !give_back {
+            chunks.push((name, t));
+            return true;
+        }
+        let buffers: Vec<usize> = t.iter().map(|(_, c)| c.as_ptr()).collect();
+        if matches!(name, "rtt" | "sojourn" | "probes") {
+            reused += buffers.iter().filter(|b| handed.contains(*b)).count();
+        }
+        handed.extend(buffers);
+        chunks.push((name, t.clone()));
+        done.push(t);
         true
     };
     let out = ccbench_core::run_with_spill(text, "t.toml", &o, &mut |_, _| false, Some((bytes, &mut sink))).unwrap().unwrap();
-    (out, chunks)
+    (out, chunks, reused)
 }
 
 fn append(into: &mut Table, t: Table) {
@@ -55,6 +75,28 @@ fn chunks_and_the_rest_are_the_whole_tables() {
         let min = chunk.div_ceil(ROW_BYTES[k]) as usize;
         assert!((min..min + 65536).contains(&rows), "{name}: chunk of {rows} rows");
     }
+    assert_whole(spilled, chunks, whole);
+}
+
+/// Chunks handed back lend their buffers to the chunks after them, which
+/// then fill the same memory; the tables are the same.
+#[test]
+fn chunks_handed_back_lend_their_buffers_to_the_next() {
+    let ov = ["links.bottleneck.loss=0.001"];
+    let whole = run(&scenario("{ kind = \"fq_codel\" }"), &ov);
+    // 150 kB chunks: 6000 sample rows or more, enough for their buffers to be kept.
+    let (spilled, chunks, reused) = run_spilled_back(&scenario("{ kind = \"fq_codel\" }"), &ov, 150_000, true);
+    let samples = chunks.iter().filter(|(n, _)| matches!(*n, "rtt" | "sojourn")).count();
+    assert!(samples >= 4, "{samples} sample chunks");
+    // The first chunks find no buffer handed back; after them, most columns do.
+    assert!(reused >= samples, "{reused} of the sample columns reused a buffer");
+    assert_eq!(spilled.summary, whole.summary);
+    assert_whole(spilled, chunks, whole);
+}
+
+/// `chunks` (in run order) and what the spilled run kept are the whole run's tables, bit for bit.
+#[track_caller]
+fn assert_whole(spilled: ccbench_core::RunOutput, chunks: Vec<(&'static str, Table)>, whole: ccbench_core::RunOutput) {
     // The chunks come in run order, a table's perhaps several; the rest
     // follows them.
     let mut joined: Vec<(&str, Table)> = Vec::new();

@@ -147,7 +147,7 @@ fn check_unguarded(input: &gen::Input) -> Result<Outcome, Failure> {
     let mut events = 0.0;
     let mut runaway = false;
     let mut written = 0u64;
-    let mut sink = |_: &'static str, t: ccbench_core::metrics::Table| {
+    let mut sink = |_: &'static str, t: ccbench_core::metrics::Table, _: &mut Vec<ccbench_core::metrics::Table>| {
         written += t.iter().map(|(_, c)| c.len() as u64 * if c.dtype() == "u32" { 4 } else { 8 }).sum::<u64>();
         true
     };

@@ -32,7 +32,7 @@ fn stops_within_the_limit(what: &str, text: &str) {
     let base = live_from_here();
     let mut sim = scenario::build::build(&p.scenario);
     let end = sim.end;
-    let mut sink = |_: &'static str, _: ccbench_core::metrics::Table| true;
+    let mut sink = |_: &'static str, _: ccbench_core::metrics::Table, _: &mut Vec<ccbench_core::metrics::Table>| true;
     let finished = sim.run_until_io(end, &mut |_| false, Some((1 << 20, &mut sink)));
     let peak = peak_above(base);
     let counted = sim.memory_bytes() as i64;

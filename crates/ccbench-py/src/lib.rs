@@ -123,9 +123,9 @@ fn run<'py>(
     let res = py.detach(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let spilling = files.is_some();
-            let mut sink = |name: &'static str, cols: Table| {
+            let mut sink = |name: &'static str, cols: Table, done: &mut Vec<Table>| {
                 let t = Instant::now();
-                let r = files.as_mut().map(|f| f.write(name, cols));
+                let r = files.as_mut().map(|f| f.write(name, cols, done));
                 writing += t.elapsed(); // waiting for the writer thread
                 match r {
                     Some(Err(e)) => {
@@ -135,7 +135,7 @@ fn run<'py>(
                     _ => true,
                 }
             };
-            let spill_to = spilling.then_some((spill_bytes.max(1), &mut sink as &mut dyn FnMut(&'static str, Table) -> bool));
+            let spill_to = spilling.then_some((spill_bytes.max(1), &mut sink as &mut dyn FnMut(&'static str, Table, &mut Vec<Table>) -> bool));
             ccbench_core::run_parsed(parsed, file, &mut |now_s, end_s| {
                 Python::attach(|py| {
                     if let Some(cb) = &progress {

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -23,10 +23,13 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 
-/// Hand the memory freed by a written chunk back to the system. glibc keeps
+/// Hand the memory freed by written chunks back to the system. glibc keeps
 /// freed heap memory for reuse, and the chunks' differently sized buffers
 /// fragment it, so without this a long run's RSS crept up by a few MB per
-/// ten minutes simulated although it held no more data.
+/// ten minutes simulated although it held no more data. Done after every
+/// [`TRIM_EVERY`]th chunk, not each: the encoder's buffers for the next
+/// chunk would otherwise fault in fresh pages every time (a third of the
+/// page faults of `ccbench run`, each dearer than the bytes it maps).
 pub fn release_freed() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory to the system.
@@ -34,6 +37,9 @@ pub fn release_freed() {
         libc::malloc_trim(0);
     }
 }
+
+/// Chunks written between two [`release_freed`] (a chunk is about 1 MiB).
+const TRIM_EVERY: u64 = 8;
 
 /// The files being written, each table's in `<dir>/<table>.parquet`.
 struct Writers {
@@ -47,6 +53,8 @@ type Written = Result<(Vec<(&'static str, PathBuf)>, PageBuckets), String>;
 /// [`Writers`] on a thread of their own, fed through a channel.
 pub struct SpillFiles {
     tx: Option<SyncSender<(&'static str, Table)>>,
+    /// Chunks written out, back for their buffers to be reused.
+    back: Receiver<Table>,
     /// Tables handed out in chunks while the run went.
     spilled: HashSet<&'static str>,
     /// Tables also kept whole in memory as they are written (for the
@@ -83,24 +91,35 @@ impl SpillFiles {
     /// `keep_bytes` ([`SpillFiles::whole`]).
     pub fn new(dir: &Path, duration_s: f64, keep: &[&'static str], keep_bytes: usize) -> SpillFiles {
         let (tx, rx) = sync_channel::<(&'static str, Table)>(1);
+        let (give_back, back) = channel::<Table>();
         let mut w = Writers { dir: dir.to_path_buf(), writers: HashMap::new() };
         let worker = std::thread::spawn(move || {
             let mut page = PageBuckets::new(duration_s);
+            let mut written = 0u64;
             for (name, table) in rx {
                 w.write(name, &table)?;
                 page.add(name, &table);
-                drop(table);
-                release_freed();
+                // Its buffers go back to the engine for the next chunks (the
+                // engine may have finished: then they are freed here).
+                let _ = give_back.send(table);
+                written += 1;
+                if written % TRIM_EVERY == 0 {
+                    release_freed();
+                }
             }
-            Ok((w.close()?, page))
+            let files = w.close();
+            release_freed();
+            Ok((files?, page))
         });
         let kept = keep.iter().map(|&name| (name, Some(Table::new()))).collect();
-        SpillFiles { tx: Some(tx), spilled: HashSet::new(), kept, keep_bytes, worker: Some(worker) }
+        SpillFiles { tx: Some(tx), back, spilled: HashSet::new(), kept, keep_bytes, worker: Some(worker) }
     }
 
     /// Queue `table` to be appended to its file as one row group (waits
-    /// while the previous chunk is still queued). An error is the writer's.
-    pub fn write(&mut self, name: &'static str, table: Table) -> Result<(), String> {
+    /// while the previous chunk is still queued), and put the chunks
+    /// written since into `done`. An error is the writer's.
+    pub fn write(&mut self, name: &'static str, table: Table, done: &mut Vec<Table>) -> Result<(), String> {
+        done.extend(self.back.try_iter());
         self.spilled.insert(name);
         if let Some(slot) = self.kept.get_mut(name) {
             match slot {
@@ -148,8 +167,10 @@ impl SpillFiles {
     /// return their paths by table name.
     pub fn finish(mut self, tables: Vec<(&'static str, Table)>) -> Written {
         self.kept.clear(); // what was kept has been asked for ([`SpillFiles::whole`]) by now
+        let mut done = Vec::new(); // nothing more to fill: written chunks are freed
         for (name, table) in tables {
-            self.write(name, table)?;
+            self.write(name, table, &mut done)?;
+            done.clear();
         }
         self.join()
     }

@@ -57,6 +57,14 @@ impl Column {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Where the values are (which buffer holds them).
+    pub fn as_ptr(&self) -> usize {
+        match self {
+            Column::F64(v) => v.as_ptr() as usize,
+            Column::U32(v) => v.as_ptr() as usize,
+            Column::U64(v) => v.as_ptr() as usize,
+        }
+    }
     /// Bytes the values take.
     pub fn bytes(&self) -> usize {
         match self {
@@ -192,19 +200,109 @@ impl Samples {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
-    fn into_table(self, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
-        let r = &self.rows;
-        let mut t = vec![
-            ("time_s", Column::F64(r.iter().map(|x| x.time_ns as f64 * 1e-9).collect())),
-            (id_name, Column::U32(r.iter().map(Sample::id).collect())),
-        ];
-        if with_flow {
-            t.push(("flow", Column::U32(r.iter().map(|x| x.flow).collect())));
-            t.push(("class", Column::U32(r.iter().map(|x| u32::from(x.class())).collect())));
+    /// The rows as a table, taken out: `keep`, the buffer stays for the
+    /// next rows, emptied. A run handing out chunks then writes its samples
+    /// into the pages it wrote before instead of faulting in fresh ones for
+    /// each chunk (a fault costs more than the samples on a page).
+    fn take_table(&mut self, keep: bool, spare: &mut Spare, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
+        let t = self.table(spare, id_name, value_name, with_flow);
+        if keep {
+            self.rows.clear();
+        } else {
+            self.rows = Vec::new();
         }
-        t.push((value_name, Column::F64(r.iter().map(|x| x.value_ns as f64 * 1e-6).collect())));
         t
     }
+    /// The columns, in buffers from `spare` where it has them.
+    fn table(&self, spare: &mut Spare, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
+        let r = &self.rows;
+        let mut t = vec![
+            ("time_s", Column::F64(spare.f64(r.iter().map(|x| x.time_ns as f64 * 1e-9)))),
+            (id_name, Column::U32(spare.u32(r.iter().map(Sample::id)))),
+        ];
+        if with_flow {
+            t.push(("flow", Column::U32(spare.u32(r.iter().map(|x| x.flow)))));
+            t.push(("class", Column::U32(spare.u32(r.iter().map(|x| u32::from(x.class()))))));
+        }
+        t.push((value_name, Column::F64(spare.f64(r.iter().map(|x| x.value_ns as f64 * 1e-6)))));
+        t
+    }
+}
+
+/// Column buffers handed back by whoever wrote a chunk out
+/// ([`Metrics::recycle`]), for the next chunks' sample columns. A run that
+/// writes its tables as it goes then fills the same memory again, instead
+/// of faulting in fresh pages for every chunk (more costly than filling
+/// them) while the allocator returns the written ones to the system.
+#[derive(Default, Clone, Debug)]
+pub struct Spare {
+    f64: Vec<Vec<f64>>,
+    u32: Vec<Vec<u32>>,
+}
+
+/// Buffers kept of each type: a chunk of the per-sample tables takes at
+/// most three of a type, and a few chunks are in flight.
+const SPARE_MAX: usize = 16;
+/// Buffers of fewer rows are not kept: a series' chunk (a row per flow or
+/// link per interval) would only be outgrown by the next sample chunk.
+const SPARE_MIN_ROWS: usize = 4096;
+
+impl Spare {
+    fn f64(&mut self, values: impl ExactSizeIterator<Item = f64>) -> Vec<f64> {
+        fill(largest(&mut self.f64), values)
+    }
+    fn u32(&mut self, values: impl ExactSizeIterator<Item = u32>) -> Vec<u32> {
+        fill(largest(&mut self.u32), values)
+    }
+    /// Bytes the buffers can hold.
+    fn bytes(&self) -> u64 {
+        let f: usize = self.f64.iter().map(|v| v.capacity() * 8).sum();
+        let u: usize = self.u32.iter().map(|v| v.capacity() * 4).sum();
+        (f + u) as u64
+    }
+    /// Keep `table`'s column buffers (emptied) for reuse.
+    fn put(&mut self, table: Table) {
+        for (_, c) in table {
+            match c {
+                Column::F64(mut v) if self.f64.len() < SPARE_MAX && v.capacity() >= SPARE_MIN_ROWS => {
+                    v.clear();
+                    self.f64.push(v);
+                }
+                Column::U32(mut v) if self.u32.len() < SPARE_MAX && v.capacity() >= SPARE_MIN_ROWS => {
+                    v.clear();
+                    self.u32.push(v);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Spare buffers hold no data: metrics compare by their tables alone.
+impl PartialEq for Spare {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// The spare buffer of most room: chunks differ in rows (a chunk is cut
+/// at the first check after it reached its size), and one that outgrows
+/// its buffer moves it to fresh pages.
+fn largest<T>(spare: &mut Vec<Vec<T>>) -> Option<Vec<T>> {
+    let i = (0..spare.len()).max_by_key(|&i| spare[i].capacity())?;
+    Some(spare.swap_remove(i))
+}
+
+/// `values` in `buf`, or in a new buffer with room for half again as many
+/// (for the larger chunks to come) when `buf` is too small.
+fn fill<T>(buf: Option<Vec<T>>, values: impl ExactSizeIterator<Item = T>) -> Vec<T> {
+    let n = values.len();
+    let mut v = match buf {
+        Some(v) if v.capacity() >= n => v,
+        _ => Vec::with_capacity(n + n / 2),
+    };
+    v.extend(values);
+    v
 }
 
 /// `empty_like`: a value whose named `Vec` fields (and arrays of them) are
@@ -225,7 +323,6 @@ macro_rules! empty_like {
 empty_like!(FlowSeries: time_s, flow, goodput_mbps, throughput_mbps, delivered_bytes, cwnd_pkts, srtt_ms, pacing_mbps, inflight_pkts, ce_fraction, alpha, classic);
 empty_like!(MediaSeries: time_s, flow, target_mbps, tx_mbps, rtp_queue_delay_ms, qdelay_ms, cwnd_bytes, bytes_in_flight, rtp_discards);
 empty_like!(LinkSeries: time_s, link, backlog_pkts, backlog_bytes, tx_bytes, drops, marks, rate_mbps, prob_base, prob_c, prob_l);
-empty_like!(Samples: rows);
 empty_like!(capture::Capture: time_ns, link, endpoint, dir, size, ecn, dscp, kind, seq, len, ack, flags, nsack, cep; sack);
 
 impl FlowSeries {
@@ -313,6 +410,7 @@ pub struct Metrics {
     pub rtp_wait_stats: hist::IdStats,
     /// Bytes of each table (in [`TABLES`] order) handed out so far.
     spilled: [u64; TABLES.len()],
+    spare: Spare,
 }
 
 impl Metrics {
@@ -344,18 +442,21 @@ impl Metrics {
         self.spilled.iter().sum()
     }
 
-    /// Heap held: buffered rows (as [`ROW_BYTES`] counts them) and the
-    /// statistics' histograms.
+    /// Heap held: buffered rows (as [`ROW_BYTES`] counts them), spare
+    /// column buffers and the statistics' histograms.
     pub fn heap_bytes(&self) -> u64 {
         let rows: u64 = (0..TABLES.len()).map(|k| self.rows(k) as u64 * ROW_BYTES[k]).sum();
-        rows + self.rtt_stats.heap_bytes() + self.sojourn_stats.heap_bytes() + self.probe_stats.heap_bytes() + self.rtp_wait_stats.heap_bytes()
+        rows + self.spare.bytes()
+            + self.rtt_stats.heap_bytes() + self.sojourn_stats.heap_bytes() + self.probe_stats.heap_bytes() + self.rtp_wait_stats.heap_bytes()
     }
 
-    /// Table `k` of [`TABLES`], moved out of its buffers without a copy.
-    /// `keep`: the buffers are replaced by ones of the same capacity, so
-    /// every chunk is allocated at one size and the allocator hands the
-    /// next chunk the memory the last written one freed (allocating by
-    /// growth each time fragmented the heap, and a long run's RSS crept up).
+    /// Table `k` of [`TABLES`], taken out of its buffers. `keep`: a
+    /// series' or the capture's buffers are moved out without a copy and
+    /// replaced by ones of the same capacity, so every chunk is allocated
+    /// at one size and the allocator hands the next chunk the memory the
+    /// last written one freed (allocating by growth each time fragmented
+    /// the heap, and a long run's RSS crept up); a per-sample table's rows
+    /// are copied into columns (from [`Spare`]) and its buffer is kept.
     fn take(&mut self, k: usize, keep: bool) -> Table {
         fn out<T: Default>(x: &mut T, keep: bool, empty_like: fn(&T) -> T) -> T {
             let fresh = if keep { empty_like(x) } else { T::default() };
@@ -364,10 +465,10 @@ impl Metrics {
         match TABLES[k] {
             "flow_series" => out(&mut self.flow_series, keep, FlowSeries::empty_like).into_table(),
             "media_series" => out(&mut self.media_series, keep, MediaSeries::empty_like).into_table(),
-            "rtt" => out(&mut self.rtt, keep, Samples::empty_like).into_table("flow", "rtt_ms", false),
+            "rtt" => self.rtt.take_table(keep, &mut self.spare, "flow", "rtt_ms", false),
             "link_series" => out(&mut self.link_series, keep, LinkSeries::empty_like).into_table(),
-            "sojourn" => out(&mut self.sojourn, keep, Samples::empty_like).into_table("link", "sojourn_ms", true),
-            "probes" => out(&mut self.probes, keep, Samples::empty_like).into_table("probe", "rtt_ms", false),
+            "sojourn" => self.sojourn.take_table(keep, &mut self.spare, "link", "sojourn_ms", true),
+            "probes" => self.probes.take_table(keep, &mut self.spare, "probe", "rtt_ms", false),
             _ => out(&mut self.capture, keep, capture::Capture::empty_like).table(),
         }
     }
@@ -393,6 +494,12 @@ impl Metrics {
         out
     }
 
+    /// A chunk from [`take_chunks`](Self::take_chunks) that has been
+    /// written out: its buffers serve the next chunks.
+    pub fn recycle(&mut self, table: Table) {
+        self.spare.put(table);
+    }
+
     /// All tables with their column names (what is left of them after
     /// [`take_chunks`](Self::take_chunks)), as the bindings export them.
     pub fn into_tables(mut self) -> Vec<(&'static str, Table)> {
@@ -412,6 +519,29 @@ mod tests {
     }
 
     #[test]
+    fn spare_buffers_serve_the_largest_first_and_keep_only_sample_sized_ones() {
+        let mut spare = Spare::default();
+        let (a, b) = (Vec::<f64>::with_capacity(5000), Vec::<f64>::with_capacity(9000));
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let series = vec![("s", Column::F64(vec![0.0; 10])), ("u", Column::U32(vec![1; 10]))];
+        spare.put(series);
+        spare.put(vec![("a", Column::F64(a)), ("b", Column::F64(b)), ("c", Column::U32(vec![7; SPARE_MIN_ROWS]))]);
+        assert_eq!((spare.f64.len(), spare.u32.len()), (2, 1), "a series' small buffers are not kept");
+        assert_eq!(spare.bytes(), (14_000 * 8 + SPARE_MIN_ROWS * 4) as u64);
+        let got = spare.f64([1.0, 2.0].into_iter());
+        assert_eq!((got.as_ptr(), got.as_slice()), (pb, &[1.0, 2.0][..]), "the largest, emptied, then filled");
+        assert_eq!(spare.u32([3].into_iter()), [3], "emptied before it is filled");
+        // 6000 values do not fit the 5000 left: a new buffer, with room for half again as many.
+        let big = spare.f64((0..6000).map(f64::from));
+        assert!(big.as_ptr() != pa && big.capacity() >= 9000 && big.len() == 6000);
+        assert!(spare.f64.is_empty(), "the buffer too small was let go");
+        for _ in 0..SPARE_MAX + 3 {
+            spare.put(vec![("a", Column::F64(Vec::with_capacity(SPARE_MIN_ROWS)))]);
+        }
+        assert_eq!(spare.f64.len(), SPARE_MAX);
+    }
+
+    #[test]
     fn a_sample_is_24_bytes_and_keeps_its_id_and_class_apart() {
         assert_eq!(std::mem::size_of::<Sample>(), 24);
         let mut s = Samples::default();
@@ -420,7 +550,8 @@ mod tests {
         let r = s.rows.clone();
         assert_eq!((r[0].id(), r[0].class(), r[0].flow), (ID_MASK, 255, 7));
         assert_eq!((r[1].id(), r[1].class(), r[1].flow), (3, 0, u32::MAX));
-        let t = s.into_table("link", "sojourn_ms", true);
+        let t = s.take_table(true, &mut Spare::default(), "link", "sojourn_ms", true);
+        assert!(s.rows.is_empty() && s.rows.capacity() >= 2, "kept: emptied, its buffer kept");
         let names: Vec<&str> = t.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, ["time_s", "link", "flow", "class", "sojourn_ms"]);
         assert_eq!(t[1].1, Column::U32(vec![ID_MASK, 3]));

@@ -34,13 +34,18 @@ fn peak_rss_mib() -> f64 {
 /// `ccbench run --set` takes them (bench/ns3_bench.py passes QUICK durations).
 /// With `CCBENCH_BENCH_SPILL=BYTES` the tables leave the engine in chunks of
 /// that size as `ccbench run` takes them (1 MiB there), here to a sink that
-/// drops them: the engine's share of a run that writes its tables.
+/// hands each back at once for its buffers to be reused, as `ccbench run`'s
+/// writer does once it has written it: the engine's share of a run that
+/// writes its tables.
 fn child(path: &str, overrides: &[String]) {
     let text = std::fs::read_to_string(path).expect("read scenario");
     let spill: Option<u64> = std::env::var("CCBENCH_BENCH_SPILL").ok().map(|v| v.parse().expect("CCBENCH_BENCH_SPILL: bytes"));
-    let mut drop_sink = |_: &'static str, _: ccbench_core::metrics::Table| true;
+    let mut sink = |_: &'static str, t: ccbench_core::metrics::Table, done: &mut Vec<ccbench_core::metrics::Table>| {
+        done.push(t);
+        true
+    };
     let t0 = Instant::now();
-    let out = ccbench_core::run_with_spill(&text, path, overrides, &mut |_, _| false, spill.map(|b| (b, &mut drop_sink as _)))
+    let out = ccbench_core::run_with_spill(&text, path, overrides, &mut |_, _| false, spill.map(|b| (b, &mut sink as _)))
         .expect("valid scenario")
         .expect("not interrupted");
     let wall = t0.elapsed().as_secs_f64();
