@@ -240,9 +240,10 @@ pub struct Spare {
     u32: Vec<Vec<u32>>,
 }
 
-/// Buffers kept of each type: a chunk of the per-sample tables takes at
-/// most three of a type, and a few chunks are in flight.
-const SPARE_MAX: usize = 16;
+/// Buffers kept of each type: one round of chunks of the per-sample tables
+/// (`rtt`, `sojourn`, `probes`: six `f64` and five `u32` columns) fills
+/// them; the rounds on their way to disk come back as these are taken.
+const SPARE_MAX: usize = 6;
 /// Buffers of fewer rows are not kept: a series' chunk (a row per flow or
 /// link per interval) would only be outgrown by the next sample chunk.
 const SPARE_MIN_ROWS: usize = 4096;
@@ -253,12 +254,6 @@ impl Spare {
     }
     fn u32(&mut self, values: impl ExactSizeIterator<Item = u32>) -> Vec<u32> {
         fill(largest(&mut self.u32), values)
-    }
-    /// Bytes the buffers can hold.
-    fn bytes(&self) -> u64 {
-        let f: usize = self.f64.iter().map(|v| v.capacity() * 8).sum();
-        let u: usize = self.u32.iter().map(|v| v.capacity() * 4).sum();
-        (f + u) as u64
     }
     /// Keep `table`'s column buffers (emptied) for reuse.
     fn put(&mut self, table: Table) {
@@ -442,12 +437,13 @@ impl Metrics {
         self.spilled.iter().sum()
     }
 
-    /// Heap held: buffered rows (as [`ROW_BYTES`] counts them), spare
-    /// column buffers and the statistics' histograms.
+    /// Heap held: buffered rows (as [`ROW_BYTES`] counts them) and the
+    /// statistics' histograms. Not the spare column buffers ([`Spare`]):
+    /// like the chunks on their way to disk, which they were, they hold at
+    /// most one round of chunks, whatever the run's length.
     pub fn heap_bytes(&self) -> u64 {
         let rows: u64 = (0..TABLES.len()).map(|k| self.rows(k) as u64 * ROW_BYTES[k]).sum();
-        rows + self.spare.bytes()
-            + self.rtt_stats.heap_bytes() + self.sojourn_stats.heap_bytes() + self.probe_stats.heap_bytes() + self.rtp_wait_stats.heap_bytes()
+        rows + self.rtt_stats.heap_bytes() + self.sojourn_stats.heap_bytes() + self.probe_stats.heap_bytes() + self.rtp_wait_stats.heap_bytes()
     }
 
     /// Table `k` of [`TABLES`], taken out of its buffers. `keep`: a
@@ -527,7 +523,6 @@ mod tests {
         spare.put(series);
         spare.put(vec![("a", Column::F64(a)), ("b", Column::F64(b)), ("c", Column::U32(vec![7; SPARE_MIN_ROWS]))]);
         assert_eq!((spare.f64.len(), spare.u32.len()), (2, 1), "a series' small buffers are not kept");
-        assert_eq!(spare.bytes(), (14_000 * 8 + SPARE_MIN_ROWS * 4) as u64);
         let got = spare.f64([1.0, 2.0].into_iter());
         assert_eq!((got.as_ptr(), got.as_slice()), (pb, &[1.0, 2.0][..]), "the largest, emptied, then filled");
         assert_eq!(spare.u32([3].into_iter()), [3], "emptied before it is filled");
