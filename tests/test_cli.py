@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 import ccbench
 from ccbench.cli import _num
@@ -187,6 +190,49 @@ def test_run_without_plot_loads_no_plotting_or_suite_code(write_scenario) -> Non
                          cwd=scenario.parent).stdout
     assert out.strip().splitlines()[-1] == "[]"
     assert (scenario.parent / "lazy" / "summary.json").is_file()
+
+
+def test_what_a_run_writes_after_the_simulation_is_loaded_during_it(write_scenario) -> None:
+    """`ccbench run` imports what its page and summary need on a thread while the core simulates
+    (`RUN_PAGE_MODULES`, about a third of a short run otherwise): once that thread is done,
+    writing the results and printing the summary import nothing more but rich's emoji table."""
+    import subprocess
+    import sys
+
+    scenario = write_scenario()
+    code = (
+        "import sys\n"
+        "import ccbench.core.preload as p\n"
+        "after, start = [], p.preload\n"
+        "def spy(modules):\n"
+        "    t = start(modules)\n"
+        "    t.join()\n"
+        "    after.append(set(sys.modules))\n"
+        "    return t\n"
+        "p.preload = spy\n"
+        "from ccbench.cli import cli\n"
+        f"cli(['run', {str(scenario)!r}, '-o', 'pre', '--set', 'duration=\"1s\"'], standalone_mode=False)\n"
+        "print('numpy' in after[0], sorted(set(sys.modules) - after[0]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=scenario.parent).stdout
+    assert out.strip().splitlines()[-1] == "True ['rich._emoji_codes']"
+
+
+def test_the_command_keeps_numpy_to_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenBLAS would start a spinning thread per core when NumPy loads; the command asks for one
+    (inherited by its workers), unless the user chose a number."""
+    from ccbench.cli import main
+
+    for preset, expected in ((None, "1"), ("4", "4")):
+        if preset is None:
+            monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+        else:
+            monkeypatch.setenv("OPENBLAS_NUM_THREADS", preset)
+        with pytest.raises(SystemExit) as done:
+            main(["--version"])
+        assert done.value.code == 0
+        assert os.environ["OPENBLAS_NUM_THREADS"] == expected
 
 
 def test_sweep_module_is_callable_however_it_is_imported() -> None:

@@ -96,6 +96,26 @@ def test_progress_follows_simulated_time_not_the_machine() -> None:
     assert len(seen) >= 100 and nows[0] < 0.1 and nows[-1] > 1.9, nows
     assert all(b - a >= 2.0 / 1000 for a, b in zip(nows, nows[1:])), nows
     assert steps() == seen
+    # The engine runs on a thread of its own and hands its steps over in batches: a Python
+    # thread busy all the while changes neither the steps nor the thread they arrive on.
+    import threading
+
+    stop, spins = threading.Event(), [0]
+
+    def busy() -> None:
+        while not stop.is_set():
+            spins[0] += 1
+
+    t = threading.Thread(target=busy)
+    t.start()
+    try:
+        caller, threads = threading.get_ident(), set()
+        busy_seen: list[tuple[float, float]] = []
+        ccbench.run(TINY, progress=lambda now, end: (busy_seen.append((now, end)), threads.add(threading.get_ident())))
+    finally:
+        stop.set()
+        t.join()
+    assert busy_seen == seen and threads == {caller} and spins[0] > 0
 
 
 def test_start_jitter_makes_seeds_differ() -> None:

@@ -17,17 +17,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from rich import box
-from rich.console import Console
-from rich.measure import Measurement
-from rich.table import Table
 
 import ccbench
 from ccbench.core.errors import CcbenchError, ScenarioError, ScenarioWarning, SimulationError, Terminated
+from ccbench.simulate.page import RUN_PAGE_MODULES
 from ccbench.simulate.results import RUN_PLOTS, read_summary
 
 if TYPE_CHECKING:  # compare imports matplotlib: the CLI loads it only for that command
+    from rich.console import Console
+
     from ccbench.report.compare import Spread
+
+#: What `ccbench run` needs once the simulation is over, imported on a thread during it:
+#: the page's modules, and rich (50 ms or more to import) and the metrics for the summary.
+RUN_AFTER = (*RUN_PAGE_MODULES, "ccbench.report.run_metrics", "rich.console", "rich.table", "rich.measure")
 
 __all__ = ["cli", "main"]
 
@@ -97,6 +100,7 @@ class _RunProgress:
         if self.bar is None:
             if time.monotonic() - self.t0 < 2.0:
                 return
+            from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
             self.bar = Progress(TextColumn("simulating {task.completed:.1f} of {task.total:.1f} s"), BarColumn(),
@@ -166,6 +170,7 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
     is written then.
     """
     from ccbench.core.files import check_free_space, file_name, work_dir
+    from ccbench.core.preload import preload
     from ccbench.simulate.api import estimate, toml_value
 
     target = run_dir(out, scenario)
@@ -182,6 +187,7 @@ def run(scenario: Path, out: str | None, overrides: Sequence[str], seed: int | N
             write_pcap(result, into / f"{file_name(link)}.pcap", link)
 
     bar = _RunProgress()
+    preload(RUN_AFTER)  # while the core simulates, without the GIL
     try:
         with work_dir(target) as work:  # the core writes the tables there as the run goes
             try:
@@ -406,6 +412,9 @@ def _compare_table(scenario: Path, flows: Sequence[tuple[int, dict[str, Any]]], 
                    caption: str | None) -> None:
     """Print compare's rows: per metric the simulated and emulated value (mean ± interval over seeds,
     where there are several) and the emulated side's difference, flagged beyond 10 %."""
+    from rich import box
+    from rich.table import Table
+
     ccs = ", ".join(f"{f['id']} ({f['cc']})" for _, f in flows)
     table = Table(title=f"{scenario.stem}: {ccs} simulated vs the kernel's", caption=caption, box=box.SIMPLE)
     for col in ("metric", "simulated", "emulated", "diff"):
@@ -702,6 +711,10 @@ def plot(dirs: Sequence[Path], kinds: Sequence[str], jobs: int | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    # NumPy's OpenBLAS starts a thread per core when it loads, spinning ~0.1 s of CPU that the
+    # engine, the Parquet writer and the sweep's workers need; no command makes a BLAS call worth
+    # threads. Inherited by the worker processes; a value the user set is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     cli.main(args=list(argv) if argv is not None else None, prog_name="ccbench")
 
 
@@ -711,6 +724,8 @@ Cell = Callable[[dict[str, Any]], str]
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     # Created per command so it writes to the sys.stdout in force (tests swap it).
     return Console(markup=False, highlight=False)
 
@@ -778,6 +793,10 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
 
 
 def _table(console: Console, title: str, rows: list[dict[str, Any]], columns: list[tuple[str, Cell]]) -> None:
+    from rich import box
+    from rich.measure import Measurement
+    from rich.table import Table
+
     if not rows:
         return
     cells = [[cell(row) for _, cell in columns] for row in rows]
@@ -837,6 +856,10 @@ def _plain_int(x: Any) -> str:
 
 def print_suite(console: Console, suite_dir: Path) -> None:
     """A suite directory's report tables and its Runs table (as report.md has them), with the legend."""
+    from rich import box
+    from rich.measure import Measurement
+    from rich.table import Table
+
     from ccbench.report.suite import build, part_dirs
 
     parts = part_dirs(suite_dir)

@@ -1,10 +1,13 @@
 //! `ccbench._core`: the thin PyO3 layer over ccbench-core. It converts
-//! arguments, releases the GIL while simulating (checking for Ctrl-C now
-//! and then), maps errors to Python exceptions and hands results back as
+//! arguments, simulates on a thread of its own that never takes the GIL
+//! (the calling thread hands progress to Python and checks for Ctrl-C every
+//! 20 ms), maps errors to Python exceptions and hands results back as
 //! little-endian column buffers. No logic lives here.
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
 
 mod spill;
 use spill::SpillFiles;
@@ -80,15 +83,22 @@ const PAGE_KEEP_BYTES: usize = 8 << 20;
 /// The per-packet tables the page draws from their buckets
 /// ([`ccbench_core::metrics::extremes::PageBuckets`]).
 const BUCKETED: [&str; 2] = ["rtt", "sojourn"];
+/// How often the calling thread wakes while the engine runs, to hand the
+/// progress steps to Python and check for Ctrl-C.
+const POLL: Duration = Duration::from_millis(20);
+/// The engine thread's stack: the main thread's 8 MiB, not a spawned
+/// thread's 2 MiB default (packets are handed on by nested calls).
+const ENGINE_STACK: usize = 8 << 20;
 
 /// Run a scenario; returns {"summary": json, "scenario": toml, "tables":
 /// {...}, "files": {name: path}, "page_buckets": {...}, "warnings": [problem, ...]}.
 /// "page_buckets" (with `spill_dir` only): for "rtt" and "sojourn", "rows" and
 /// per key (flow; link · 2 + class) the minimum and maximum per bucket as
 /// little-endian f64 bytes (`page.rs`).
-/// `progress(now_s, end_s)`, if given, is called whenever the simulated
-/// clock has passed another thousandth of the run (the core ticks then and
-/// every 65536 events; at the same simulated times on every machine). With `spill_dir`, every table is written to
+/// `progress(now_s, end_s)`, if given, is called for each thousandth of the
+/// run the simulated clock passes (the core ticks then and every 65536
+/// events), at the same simulated times on every machine, the steps of
+/// each 20 ms handed over together. With `spill_dir`, every table is written to
 /// `<spill_dir>/<table>.parquet` and listed in "files" ("tables" then holds
 /// only those of [`PAGE_TABLES`] no larger than `keep_bytes`, and of
 /// [`BUCKETED`] those of at most 2 × `FINE` rows never written out before
@@ -120,47 +130,77 @@ fn run<'py>(
     let mut stopped_by: Option<PyErr> = None;
     // Time spent waiting for the writer during the run, left out of the engine's wall time.
     let mut writing = std::time::Duration::ZERO;
+    // The engine runs on a thread of its own and never takes the GIL: it
+    // notes the progress steps and reads `stop`; this thread hands the steps
+    // to Python and checks for Ctrl-C every POLL. Python code running
+    // meanwhile (a thread importing what the page needs) then costs the
+    // engine nothing, where taking the GIL at every tick waited on it.
+    let stop = AtomicBool::new(false);
+    let steps: Mutex<Vec<(f64, f64)>> = Mutex::new(Vec::new());
     let res = py.detach(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let spilling = files.is_some();
-            let mut sink = |name: &'static str, cols: Table, done: &mut Vec<Table>| {
-                let t = Instant::now();
-                let r = files.as_mut().map(|f| f.write(name, cols, done));
-                writing += t.elapsed(); // waiting for the writer thread
-                match r {
-                    Some(Err(e)) => {
-                        spill_err = Some(e);
-                        false
-                    }
-                    _ => true,
+        let (done, finished) = mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let engine = std::thread::Builder::new()
+                .name("ccbench-engine".into())
+                .stack_size(ENGINE_STACK)
+                .spawn_scoped(s, || {
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let spilling = files.is_some();
+                        let mut sink = |name: &'static str, cols: Table, done: &mut Vec<Table>| {
+                            let t = Instant::now();
+                            let r = files.as_mut().map(|f| f.write(name, cols, done));
+                            writing += t.elapsed(); // waiting for the writer thread
+                            match r {
+                                Some(Err(e)) => {
+                                    spill_err = Some(e);
+                                    false
+                                }
+                                _ => true,
+                            }
+                        };
+                        let spill_to = spilling.then_some((spill_bytes.max(1), &mut sink as &mut dyn FnMut(&'static str, Table, &mut Vec<Table>) -> bool));
+                        let reporting = progress.is_some();
+                        ccbench_core::run_parsed(parsed, file, &mut |now_s, end_s| {
+                            if reporting && now_s >= next_report {
+                                next_report = now_s + end_s / 1000.0;
+                                steps.lock().expect("progress steps").push((now_s, end_s));
+                            }
+                            stop.load(Ordering::Relaxed)
+                        }, spill_to)
+                    }));
+                    let _ = done.send(());
+                    r
+                })
+                .expect("start the engine thread");
+            let mut over = false;
+            while !over {
+                over = finished.recv_timeout(POLL).is_ok();
+                let due = std::mem::take(&mut *steps.lock().expect("progress steps"));
+                if stop.load(Ordering::Relaxed) {
+                    continue; // stopping: the engine ends at its next tick
                 }
-            };
-            let spill_to = spilling.then_some((spill_bytes.max(1), &mut sink as &mut dyn FnMut(&'static str, Table, &mut Vec<Table>) -> bool));
-            ccbench_core::run_parsed(parsed, file, &mut |now_s, end_s| {
                 Python::attach(|py| {
                     if let Some(cb) = &progress {
-                        if now_s >= next_report {
-                            next_report = now_s + end_s / 1000.0;
+                        for step in due {
                             // A failing callback must not abort the run, but Ctrl-C
                             // handled while it ran (its KeyboardInterrupt) must.
-                            if let Err(e) = cb.call1(py, (now_s, end_s)) {
+                            if let Err(e) = cb.call1(py, step) {
                                 if e.is_instance_of::<PyKeyboardInterrupt>(py) {
                                     stopped_by = Some(e);
-                                    return true;
+                                    stop.store(true, Ordering::Relaxed);
+                                    return;
                                 }
                             }
                         }
                     }
-                    match py.check_signals() {
-                        Ok(()) => false,
-                        Err(e) => {
-                            stopped_by = Some(e);
-                            true
-                        }
+                    if let Err(e) = py.check_signals() {
+                        stopped_by = Some(e);
+                        stop.store(true, Ordering::Relaxed);
                     }
-                })
-            }, spill_to)
-        }))
+                });
+            }
+            engine.join().unwrap_or_else(Err)
+        })
     });
     if let Some(e) = spill_err {
         return Err(PyOSError::new_err(e));
@@ -176,6 +216,9 @@ fn run<'py>(
         }
         Ok(Err(e)) => return Err(scenario_err(py, &e)),
         Ok(Ok(None)) => return Err(stopped_by.unwrap_or_else(|| PyKeyboardInterrupt::new_err("simulation interrupted"))),
+        // Ctrl-C seen as the engine finished still stops the command: its
+        // KeyboardInterrupt was taken from Python by check_signals.
+        Ok(Ok(Some(_))) if stopped_by.is_some() => return Err(stopped_by.expect("checked")),
         Ok(Ok(Some(out))) => out,
     };
     let mut summary = out.summary;

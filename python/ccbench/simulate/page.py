@@ -51,10 +51,12 @@ if TYPE_CHECKING:
 
     from ccbench.simulate.results import Result, Tables
 
-__all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "JS_DIR", "PAGE_FIGURES", "PAGE_FILE", "assets_dir", "copy_assets", "page_data", "result_html",
+__all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "JS_DIR", "PAGE_FIGURES", "PAGE_FILE", "RUN_PAGE_MODULES", "assets_dir", "copy_assets", "page_data", "result_html",
            "write_page"]
 
 PAGE_FILE = "report.html"
+#: What writing a page imports (NumPy: 70 ms or more), for a command to load while the core simulates.
+RUN_PAGE_MODULES = ("numpy", "ccbench.core.arrays")
 #: Files of the charting library a page loads, from ``assets/`` beside it.
 ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE")
 ASSETS_DIR = "assets"

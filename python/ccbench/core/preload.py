@@ -1,0 +1,30 @@
+"""Imports made on a thread while the core simulates.
+
+The core runs without the GIL (``ccbench._core.run`` takes it only every
+20 ms, to hand over progress and check for Ctrl-C), so the modules a command
+needs once the run is over (NumPy and the run page's code, about a third of
+a short ``ccbench run``) can load meanwhile on another core.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Iterable
+
+__all__ = ["preload"]
+
+
+def preload(modules: Iterable[str]) -> threading.Thread:
+    """Start importing ``modules`` (in order) on a daemon thread; returns it."""
+    thread = threading.Thread(target=_load, args=(tuple(modules),), name="ccbench-preload", daemon=True)
+    thread.start()
+    return thread
+
+
+def _load(modules: tuple[str, ...]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the command's own import raises it again, where it is reported
+            return
