@@ -259,6 +259,31 @@ def test_cli_dask_local_starts_a_local_cluster(write_suite, run_cli) -> None:
     assert len(summaries(Path("out/sweep"))) == 4
 
 
+def test_the_report_code_loads_while_the_runs_go(write_suite, tmp_path: Path) -> None:
+    """A sweep imports its report's code and NumPy on a thread while its workers run
+    (`REPORT_MODULES`): rendering the report afterwards imports none of them."""
+    suite = write_suite()
+    code = (
+        "import sys\n"
+        "import ccbench.report.suite as rs\n"
+        "from ccbench.sweep.runner import run_suite\n"
+        "new, render = [], rs.render\n"
+        "def spy(*a, **k):\n"
+        "    before = set(sys.modules)\n"
+        "    out = render(*a, **k)\n"
+        "    new.extend(sorted(set(sys.modules) - before))\n"
+        "    return out\n"
+        "rs.render = spy\n"
+        "if __name__ == '__main__':\n"
+        f"    run_suite({str(suite)!r}, {str(tmp_path / 'out')!r}, jobs=2, progress=False)\n"
+        "    print([m for m in new if m.split('.')[0] == 'numpy' or m.startswith('ccbench.report')])\n"
+    )
+    script = tmp_path / "sweep_imports.py"
+    script.write_text(code, encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
 def test_resume_command_quotes_what_it_must() -> None:
     assert resume_command("my suite.toml", "res", jobs=2, overrides=['duration="5s"']) == (
         "ccbench suite run 'my suite.toml' --resume -o res -j 2 --set 'duration=\"5s\"'")

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # compare imports matplotlib: the CLI loads it only for that 
 
 #: What `ccbench run` needs once the simulation is over, imported on a thread during it:
 #: the page's modules, and rich (50 ms or more to import) and the metrics for the summary.
-RUN_AFTER = (*RUN_PAGE_MODULES, "ccbench.report.run_metrics", "rich.console", "rich.table", "rich.measure")
+RUN_AFTER = (*RUN_PAGE_MODULES, "ccbench.report.run_metrics", "rich.console", "rich.table")
 
 __all__ = ["cli", "main"]
 
@@ -793,22 +793,24 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
 
 
 def _table(console: Console, title: str, rows: list[dict[str, Any]], columns: list[tuple[str, Cell]]) -> None:
+    if rows:
+        _print_table(console, title, [header for header, _ in columns], [[cell(row) for _, cell in columns] for row in rows])
+
+
+def _print_table(console: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A table at its natural width, first column left, the others right."""
     from rich import box
-    from rich.measure import Measurement
     from rich.table import Table
 
-    if not rows:
-        return
-    cells = [[cell(row) for _, cell in columns] for row in rows]
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for i, (header, _) in enumerate(columns):
+    for i, header in enumerate(headers):
         table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
-    for r in cells:
+    for r in rows:
         table.add_row(*r)
-    # Never shorten a value to fit: a narrow terminal wraps the long lines instead.
-    natural = Measurement.get(console, console.options.update(max_width=1_000), table).maximum
+    # Never shorten a value to fit: a narrow terminal wraps the long lines instead. A table takes
+    # its natural width when it may be wider (rich measures it once, as it prints).
     width = console.width
-    console.width = max(width, natural)
+    console.width = max(width, 1_000)
     try:
         console.print(table, crop=False)
     finally:
@@ -856,10 +858,6 @@ def _plain_int(x: Any) -> str:
 
 def print_suite(console: Console, suite_dir: Path) -> None:
     """A suite directory's report tables and its Runs table (as report.md has them), with the legend."""
-    from rich import box
-    from rich.measure import Measurement
-    from rich.table import Table
-
     from ccbench.report.suite import build, part_dirs
 
     parts = part_dirs(suite_dir)
@@ -875,18 +873,7 @@ def print_suite(console: Console, suite_dir: Path) -> None:
             console.print(f"{key}: {value}")
     for g in [*report.tables, report.runs]:
         title = g.title + (f" ({g.subtitle})" if g.subtitle else "")
-        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-        for i, header in enumerate([g.corner, *g.columns]):
-            table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
-        for label, cells in g.rows:
-            table.add_row(label, *(c.text for c in cells))
-        natural = Measurement.get(console, console.options.update(max_width=1_000), table).maximum
-        width = console.width
-        console.width = max(width, natural)
-        try:
-            console.print(table, crop=False)
-        finally:
-            console.width = width
+        _print_table(console, title, [g.corner, *g.columns], [[label, *(c.text for c in cells)] for label, cells in g.rows])
         for note in g.notes:
             console.print(f"  {note}")
         for line in g.legend:

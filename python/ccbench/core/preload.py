@@ -1,9 +1,11 @@
-"""Imports made on a thread while the core simulates.
+"""Imports made on a thread while the work that precedes their use goes on.
 
 The core runs without the GIL (``ccbench._core.run`` takes it only every
-20 ms, to hand over progress and check for Ctrl-C), so the modules a command
-needs once the run is over (NumPy and the run page's code, about a third of
-a short ``ccbench run``) can load meanwhile on another core.
+20 ms, to hand over progress and check for Ctrl-C), and a sweep's runs go in
+worker processes, so the modules a command needs afterwards load meanwhile
+on another core: NumPy and the run page's code during ``ccbench run``'s
+simulation (about a third of a short run otherwise), the report's during a
+sweep.
 """
 
 from __future__ import annotations

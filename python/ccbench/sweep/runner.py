@@ -69,6 +69,7 @@ from typing import Any
 
 from ccbench.core.errors import CcbenchError, SimulationError, Terminated
 from ccbench.core.files import OLD_DIR, SUMMARY_FILE, check_free_space, work_dir
+from ccbench.core.preload import preload
 from ccbench.core.workers import cores, mp_context, run_scope, wait_first, worker_init
 from ccbench.plan.manifest import MANIFEST, RUNS_DIR, ManifestWriter, RunRecord, read_manifest, write_set_manifest
 from ccbench.plan.suite import PlannedRun, Suite, SuiteSet
@@ -77,6 +78,9 @@ from ccbench.simulate.api import estimate, run
 from ccbench.simulate.results import _replace_dir, _replaceable
 
 __all__ = ["MANIFEST", "RunRecord", "SweepInterrupted", "SweepResult", "execute", "read_manifest", "run_suite"]
+
+#: What rendering the report imports that the sweep does not: loaded on a thread during the sweep.
+REPORT_MODULES = ("ccbench.report.suite", "ccbench.report.suite_figures")
 
 Task = dict[str, Any]  # {"key", "scenario" (resolved TOML), "dir" (str or None), "plot" (bool), "figures", "page"}
 Outcome = dict[str, Any]  # {"key", "ok", "error", "wall_s", "files" (relative path -> bytes, or None)}
@@ -221,6 +225,8 @@ def run_suite(
             stack.enter_context(_locked(r))
         if isinstance(suite, SuiteSet):
             write_set_manifest(root, suite, set, started)
+        if report:  # the report's code and NumPy (0.1 s or more) load while the runs go
+            preload(REPORT_MODULES)
         results, interrupted = _sweep(suite.name, units, jobs, resume, dask, set, progress, console, started, t0)
         if isinstance(suite, SuiteSet):
             result = SweepResult(root, [r for res in results for r in res.runs], interrupted, None,
