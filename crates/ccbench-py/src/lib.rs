@@ -138,7 +138,7 @@ fn run<'py>(
     let stop = AtomicBool::new(false);
     let steps: Mutex<Vec<(f64, f64)>> = Mutex::new(Vec::new());
     let res = py.detach(|| {
-        let (done, finished) = mpsc::channel::<()>();
+        let (ended, finished) = mpsc::channel::<()>();
         std::thread::scope(|s| {
             let engine = std::thread::Builder::new()
                 .name("ccbench-engine".into())
@@ -168,7 +168,7 @@ fn run<'py>(
                             stop.load(Ordering::Relaxed)
                         }, spill_to)
                     }));
-                    let _ = done.send(());
+                    let _ = ended.send(());
                     r
                 })
                 .expect("start the engine thread");
@@ -215,11 +215,13 @@ fn run<'py>(
             return Err(SimulationError::new_err(format!("{file}: simulator failure: {msg}")));
         }
         Ok(Err(e)) => return Err(scenario_err(py, &e)),
-        Ok(Ok(None)) => return Err(stopped_by.unwrap_or_else(|| PyKeyboardInterrupt::new_err("simulation interrupted"))),
-        // Ctrl-C seen as the engine finished still stops the command: its
+        // A Ctrl-C seen as the engine finished still stops the command: its
         // KeyboardInterrupt was taken from Python by check_signals.
-        Ok(Ok(Some(_))) if stopped_by.is_some() => return Err(stopped_by.expect("checked")),
-        Ok(Ok(Some(out))) => out,
+        Ok(Ok(run)) => match (run, stopped_by) {
+            (Some(out), None) => out,
+            (_, Some(e)) => return Err(e),
+            (None, None) => return Err(PyKeyboardInterrupt::new_err("simulation interrupted")),
+        },
     };
     let mut summary = out.summary;
     summary.engine.wall_s = (t0.elapsed() - writing).as_secs_f64();
