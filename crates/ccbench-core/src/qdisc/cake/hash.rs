@@ -75,13 +75,28 @@ pub struct Host {
     pub dst_bulk: u16,
 }
 
-/// `quantum_div[i] = 65535 / i` (index 0: 65535).
-pub fn quantum_div(load: u16) -> u32 {
-    if load == 0 {
-        65535
-    } else {
-        65535 / u32::from(load)
+/// `quantum_div[i] = 65535 / i` (index 0: 65535), a table as in Linux: a
+/// flow's quantum is taken at every top-up, hundreds of times a packet with
+/// many flows per host, and a division there costs more than the rest.
+static QUANTUM_DIV: [u16; QUEUES + 1] = {
+    let mut t = [0u16; QUEUES + 1];
+    let mut i = 0;
+    while i <= QUEUES {
+        t[i] = (65535 / if i == 0 { 1 } else { i }) as u16;
+        i += 1;
     }
+    t
+};
+
+/// `quantum_div[load]`; a host's bulk-flow count never exceeds the queues.
+pub fn quantum_div(load: u16) -> u32 {
+    u32::from(QUANTUM_DIV[usize::from(load)])
+}
+
+/// A quantum from [`Tin::flow_quantum_scaled`] in bytes, with Linux's
+/// random dither (`prandom_u32() >> 16`).
+pub(super) fn dithered(scaled: u32, rng: &mut SimRng) -> i32 {
+    ((scaled + (rng.next_u32() & 0xffff)) >> 16) as i32
 }
 
 impl Tin {
@@ -113,6 +128,12 @@ impl Tin {
     /// `cake_get_flow_quantum`: the tin's flow quantum divided by the
     /// busier host's bulk-flow count, with Linux's random dither.
     pub(super) fn flow_quantum_for(&self, idx: usize, mode: FlowMode, rng: &mut SimRng) -> i32 {
+        dithered(self.flow_quantum_scaled(idx, mode), rng)
+    }
+
+    /// The flow's quantum before the dither, in 1/65536 bytes: it changes
+    /// only when a host's bulk-flow count does.
+    pub(super) fn flow_quantum_scaled(&self, idx: usize, mode: FlowMode) -> u32 {
         let f = &self.flows[idx];
         let mut load = 1u16;
         if mode.dsrc() {
@@ -121,8 +142,7 @@ impl Tin {
         if mode.ddst() {
             load = load.max(self.hosts[usize::from(f.dsthost)].dst_bulk);
         }
-        let dither = rng.next_u32() & 0xffff;
-        ((u32::from(self.flow_quantum) * quantum_div(load) + dither) >> 16) as i32
+        u32::from(self.flow_quantum) * quantum_div(load)
     }
 
     /// `cake_hash`: the queue index of a packet in this tin, claiming a

@@ -50,6 +50,7 @@ use self::cobalt::{CobaltParams, CobaltVars, MtuScaling};
 use self::hash::{FlowMode, Host, QUEUES};
 use self::tins::Diffserv;
 use crate::packet::Packet;
+use crate::rng::SimRng;
 use crate::qdisc::blocks::sce::SceRamp;
 use crate::qdisc::blocks::overhead::{LenBase, LinkLayer, Overhead};
 use crate::qdisc::{Cx, DropReason, Qdisc, PSCHED_MTU};
@@ -386,6 +387,8 @@ pub struct Tin {
     new_flows: VecDeque<u16>,
     old_flows: VecDeque<u16>,
     decaying_flows: VecDeque<u16>,
+    /// Scratch for [`Tin::rotate_old`]: the old list's quanta before the dither.
+    scaled_quanta: Vec<u32>,
     time_next_packet: SimTime,
     /// Threshold rate, bytes/s.
     pub rate: u64,
@@ -447,6 +450,7 @@ impl Tin {
             new_flows: VecDeque::with_capacity(QUEUES),
             old_flows: VecDeque::with_capacity(QUEUES),
             decaying_flows: VecDeque::with_capacity(QUEUES),
+            scaled_quanta: Vec::new(),
             time_next_packet: SimTime::ZERO,
             rate,
             rate_ns,
@@ -487,10 +491,69 @@ impl Tin {
         self.flows[idx].list = to;
     }
 
+    /// DRR++'s top-up of a flow out of credit: a sparse flow with packets
+    /// left becomes bulk (one waiting for more, sparse-wait), and the flow
+    /// gets its quantum.
+    fn top_up(&mut self, idx: usize, mode: FlowMode, rng: &mut SimRng) {
+        if self.flows[idx].set == FlowSet::Sparse {
+            if !self.flows[idx].q.is_empty() {
+                self.sparse_flow_count -= 1;
+                self.bulk_flow_count += 1;
+                self.inc_src_bulk(idx, mode);
+                self.inc_dst_bulk(idx, mode);
+                self.flows[idx].set = FlowSet::Bulk;
+            } else {
+                self.flows[idx].set = FlowSet::SparseWait;
+            }
+        }
+        let q = self.flow_quantum_for(idx, mode, rng);
+        self.flows[idx].deficit += q;
+    }
+
+    /// The old list's head is out of credit: as `cake_dequeue` does, top up
+    /// the flow at the head and move it to the tail until the head has
+    /// credit, the same top-ups in the same order, walking the list and
+    /// rotating it once at the end. With many flows per host a flow's
+    /// quantum is a few bytes, and a packet takes hundreds of these moves;
+    /// each flow's quantum before the dither is taken once a walk, again
+    /// only after a sparse flow turned bulk (which changes its hosts' loads).
+    fn rotate_old(&mut self, mode: FlowMode, rng: &mut SimRng) {
+        // Taken out while walked: a top-up needs the tin, never the lists.
+        let mut old = std::mem::take(&mut self.old_flows);
+        let order = old.make_contiguous();
+        let mut scaled = std::mem::take(&mut self.scaled_quanta);
+        scaled.clear();
+        scaled.resize(order.len(), UNSCALED);
+        let mut at = 0;
+        loop {
+            let idx = usize::from(order[at]);
+            if self.flows[idx].deficit > 0 {
+                break;
+            }
+            if self.flows[idx].set == FlowSet::Sparse {
+                self.top_up(idx, mode, rng);
+                scaled.fill(UNSCALED);
+            } else {
+                if scaled[at] == UNSCALED {
+                    scaled[at] = self.flow_quantum_scaled(idx, mode);
+                }
+                self.flows[idx].deficit += hash::dithered(scaled[at], rng);
+            }
+            at = if at + 1 == order.len() { 0 } else { at + 1 };
+        }
+        old.rotate_left(at);
+        self.old_flows = old;
+        self.scaled_quanta = scaled;
+    }
+
     fn active(&self) -> u32 {
         self.sparse_flow_count + self.bulk_flow_count
     }
 }
+
+/// Not a quantum (every quantum is at least 300 × 63 in 1/65536 bytes):
+/// not yet taken in this walk of the old list.
+const UNSCALED: u32 = 0;
 
 /// Cake.
 pub struct Cake {
@@ -756,20 +819,12 @@ impl Qdisc for Cake {
                 first_flow = false;
                 // DRR++: out of credit → top up, move to the bulk rotation.
                 if b.flows[idx].deficit <= 0 {
-                    if b.flows[idx].set == FlowSet::Sparse {
-                        if !b.flows[idx].q.is_empty() {
-                            b.sparse_flow_count -= 1;
-                            b.bulk_flow_count += 1;
-                            b.inc_src_bulk(idx, mode);
-                            b.inc_dst_bulk(idx, mode);
-                            b.flows[idx].set = FlowSet::Bulk;
-                        } else {
-                            b.flows[idx].set = FlowSet::SparseWait;
-                        }
+                    if from == List::Old {
+                        b.rotate_old(mode, cx.rng);
+                    } else {
+                        b.top_up(idx, mode, cx.rng);
+                        b.move_tail(idx, List::Old);
                     }
-                    let q = b.flow_quantum_for(idx, mode, cx.rng);
-                    b.flows[idx].deficit += q;
-                    b.move_tail(idx, List::Old);
                     continue 'retry;
                 }
                 // Retrieve a packet via the AQM.

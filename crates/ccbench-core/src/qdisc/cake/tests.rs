@@ -1102,3 +1102,70 @@ fn a_way_collision_moves_the_bulk_count_to_the_new_hosts() {
     assert_eq!(q.tins[0].way_collisions, 1);
     assert_eq!(bulk_counts(&q), (8, 8, 8), "the taken-over queue's count moved hosts");
 }
+
+/// `quantum_div`, a table as in sch_cake.c: 65535 / i, and 65535 at 0.
+#[test]
+fn quantum_div_is_65535_over_the_load() {
+    assert_eq!(hash::quantum_div(0), 65535);
+    for load in 1..=hash::QUEUES as u16 {
+        assert_eq!(hash::quantum_div(load), 65535 / u32::from(load), "load {load}");
+    }
+}
+
+/// `rotate_old` (the old list walked, rotated once) leaves the tin as
+/// `cake_dequeue`'s loop does, moving one flow at a time from the head to
+/// the tail: the same top-ups in the same order (the same random dither
+/// drawn), the same flows' sets and hosts' loads, the same order. Flows of
+/// three hosts, some sparse with packets (they turn bulk and change their
+/// host's load on the way), quanta of a few bytes (many laps of the list).
+#[test]
+fn rotating_the_old_list_at_once_matches_moving_one_flow_at_a_time() {
+    let mode = FlowMode::TripleIsolate;
+    for seed in 0..40u64 {
+        let tin = |draw: &mut SimRng| {
+            let mut t = Tin::new(1_250_000, 1514, ms(5), ms(100), MtuScaling::default(), false);
+            for h in 0..3 {
+                t.hosts[h].src_bulk = 1 + (draw.next_u32() % 40) as u16;
+                t.hosts[h].dst_bulk = 1 + (draw.next_u32() % 40) as u16;
+            }
+            let n = 1 + draw.next_u32() as usize % 12;
+            for k in 0..n {
+                let idx = 10 + 7 * k;
+                let f = &mut t.flows[idx];
+                f.srchost = (draw.next_u32() % 3) as u16;
+                f.dsthost = (draw.next_u32() % 3) as u16;
+                f.deficit = -((draw.next_u32() % 3000) as i32);
+                f.set = [FlowSet::Bulk, FlowSet::Sparse, FlowSet::SparseWait][draw.next_u32() as usize % 3];
+                if f.set == FlowSet::Sparse {
+                    t.sparse_flow_count += 1;
+                    if draw.next_u32() % 2 == 0 {
+                        f.q.push_back(Packet::default());
+                    }
+                }
+                t.move_tail(idx, List::Old);
+            }
+            t
+        };
+        let mut walked = tin(&mut SimRng::for_component(seed, "tin"));
+        let mut moved = tin(&mut SimRng::for_component(seed, "tin"));
+        let (mut r1, mut r2) = (SimRng::for_component(seed, "dither"), SimRng::for_component(seed, "dither"));
+        walked.rotate_old(mode, &mut r1);
+        let mut moves = 0;
+        loop {
+            let idx = usize::from(moved.old_flows[0]);
+            if moved.flows[idx].deficit > 0 {
+                break;
+            }
+            moved.top_up(idx, mode, &mut r2);
+            moved.move_tail(idx, List::Old);
+            moves += 1;
+        }
+        assert!(moves > 0);
+        assert_eq!(walked.old_flows, moved.old_flows, "seed {seed}: order");
+        let state = |t: &Tin| -> Vec<(i32, FlowSet, List)> { t.flows.iter().map(|f| (f.deficit, f.set, f.list)).collect() };
+        assert!(state(&walked) == state(&moved), "seed {seed}: flows");
+        assert_eq!(walked.hosts[..3], moved.hosts[..3], "seed {seed}: hosts' loads");
+        assert_eq!((walked.sparse_flow_count, walked.bulk_flow_count), (moved.sparse_flow_count, moved.bulk_flow_count));
+        assert_eq!(r1.next_u64(), r2.next_u64(), "seed {seed}: as many draws");
+    }
+}
