@@ -213,21 +213,37 @@ impl Samples {
         }
         t
     }
-    /// The columns, in buffers from `spare` where it has them.
+    /// The columns, in buffers from `spare` where it has them. Filled a
+    /// block of rows at a time, column after column: the block is read from
+    /// the nearest cache for every column but the first, where a pass per
+    /// column over a whole chunk (a megabyte) read it from memory each time.
     fn table(&self, spare: &mut Spare, id_name: &'static str, value_name: &'static str, with_flow: bool) -> Table {
-        let r = &self.rows;
-        let mut t = vec![
-            ("time_s", Column::F64(spare.f64(r.iter().map(|x| x.time_ns as f64 * 1e-9)))),
-            (id_name, Column::U32(spare.u32(r.iter().map(Sample::id)))),
-        ];
-        if with_flow {
-            t.push(("flow", Column::U32(spare.u32(r.iter().map(|x| x.flow)))));
-            t.push(("class", Column::U32(spare.u32(r.iter().map(|x| u32::from(x.class()))))));
+        let n = self.rows.len();
+        let (mut time, mut id) = (spare.f64(n), spare.u32(n));
+        let (mut flow, mut class) = if with_flow { (spare.u32(n), spare.u32(n)) } else { (Vec::new(), Vec::new()) };
+        let mut value = spare.f64(n);
+        for b in self.rows.chunks(TRANSPOSE_ROWS) {
+            time.extend(b.iter().map(|x| x.time_ns as f64 * 1e-9));
+            id.extend(b.iter().map(Sample::id));
+            if with_flow {
+                flow.extend(b.iter().map(|x| x.flow));
+                class.extend(b.iter().map(|x| u32::from(x.class())));
+            }
+            value.extend(b.iter().map(|x| x.value_ns as f64 * 1e-6));
         }
-        t.push((value_name, Column::F64(spare.f64(r.iter().map(|x| x.value_ns as f64 * 1e-6)))));
+        let mut t = vec![("time_s", Column::F64(time)), (id_name, Column::U32(id))];
+        if with_flow {
+            t.push(("flow", Column::U32(flow)));
+            t.push(("class", Column::U32(class)));
+        }
+        t.push((value_name, Column::F64(value)));
         t
     }
 }
+
+/// Rows turned into columns at a time: 24 KiB of samples, within any
+/// level-1 data cache.
+const TRANSPOSE_ROWS: usize = 1024;
 
 /// Column buffers handed back by whoever wrote a chunk out
 /// ([`Metrics::recycle`]), for the next chunks' sample columns. A run that
@@ -249,11 +265,12 @@ const SPARE_MAX: usize = 6;
 const SPARE_MIN_ROWS: usize = 4096;
 
 impl Spare {
-    fn f64(&mut self, values: impl ExactSizeIterator<Item = f64>) -> Vec<f64> {
-        fill(largest(&mut self.f64), values)
+    /// An empty buffer with room for `n` values.
+    fn f64(&mut self, n: usize) -> Vec<f64> {
+        room(largest(&mut self.f64), n)
     }
-    fn u32(&mut self, values: impl ExactSizeIterator<Item = u32>) -> Vec<u32> {
-        fill(largest(&mut self.u32), values)
+    fn u32(&mut self, n: usize) -> Vec<u32> {
+        room(largest(&mut self.u32), n)
     }
     /// Keep `table`'s column buffers (emptied) for reuse.
     fn put(&mut self, table: Table) {
@@ -288,16 +305,13 @@ fn largest<T>(spare: &mut Vec<Vec<T>>) -> Option<Vec<T>> {
     Some(spare.swap_remove(i))
 }
 
-/// `values` in `buf`, or in a new buffer with room for half again as many
-/// (for the larger chunks to come) when `buf` is too small.
-fn fill<T>(buf: Option<Vec<T>>, values: impl ExactSizeIterator<Item = T>) -> Vec<T> {
-    let n = values.len();
-    let mut v = match buf {
+/// `buf` when it has room for `n` values, else a new buffer with room for
+/// half again as many (for the larger chunks to come).
+fn room<T>(buf: Option<Vec<T>>, n: usize) -> Vec<T> {
+    match buf {
         Some(v) if v.capacity() >= n => v,
         _ => Vec::with_capacity(n + n / 2),
-    };
-    v.extend(values);
-    v
+    }
 }
 
 /// `empty_like`: a value whose named `Vec` fields (and arrays of them) are
@@ -523,12 +537,12 @@ mod tests {
         spare.put(series);
         spare.put(vec![("a", Column::F64(a)), ("b", Column::F64(b)), ("c", Column::U32(vec![7; SPARE_MIN_ROWS]))]);
         assert_eq!((spare.f64.len(), spare.u32.len()), (2, 1), "a series' small buffers are not kept");
-        let got = spare.f64([1.0, 2.0].into_iter());
-        assert_eq!((got.as_ptr(), got.as_slice()), (pb, &[1.0, 2.0][..]), "the largest, emptied, then filled");
-        assert_eq!(spare.u32([3].into_iter()), [3], "emptied before it is filled");
+        let got = spare.f64(2);
+        assert_eq!((got.as_ptr(), got.len()), (pb, 0), "the largest, emptied");
+        assert!(spare.u32(1).is_empty(), "emptied");
         // 6000 values do not fit the 5000 left: a new buffer, with room for half again as many.
-        let big = spare.f64((0..6000).map(f64::from));
-        assert!(big.as_ptr() != pa && big.capacity() >= 9000 && big.len() == 6000);
+        let big = spare.f64(6000);
+        assert!(big.as_ptr() != pa && big.capacity() >= 9000);
         assert!(spare.f64.is_empty(), "the buffer too small was let go");
         for _ in 0..SPARE_MAX + 3 {
             spare.put(vec![("a", Column::F64(Vec::with_capacity(SPARE_MIN_ROWS)))]);
