@@ -265,6 +265,21 @@ def test_decimation_keeps_each_buckets_extremes_for_a_long_run() -> None:
     assert max(y) == 97.5 and min(y) == pytest.approx(sojourn.min(), abs=1e-3)
 
 
+def test_figures_values_have_four_significant_figures_over_all_doubles() -> None:
+    """A figure's values are rounded to four significant figures: the scale 10^(3 - exponent) is the
+    power NumPy computes, from 1e307 down to 1e-300; NaN, infinities and zeros stay."""
+    assert runpage._sig_figs(np.array([1234.5678, 0.000123456, -98765.4, 9.99951, 42.0]), 4).tolist() == [
+        1235.0, 0.0001235, -98770.0, 10.0, 42.0]
+    odd = runpage._sig_figs(np.array([0.0, -0.0, np.nan, np.inf, -np.inf]), 4)
+    assert odd[:2].tolist() == [0.0, 0.0] and math.copysign(1, odd[1]) < 0 and np.isnan(odd[2])
+    assert odd[3:].tolist() == [np.inf, -np.inf]
+    rng = np.random.default_rng(5)
+    y = np.concatenate([10.0 ** rng.uniform(-300, 307, 20_000) * rng.choice([-1.0, 1.0], 20_000),
+                        [1e-300, 1.234e307, 1e22, 1e-22]])
+    scale = 10.0 ** (3 - np.floor(np.log10(np.abs(y))))
+    assert np.array_equal(runpage._sig_figs(y, 4), np.round(y * scale) / scale)
+
+
 def test_decimated_series_keep_their_own_extremes_and_gaps() -> None:
     """Twelve queues (so fine buckets merge in pairs): each keeps its own maximum and minimum, and
     draws nothing where it has no samples, on the figure's one time column."""
