@@ -13,7 +13,10 @@
 //! `netem/*.c` generate them). With `rate`, the send time also waits for the
 //! last queued packet plus this packet's transmission time (so `rate` keeps
 //! order). Packets wait in the time-sorted tfifo (stable for equal times);
-//! jitter larger than the gap between packets therefore reorders them.
+//! jitter larger than the gap between packets therefore reorders them. As
+//! Linux's `tfifo_enqueue` does, a packet due no earlier than the last one
+//! queued in order joins a plain queue; only the others enter the sorted
+//! tree (here a heap), and the earlier of the two heads leaves first.
 //! On dequeue the tfifo head leaves once its time has come and, with `slot`,
 //! the current slot is open (`get_slot_next` draws the next slot when the
 //! slot's packets/bytes are used up, and whenever the head is due after the
@@ -343,7 +346,7 @@ impl NetemConfig {
             loss: LossState::None,
             counter: 0,
             slot: None,
-            tfifo: BinaryHeap::with_capacity(self.limit.min(4096) as usize),
+            tfifo: Tfifo::default(),
             seq: 0,
             head_q: VecDeque::new(),
             last_tts: None,
@@ -502,6 +505,55 @@ impl Ord for Timed {
     }
 }
 
+/// The tfifo: packets in (send time, arrival) order. Those due no earlier
+/// than the last in `tail` join it (a queue, already in order: with a fixed
+/// delay, every packet); the others wait in `heap`. Popping takes the
+/// earlier head, so the order is the heap's alone would be, at a queue's
+/// cost for the packets in order (a heap of a long delay's hundreds of
+/// packets moved each one some eight times).
+#[derive(Default)]
+struct Tfifo {
+    tail: VecDeque<Timed>,
+    heap: BinaryHeap<Reverse<Timed>>,
+}
+
+impl Tfifo {
+    fn push(&mut self, p: Timed) {
+        if self.tail.back().is_none_or(|b| p >= *b) {
+            self.tail.push_back(p);
+        } else {
+            self.heap.push(Reverse(p));
+        }
+    }
+    /// Whether the heap's head leaves before the queue's.
+    fn heap_first(&self) -> bool {
+        match (self.heap.peek(), self.tail.front()) {
+            (Some(Reverse(h)), Some(t)) => h < t,
+            (h, _) => h.is_some(),
+        }
+    }
+    fn peek_time(&self) -> Option<SimTime> {
+        if self.heap_first() {
+            self.heap.peek().map(|Reverse(h)| h.t)
+        } else {
+            self.tail.front().map(|t| t.t)
+        }
+    }
+    fn pop(&mut self) -> Option<Timed> {
+        if self.heap_first() {
+            self.heap.pop().map(|Reverse(h)| h)
+        } else {
+            self.tail.pop_front()
+        }
+    }
+    fn len(&self) -> usize {
+        self.tail.len() + self.heap.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.tail.is_empty() && self.heap.is_empty()
+    }
+}
+
 pub struct Netem {
     p: Params,
     delay_cor: Crandom,
@@ -512,7 +564,7 @@ pub struct Netem {
     /// Packets delayed normally since the last reorder (Linux `counter`).
     counter: u32,
     slot: Option<SlotState>,
-    tfifo: BinaryHeap<Reverse<Timed>>,
+    tfifo: Tfifo,
     seq: u64,
     /// Packets sent ahead by `reorder` (Linux's `sch->q`), dequeued first.
     head_q: VecDeque<Packet>,
@@ -727,7 +779,7 @@ impl Netem {
 
     /// Send time of the packet at the tfifo head.
     pub fn head_time(&self) -> Option<SimTime> {
-        self.tfifo.peek().map(|Reverse(t)| t.t)
+        self.tfifo.peek_time()
     }
 }
 
@@ -787,11 +839,11 @@ impl Qdisc for Netem {
             self.counter += 1;
             self.last_tts = Some(self.last_tts.map_or(t, |l| l.max(t)));
             self.seq += 1;
-            self.tfifo.push(Reverse(Timed {
+            self.tfifo.push(Timed {
                 t,
                 seq: self.seq,
                 pkt,
-            }));
+            });
         } else {
             // Reorder: this packet goes out ahead of everything queued.
             self.counter = 0;
@@ -817,7 +869,7 @@ impl Qdisc for Netem {
             }
             let slot_open = self.slot.is_none_or(|s| s.next <= now);
             if tts <= now && slot_open {
-                let Reverse(Timed { pkt, .. }) = self.tfifo.pop().expect("peeked");
+                let Timed { pkt, .. } = self.tfifo.pop().expect("peeked");
                 self.bytes -= u64::from(pkt.size);
                 self.forget_last();
                 if let Some(s) = &mut self.slot {
