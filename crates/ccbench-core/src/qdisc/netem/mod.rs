@@ -346,7 +346,7 @@ impl NetemConfig {
             loss: LossState::None,
             counter: 0,
             slot: None,
-            tfifo: Tfifo::default(),
+            tfifo: Tfifo::with_capacity(self.limit.min(4096) as usize),
             seq: 0,
             head_q: VecDeque::new(),
             last_tts: None,
@@ -518,6 +518,11 @@ struct Tfifo {
 }
 
 impl Tfifo {
+    /// Room for `n` packets in order (nearly all of them, without jitter)
+    /// from the start; the heap grows only as far as reordering needs.
+    fn with_capacity(n: usize) -> Tfifo {
+        Tfifo { tail: VecDeque::with_capacity(n), heap: BinaryHeap::new() }
+    }
     fn push(&mut self, p: Timed) {
         if self.tail.back().is_none_or(|b| p >= *b) {
             self.tail.push_back(p);
