@@ -491,21 +491,29 @@ impl Tin {
         self.flows[idx].list = to;
     }
 
-    /// DRR++'s top-up of a flow out of credit: a sparse flow with packets
-    /// left becomes bulk (one waiting for more, sparse-wait), and the flow
-    /// gets its quantum.
-    fn top_up(&mut self, idx: usize, mode: FlowMode, rng: &mut SimRng) {
-        if self.flows[idx].set == FlowSet::Sparse {
-            if !self.flows[idx].q.is_empty() {
-                self.sparse_flow_count -= 1;
-                self.bulk_flow_count += 1;
-                self.inc_src_bulk(idx, mode);
-                self.inc_dst_bulk(idx, mode);
-                self.flows[idx].set = FlowSet::Bulk;
-            } else {
-                self.flows[idx].set = FlowSet::SparseWait;
-            }
+    /// DRR++, a flow out of credit: a sparse one with packets left becomes
+    /// bulk (counted on its hosts), one without them waits as sparse-wait.
+    /// True when it became bulk, which changes its hosts' loads.
+    fn leave_sparse(&mut self, idx: usize, mode: FlowMode) -> bool {
+        if self.flows[idx].set != FlowSet::Sparse {
+            return false;
         }
+        if self.flows[idx].q.is_empty() {
+            self.flows[idx].set = FlowSet::SparseWait;
+            return false;
+        }
+        self.sparse_flow_count -= 1;
+        self.bulk_flow_count += 1;
+        self.inc_src_bulk(idx, mode);
+        self.inc_dst_bulk(idx, mode);
+        self.flows[idx].set = FlowSet::Bulk;
+        true
+    }
+
+    /// DRR++'s top-up of a flow out of credit: it leaves the sparse set
+    /// ([`Tin::leave_sparse`]) and gets its quantum.
+    fn top_up(&mut self, idx: usize, mode: FlowMode, rng: &mut SimRng) {
+        self.leave_sparse(idx, mode);
         let q = self.flow_quantum_for(idx, mode, rng);
         self.flows[idx].deficit += q;
     }
@@ -530,15 +538,14 @@ impl Tin {
             if self.flows[idx].deficit > 0 {
                 break;
             }
-            if self.flows[idx].set == FlowSet::Sparse {
-                self.top_up(idx, mode, rng);
+            // A top-up ([`Tin::top_up`]) with the quantum taken once a walk.
+            if self.leave_sparse(idx, mode) {
                 scaled.fill(UNSCALED);
-            } else {
-                if scaled[at] == UNSCALED {
-                    scaled[at] = self.flow_quantum_scaled(idx, mode);
-                }
-                self.flows[idx].deficit += hash::dithered(scaled[at], rng);
             }
+            if scaled[at] == UNSCALED {
+                scaled[at] = self.flow_quantum_scaled(idx, mode);
+            }
+            self.flows[idx].deficit += hash::dithered(scaled[at], rng);
             at = if at + 1 == order.len() { 0 } else { at + 1 };
         }
         old.rotate_left(at);
