@@ -67,9 +67,13 @@ def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, live
     ping = json.loads(out.stdout.strip().splitlines()[-1])
     assert ping["received"] == PROBES
     configured = 20.0 + 2 * 106 * 8 / 10e6 * 1e3  # 2 x 10 ms + a 106 B frame at 10 Mbit/s each way
-    assert configured - 0.01 <= ping["min_ms"] and abs(ping["p50_ms"] - configured) < 0.5, ping
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     fwd = summary["emulator"]["fwd"]
+    # Never early; late by at most half a millisecond beyond what the emulator's own
+    # timers report (a loaded machine wakes them late, and the summary says by how much).
+    late_ms = {d: summary["emulator"][d]["timer_late_max_us"] / 1e3 for d in ("fwd", "rev")}
+    assert configured - 0.01 <= ping["min_ms"], ping
+    assert ping["p50_ms"] - configured < 0.5 + late_ms["fwd"] + late_ms["rev"], (ping, late_ms)
     assert summary["mode"] == "emulated" and summary["exit_code"] == 0
     assert [link["link"] for link in fwd["links"]] == ["bottleneck"]
     assert fwd["links"][0]["qdisc"] == "fq_codel" and fwd["links"][0]["tx_pkts"] == PROBES
@@ -114,7 +118,7 @@ def test_emulate_live_ping_through_the_scenario(run_module, write_scenario, live
     at_link, sent = stamps("bottleneck", "10.201.0.1"), stamps("fwd", "10.201.0.1")
     assert len(at_link) == PROBES and len(stamps("ret", "10.201.0.2")) == PROBES
     lag = sorted(b - a for a, b in zip(at_link, sent))
-    assert all(x >= 0.010 + 84e-6 for x in lag) and lag[PROBES // 2] < 0.0105, lag
+    assert all(x >= 0.010 + 84e-6 for x in lag) and lag[PROBES // 2] < 0.0105 + late_ms["fwd"] / 1e3, (lag, late_ms)
 
 
 CUBIC_20M = """\
