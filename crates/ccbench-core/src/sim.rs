@@ -282,7 +282,7 @@ impl Sim {
 
     // ---- links ----------------------------------------------------------
 
-    fn link_arrive(&mut self, l: LinkId, pkt: Packet) {
+    fn link_arrive(&mut self, l: LinkId, pkt: &Packet) {
         // Packets multiply only here (endpoints emit, netem duplicates on
         // arrival): count memory before it can outgrow the limit. A stopped
         // run takes no more packets; it ends with the current event.
@@ -291,7 +291,7 @@ impl Sim {
         }
         let now = self.now;
         let link = &mut self.links[l.0 as usize];
-        if link.enqueue(now, pkt) && !link.busy() {
+        if link.enqueue(now, *pkt) && !link.busy() {
             self.link_start_tx(l);
         }
     }
@@ -375,7 +375,7 @@ impl Sim {
             return;
         }
         p.hop += 1;
-        self.route(p);
+        self.route(&p);
     }
 
     /// The forwarder wakes: what fell due on its links since it was asked
@@ -385,7 +385,7 @@ impl Sim {
         self.fwd.as_mut().expect("a forwarder").release(&mut out);
         for mut p in out.drain(..) {
             p.hop += 1;
-            self.route(p);
+            self.route(&p);
         }
         self.released = out;
     }
@@ -426,14 +426,14 @@ impl Sim {
     // ---- routing --------------------------------------------------------
 
     /// Send a packet from an endpoint onto its path.
-    fn emit(&mut self, mut p: Packet) {
+    fn emit(&mut self, p: &mut Packet) {
         p.hop = 0;
         self.sent += 1;
         self.route(p);
     }
 
     /// Move a packet to its next hop, or to the endpoint at the path's end.
-    fn route(&mut self, p: Packet) {
+    fn route(&mut self, p: &Packet) {
         let f = &self.flows[p.flow.0 as usize];
         let path = if p.dir == Dir::Fwd { &f.fwd } else { &f.rev };
         match path.get(p.hop as usize) {
@@ -447,13 +447,13 @@ impl Sim {
 
     fn flush(&mut self) {
         let mut out = std::mem::take(&mut self.out);
-        for p in out.drain(..) {
-            self.emit(p);
+        for mut p in out.drain(..) {
+            self.emit(&mut p);
         }
         self.out = out;
     }
 
-    fn deliver(&mut self, p: Packet) {
+    fn deliver(&mut self, p: &Packet) {
         let now = self.now;
         let fi = p.flow.0 as usize;
         let flow = &mut self.flows[fi];
