@@ -344,21 +344,31 @@ impl Sim {
     fn on_tx_done(&mut self, l: LinkId) {
         let now = self.now;
         let link = &mut self.links[l.0 as usize];
-        let p = link.tx.take().expect("TxDone without a packet on the wire");
-        Self::to_pipe(&mut self.q, link, l, now, p);
+        let p = link.tx.as_ref().expect("TxDone without a packet on the wire");
+        let (size, at) = (p.size, now + link.delay);
+        // Copied from the wire straight into the pipe (a take() would copy it out first).
+        link.pipe.push_back((at, *p));
+        link.tx = None;
+        Self::count_into_pipe(&mut self.q, link, l, size, at);
         self.link_start_tx(l);
     }
 
     /// A packet has left the serializer: count it and start its
     /// propagation (scheduling the pipe's head only).
     fn to_pipe(q: &mut EventQueue, link: &mut Link, l: LinkId, now: SimTime, p: Packet) {
-        link.tx_pkts += 1;
-        link.tx_bytes += u64::from(p.size);
         let at = now + link.delay;
-        if link.pipe.is_empty() {
+        link.pipe.push_back((at, p));
+        Self::count_into_pipe(q, link, l, p.size, at);
+    }
+
+    /// The counting half of [`Self::to_pipe`], once the packet is at the pipe's tail.
+    #[inline(always)]
+    fn count_into_pipe(q: &mut EventQueue, link: &mut Link, l: LinkId, size: u32, at: SimTime) {
+        link.tx_pkts += 1;
+        link.tx_bytes += u64::from(size);
+        if link.pipe.len() == 1 {
             q.push(at, Event::Arrive(l));
         }
-        link.pipe.push_back((at, p));
     }
 
     fn on_arrive(&mut self, l: LinkId) {
@@ -447,9 +457,11 @@ impl Sim {
 
     fn flush(&mut self) {
         let mut out = std::mem::take(&mut self.out);
-        for mut p in out.drain(..) {
-            self.emit(&mut p);
+        // In place: draining would copy each packet out of the vector first.
+        for p in out.iter_mut() {
+            self.emit(p);
         }
+        out.clear();
         self.out = out;
     }
 
