@@ -265,19 +265,31 @@ def test_decimation_keeps_each_buckets_extremes_for_a_long_run() -> None:
     assert max(y) == 97.5 and min(y) == pytest.approx(sojourn.min(), abs=1e-3)
 
 
+def _drawn_raw(y: np.ndarray) -> np.ndarray:
+    """``y`` as one series of a raw figure (a sample each millisecond): the values the page draws."""
+    from ccbench import _core
+
+    n = len(y)
+    columns = [("f64", (np.arange(n) * 1e-3).tobytes()), ("i64", np.zeros(n, "<i8").tobytes()),
+               ("f64", np.asarray(y, "<f8").tobytes())]
+    _, drawn = _core.page_chart([(0, 0)], [("rows", *columns, None, None)], True, 200, 1.0)
+    return np.frombuffer(drawn[0][0], "<f8")
+
+
 def test_figures_values_have_four_significant_figures_over_all_doubles() -> None:
-    """A figure's values are rounded to four significant figures: the scale 10^(3 - exponent) is the
-    power NumPy computes, from 1e307 down to 1e-300; NaN, infinities and zeros stay."""
-    assert runpage._sig_figs(np.array([1234.5678, 0.000123456, -98765.4, 9.99951, 42.0]), 4).tolist() == [
-        1235.0, 0.0001235, -98770.0, 10.0, 42.0]
-    odd = runpage._sig_figs(np.array([0.0, -0.0, np.nan, np.inf, -np.inf]), 4)
-    assert odd[:2].tolist() == [0.0, 0.0] and math.copysign(1, odd[1]) < 0 and np.isnan(odd[2])
-    assert odd[3:].tolist() == [np.inf, -np.inf]
+    """A figure's values are rounded to four significant figures, half to even: ``round(y · s) / s``
+    with s the power of ten nearest 10^(3 - exponent), from 1e307 down to 1e-300; a zero is drawn
+    as 0.0 (a −0.0 too), a value that is not finite is not drawn."""
+    assert _drawn_raw(np.array([1234.5678, 0.000123456, -98765.4, 9.99951, 42.0, 999.95, 12345.0])).tolist() == [
+        1235.0, 0.0001235, -98770.0, 10.0, 42.0, 1000.0, 12340.0]
+    zeros = _drawn_raw(np.array([0.0, -0.0]))
+    assert [math.copysign(1, z) for z in zeros] == [1.0, 1.0]
+    assert len(_drawn_raw(np.array([np.nan, np.inf, -np.inf, 1.0]))) == 1
     rng = np.random.default_rng(5)
     y = np.concatenate([10.0 ** rng.uniform(-300, 307, 20_000) * rng.choice([-1.0, 1.0], 20_000),
                         [1e-300, 1.234e307, 1e22, 1e-22]])
-    scale = 10.0 ** (3 - np.floor(np.log10(np.abs(y))))
-    assert np.array_equal(runpage._sig_figs(y, 4), np.round(y * scale) / scale)
+    scale = np.array([float(f"1e{int(k)}") for k in 3 - np.floor(np.log10(np.abs(y)))])  # correctly rounded
+    assert np.array_equal(_drawn_raw(y), np.round(y * scale) / scale)
 
 
 def test_decimated_series_keep_their_own_extremes_and_gaps() -> None:

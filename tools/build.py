@@ -12,8 +12,8 @@ arithmetic). Steps (the instrumented build and the profile live under
    binaries instrumented (``gen/``);
 2. train: run every example, every built-in suite's base scenario and a
    small dumbbell once per congestion control and per qdisc through the
-   instrumented extension and ``runone`` (so no model's code is left
-   cold), and the bench's floor skeleton; merge the counts
+   instrumented extension (writing each run's page) and ``runone`` (so no
+   model's code is left cold), and the bench's floor skeleton; merge the counts
    (``llvm-profdata`` from rustup's ``llvm-tools``, installed here if
    missing);
 3. build both again with the profile into ``target/opt``; the extension
@@ -139,10 +139,12 @@ def train(venv: Path, tool: Path, profile: Path) -> None:
     install(venv, f"-Cprofile-generate={raw}", gen, skip_install=True)
     shutil.rmtree(raw, ignore_errors=True)  # build scripts ran instrumented too: only the training counts
     runs = training_runs()
+    # Each run's page too: its arrays are the core's work (ccbench_core::metrics::chart).
     script = ("import sys, json, tempfile, ccbench\n"
+              "from ccbench.simulate.page import page_html\n"
               "for path, overrides in json.loads(sys.argv[1]):\n"
               "    with tempfile.TemporaryDirectory() as spill:\n"
-              "        ccbench.run(path, set=overrides, spill_dir=spill)\n")
+              "        page_html(ccbench.run(path, set=overrides, spill_dir=spill))\n")
     with tempfile.TemporaryDirectory() as tmp:  # the source tree's package, with the instrumented module in it
         subprocess.run([str(venv / "bin" / "python"), "-c", script, json.dumps([(str(f), o) for f, o in runs])],
                        cwd=tmp, check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "python")})

@@ -3,9 +3,9 @@
 The core runs without the GIL (``ccbench._core.run`` takes it only every
 20 ms, to hand over progress and check for Ctrl-C), and a sweep's runs go in
 worker processes, so the modules a command needs afterwards load meanwhile
-on another core: NumPy and the run page's code during ``ccbench run``'s
-simulation (about a third of a short run otherwise), the report's during a
-sweep.
+on another core: the run page's and the summary's code (rich) during
+``ccbench run``'s simulation, the report's (NumPy, matplotlib) during a
+sweep. An import holds the GIL, so it is free only while the core runs.
 """
 
 from __future__ import annotations

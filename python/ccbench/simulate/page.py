@@ -20,23 +20,24 @@ Each figure is a list of series on one shared time column. A figure with more
 samples than the page needs is decimated here, not in the browser: the run's
 time is cut into buckets (:data:`BUCKETS`, fewer when a figure has many series)
 and each bucket of each series keeps its minimum and maximum, so peaks and
-dips survive and a 240 s run at 1 Gbit/s embeds under 1 MB. No matplotlib is
-involved, and for a run just simulated no Polars and no file read either:
-the core hands over the per-packet tables' minimum and maximum per fine
-bucket and the series tables whole (``Result.page_buckets``,
-``Tables.arrays``). Otherwise (a result loaded from disk, a series table too
-large to keep) writing the page costs a pass of NumPy through each table,
-read in batches of a million rows (so a per-packet table is never held whole).
+dips survive and a 240 s run at 1 Gbit/s embeds under 1 MB. The arrays are
+the core's work (``ccbench_core::metrics::chart``, ``ccbench._core.page_chart``):
+no NumPy, no matplotlib, and for a run just simulated no Polars and no file
+read either: the core hands over the per-packet tables' minimum and maximum
+per fine bucket and the series tables whole (``Result.page_buckets``,
+``Tables.native``). A result loaded from disk has its tables read with Polars,
+a large one in batches of a million rows (so a per-packet table is never
+held whole).
 """
 
 from __future__ import annotations
 
-import functools
 import html
 import json
 import math
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,11 +45,11 @@ from typing import TYPE_CHECKING, Any
 from ccbench.core.png import write_figure
 
 if TYPE_CHECKING:
-    import numpy as np
     import polars as pl
 
-    #: A table the page draws from: its columns as arrays when it is whole in memory, else a scan.
-    Table = Mapping[str, np.ndarray] | pl.LazyFrame
+    #: A table the page draws from: the core's columns ``{name: (dtype, bytes)}`` when it handed the
+    #: table over, else the table read (Polars) or a scan of its file.
+    Table = Mapping[str, tuple[str, bytes]] | pl.DataFrame | pl.LazyFrame
 
     from ccbench.simulate.results import Result, Tables
 
@@ -56,8 +57,8 @@ __all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "JS_DIR", "PAGE_FIGURES", "PAGE_FI
            "write_page"]
 
 PAGE_FILE = "report.html"
-#: What writing a page imports (NumPy: 70 ms or more), for a command to load while the core simulates.
-RUN_PAGE_MODULES = ("numpy", "ccbench.core.arrays", "base64")
+#: What writing a page imports, for a command to load while the core simulates (no NumPy: the core makes the arrays).
+RUN_PAGE_MODULES = ("array", "base64")
 #: Files of the charting library a page loads, from ``assets/`` beside it.
 ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE")
 ASSETS_DIR = "assets"
@@ -180,8 +181,8 @@ def page_data(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = 
     and its series there ``"axis": "right"``; ``"range"`` fixes an axis (``[bottom, top]``).
     ``figures`` adds the :data:`PAGE_FIGURES` it names, first."""
     data = _page(result, figures)
-    return {**data, "charts": [{**c, "x": c["x"].tolist(),
-                                "series": [{**sr, "y": [None if v != v else v for v in sr["y"].tolist()]}
+    return {**data, "charts": [{**c, "x": _floats(c["x"]),
+                                "series": [{**_meta(sr), "y": [None if v != v else v for v in _floats(sr["y"])]}
                                            for sr in c["series"]]}
                                for c in data["charts"]]}
 
@@ -194,21 +195,39 @@ def _encoded(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     numbers as JSON took most of a short run's page."""
     import base64
 
-    import numpy as np
-
     columns: list[str] = []
 
-    def column(a: np.ndarray, dtype: str) -> int:
-        columns.append(base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii"))
+    def column(b: bytes) -> int:
+        columns.append(base64.b64encode(b).decode("ascii"))
         return len(columns) - 1
 
-    charts = [{**c, "x": column(c["x"], "<f8"), "series": [{**sr, "y": column(sr["y"], "<f4")} for sr in c["series"]]}
+    charts = [{**c, "x": column(c["x"]), "series": [{**_meta(sr), "y": column(sr["y32"])} for sr in c["series"]]}
               for c in data["charts"]]
     return {**data, "charts": charts}, columns
 
 
+#: What a drawn series carries beside what the page shows: its values as float32 and its largest value.
+_PRIVATE = ("y32", "max")
+
+
+def _meta(series: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in series.items() if k not in _PRIVATE}
+
+
+def _floats(b: bytes) -> list[float]:
+    """Little-endian float64 bytes as a list."""
+    from array import array
+
+    a = array("d")
+    a.frombytes(b)
+    if sys.byteorder == "big":
+        a.byteswap()
+    return a.tolist()
+
+
 def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """:func:`page_data` with ``x`` and ``y`` as float64 arrays, NaN where a series has no point."""
+    """:func:`page_data` with ``x`` and each series' ``y`` as float64 bytes, NaN where a series has no
+    point (and its values as float32, ``y32``, and the largest, ``max``)."""
     s = result.summary
     duration = float(s.get("duration_s") or 0.0)
     flows = [str(f.get("id")) for f in s.get("flows", [])]
@@ -254,21 +273,8 @@ def _page(result: Result, figures: Mapping[str, Mapping[str, Any]] | None = None
             for j in range(len(probes))]
     charts.append(_chart("rtt", "RTT: per-ACK samples and the sender's sRTT (dashed), pings", "ms", rtt, duration))
 
-    def queues() -> Table:
-        """The sojourn table with one key per queue: link * 2 + class (DualPI2's L queue is class 1)."""
-        table = _per_packet(t, "sojourn", ["time_s", "link", "class", "sojourn_ms"])
-        if isinstance(table, Mapping):
-            import numpy as np
-
-            cls = table["class"].astype(np.int64) if "class" in table else 0
-            return {**table, "queue": table["link"].astype(np.int64) * 2 + cls} if "link" in table else table
-        import polars as pl
-
-        if "class" not in table.collect_schema().names():
-            table = table.with_columns(pl.lit(0, pl.UInt32).alias("class"))
-        return table.with_columns(queue=pl.col("link").cast(pl.Int64) * 2 + pl.col("class"))
-
-    sojourn = Source(queues, "queue", "sojourn_ms", result.page_buckets.get("sojourn"))
+    sojourn = Source(lambda: _per_packet(t, "sojourn", ["time_s", "link", "class", "sojourn_ms"]), "link",
+                     "sojourn_ms", result.page_buckets.get("sojourn"), class_key=True)
     delay = []
     for k in range(len(links)):
         for cls in ((0, 1) if k in two_queue else (0,)):
@@ -305,7 +311,7 @@ def _delivery_chart(series: Table, probe_rtt: Table, rate: str, flows: Sequence[
     ``throughput`` and ``rtt`` fix the axes (Mbit/s, ms), the top of ``rtt`` possibly ``"Nx"``:
     (highest RTT − bottom) · N + bottom, as :func:`ccbench.simulate.plot.delivery_with_rtt` reads it."""
     delivery = Source(series, "flow", rate)
-    srtt = Source(_until_stop(series, [math.inf if x is None else float(x) for x in stops]), "flow", "srtt_ms")
+    srtt = Source(series, "flow", "srtt_ms", until=[math.inf if x is None else float(x) for x in stops])
     pings = Source(probe_rtt, "probe", "rtt_ms")
     parts: list[Part] = [(delivery, i, flow(i, " delivery rate")) for i in range(len(flows))]
     right: list[Part] = [(srtt, i, {**flow(i, " TCP RTT", [6, 3]), "axis": "right"}) for i in range(len(flows))]
@@ -314,10 +320,8 @@ def _delivery_chart(series: Table, probe_rtt: Table, rate: str, flows: Sequence[
               for j in range(len(probes))]
     chart = _chart("delivery_with_rtt", "Delivery rate and RTT (flent tcp_delivery_with_rtt)", "Mbit/s",
                    parts + right, duration)
-    import numpy as np
-
-    right_ys = [sr["y"][np.isfinite(sr["y"])] for sr in chart["series"] if sr.get("axis") == "right"]
-    highest = max((float(y.max()) for y in right_ys if len(y)), default=0.0)
+    highest = max((sr["max"] for sr in chart["series"] if sr.get("axis") == "right" and sr["max"] is not None),
+                  default=0.0)
     rtt_range: list[float] | None = None
     if rtt is not None:
         lo, hi = float(rtt[0]), rtt[1]
@@ -333,127 +337,114 @@ def _name(names: Sequence[str], i: int) -> str:
 
 
 def _series(t: Tables, name: str, columns: Sequence[str]) -> Table:
-    """Those of ``columns`` a series table has: as the core handed it over (arrays, no Polars),
-    else read from its file once; one of more than a batch's rows (many flows, a long run) as a
-    scan, read in batches as the per-packet tables are."""
-    arrays = t.arrays(name, columns)
-    if arrays is not None:
-        return arrays
-    import polars as pl
-
-    got = t.read(name, columns, _BATCH_ROWS)
-    return got if isinstance(got, pl.LazyFrame) else {c: got[c].to_numpy() for c in got.columns}
+    """Those of ``columns`` a series table has: as the core handed it over (no Polars), else read
+    from its file once; one of more than a batch's rows (many flows, a long run) as a scan, read
+    in batches as the per-packet tables are."""
+    native = t.native(name, columns)
+    return native if native is not None else t.read(name, columns, _BATCH_ROWS)
 
 
 def _per_packet(t: Tables, name: str, columns: Sequence[str]) -> Table:
-    """A per-packet table to read: its arrays when the core handed it over (a short run's, drawn raw),
-    else a scan of its file."""
-    arrays = t.arrays(name, columns)
-    return arrays if arrays is not None else t.lazy(name)
+    """A per-packet table to read: as the core handed it over (a short run's, drawn raw), else a
+    scan of its file."""
+    native = t.native(name, columns)
+    return native if native is not None else t.lazy(name)
 
 
 def _names(table: Table) -> list[str]:
-    return list(table) if isinstance(table, Mapping) else table.collect_schema().names()
-
-
-def _until_stop(series: Table, stops: Sequence[float]) -> Table:
-    """The flow series' rows up to each flow's stop (a flow past the list: all of them)."""
-    import numpy as np
-
-    if not {"time_s", "flow"} <= set(_names(series)):
-        return series
-    if isinstance(series, Mapping):
-        flow = series["flow"].astype(np.int64)
-        until = np.full(len(flow), math.inf)
-        known = flow < len(stops)
-        until[known] = np.asarray(stops, dtype=np.float64)[flow[known]]
-        keep = series["time_s"] <= until
-        return {c: a[keep] for c, a in series.items()}
-    import polars as pl
-
-    until = pl.col("flow").replace_strict(list(range(len(stops))), list(stops), default=math.inf,
-                                          return_dtype=pl.Float64)
-    return series.filter(pl.col("time_s") <= until)
+    if isinstance(table, Mapping):
+        return list(table)
+    return list(table.columns) if hasattr(table, "height") else table.collect_schema().names()
 
 
 class Source:
-    """One table's ``time_s``, ``k`` (an id: flow, link, queue) and ``v`` (a value column), read in
-    batches of at most :data:`_BATCH_ROWS` rows (a small table in one), NaN dropped; ``rows`` is its
-    row count before NaN are dropped. A small table is read once however many figures draw from it.
+    """One table's ``time_s``, ``key`` (an id: flow, link) and ``value`` columns as a figure draws
+    them; ``rows`` is its row count. With ``class_key`` the key is ``key · 2 + class`` (a link's
+    queue: DualPI2's L queue is class 1); ``until`` drops each key's rows after its time there
+    (a flow past the list keeps all). A table read from a file is read once however many figures
+    draw from it, in batches of at most :data:`_BATCH_ROWS` rows when larger.
 
     ``buckets``: the core's minimum and maximum per fine bucket of this table (``Result.page_buckets``,
     ``{"rows", "keys": {k: (lo bytes, hi bytes)}}``); then the table is read only if drawn raw.
     """
 
     def __init__(self, table: Table | Callable[[], Table], key: str, value: str,
-                 buckets: Mapping[str, Any] | None = None) -> None:
-        import numpy as np
-
-        self.key, self.value = key, value
-        self._whole: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self.fine: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
-        self._table = table
+                 buckets: Mapping[str, Any] | None = None, *, class_key: bool = False,
+                 until: Sequence[float] | None = None) -> None:
+        self.key, self.value, self._table = key, value, table
+        self.cls = "class" if class_key else None
+        self.until = list(until) if until is not None else None
+        self.fine: dict[int, tuple[bytes, bytes]] | None = None
+        self._whole: tuple[Any, ...] | None = None  # the row columns, once read
         if buckets is not None:  # the core's buckets: the table is read only if drawn raw
             self.rows = int(buckets["rows"])
-            self.fine = {int(k): (np.frombuffer(lo, "<f8"), np.frombuffer(hi, "<f8"))
-                         for k, (lo, hi) in buckets["keys"].items()}
+            self.fine = {int(k): (lo, hi) for k, (lo, hi) in buckets["keys"].items()}
             return
-        q = self._load()
-        if q is None:
+        table = self._load()
+        if table is None:
             self.rows = 0
-        elif isinstance(q, Mapping):
-            self.rows = len(q["time_s"])
+        elif isinstance(table, Mapping):
+            self.rows = len(table["time_s"][1]) // 8
         else:
             # one read for a small table: it is whole if it has no more than a batch's rows
-            head = q.head(_BATCH_ROWS + 1).collect()
+            head = table.head(_BATCH_ROWS + 1).collect()
             if head.height <= _BATCH_ROWS:
-                self.rows, self._whole = head.height, _arrays(head)
+                self.rows, self._whole = head.height, self._columns(head)
             else:
                 import polars as pl
 
-                self.rows = int(q.select(pl.len()).collect().item())
+                self.rows = int(table.select(pl.len()).collect().item())
 
-    def _load(self) -> pl.LazyFrame | Mapping[str, Any] | None:
-        """The table: arrays (kept whole, NaN dropped), a scan of the three columns, or None if it
-        lacks one of them."""
-        import numpy as np
-
+    def _load(self) -> pl.LazyFrame | Mapping[str, tuple[str, bytes]] | None:
+        """The table: the core's columns, a scan of the columns drawn, or None if it lacks one of them."""
         table = self._table() if callable(self._table) else self._table
-        key, value = self.key, self.value
-        if isinstance(table, Mapping):  # whole in memory: no query
-            if not {"time_s", key, value} <= set(table):
-                return None
-            t, k, v = (np.asarray(table["time_s"], np.float64), np.asarray(table[key]).astype(np.int64),
-                       np.asarray(table[value], np.float64))
-            keep = np.isfinite(v)
-            self._whole = (t, k, v) if keep.all() else (t[keep], k[keep], v[keep])
-            return table
-        import polars as pl
-
-        if not {"time_s", key, value} <= set(table.collect_schema().names()):
+        wanted = ["time_s", self.key, self.value]
+        names = _names(table)
+        if not set(wanted) <= set(names):
             return None
-        return table.select(pl.col("time_s").cast(pl.Float64), pl.col(key).cast(pl.Int64).alias("k"),
-                            pl.col(value).cast(pl.Float64).alias("v"))
+        cls = [self.cls] if self.cls in names else []
+        if isinstance(table, Mapping):  # whole in memory: no query
+            n = len(table["time_s"][1]) // 8
+            queue = (table[self.cls] if cls else ("u32", bytes(4 * n))) if self.cls else None  # no class: 0
+            self._whole = (table["time_s"], table[self.key], table[self.value], queue)
+            return table
+        return table.lazy().select(*wanted, *cls)
 
-    def batches(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(time, key, value) arrays, NaN values dropped."""
-        if self._whole is not None:
-            yield self._whole
-            return
-        q = self._load()
-        if self._whole is not None:
-            yield self._whole
-        elif q is not None:
-            for df in q.collect_batches(chunk_size=_BATCH_ROWS):
-                yield _arrays(df)
+    def _columns(self, df: pl.DataFrame) -> tuple[Any, ...]:
+        if self.cls is None:
+            cls = None
+        else:  # no class column: 0
+            cls = _column_bytes(df, self.cls, "i64") if self.cls in df.columns else ("i64", bytes(8 * df.height))
+        return (_column_bytes(df, "time_s", "f64"), _column_bytes(df, self.key, "i64"),
+                _column_bytes(df, self.value, "f64"), cls)
+
+    def arg(self, raw: bool, keys: Sequence[int], span: float) -> tuple[Any, ...]:
+        """The source as ``ccbench._core.page_chart`` takes it: its rows, or fine buckets of them."""
+        if not raw and self.fine is not None:
+            return ("fine", self.fine)
+        if self._whole is None:
+            q = self._load()
+            if q is None:
+                return ("rows", ("f64", b""), ("i64", b""), ("f64", b""), None, None)
+            if self._whole is None and raw:  # a scan of a few rows
+                self._whole = self._columns(q.collect())
+            elif self._whole is None:  # a scan, read a batch at a time
+                from ccbench import _core
+
+                acc = _core.PageFine(list(keys), span)
+                for df in q.collect_batches(chunk_size=_BATCH_ROWS):
+                    acc.add(*self._columns(df), self.until)
+                self.fine = acc.finish()
+                return ("fine", self.fine)
+        return ("rows", *self._whole, self.until)
 
 
-def _arrays(df: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    import numpy as np
+def _column_bytes(df: pl.DataFrame, name: str, kind: str) -> tuple[str, bytes]:
+    """A Polars column as ``(kind, little-endian bytes)`` (kind "f64" or "i64")."""
+    import polars as pl
 
-    t, k, v = (df[c].to_numpy(allow_copy=True) for c in ("time_s", "k", "v"))
-    keep = np.isfinite(v)
-    return (t, k, v) if keep.all() else (t[keep], k[keep], v[keep])
+    s = df.get_column(name).cast(pl.Float64 if kind == "f64" else pl.Int64)
+    return kind, s.to_numpy().astype("<f8" if kind == "f64" else "<i8", copy=False).tobytes()
 
 
 #: A figure's series: the source it comes from, its key there, and how it is drawn (label, group, colour, dash).
@@ -461,17 +452,16 @@ Part = tuple[Source, int, dict[str, Any]]
 
 
 def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: float) -> dict[str, Any]:
-    """One figure: its series on one time column, raw if the figure has few enough points, else decimated.
+    """One figure: its series on one time column, raw if the figure has few enough points, else decimated
+    (``ccbench_core::metrics::chart``).
 
     Decimated, each series keeps each bucket's minimum (at the bucket's start) and maximum (at its
     middle): fixed times, so a figure's series share their time column. The per-packet tables are
     read in batches, so a table of tens of millions of rows is never held whole.
     """
-    import numpy as np
+    from ccbench import _core
 
-    from ccbench.core.arrays import unique
-
-    empty = {"id": cid, "title": title, "unit": unit, "x": np.empty(0), "series": []}
+    empty = {"id": cid, "title": title, "unit": unit, "x": b"", "series": []}
     if not parts:
         return empty
     sources = list({id(src): src for src, _, _ in parts}.values())
@@ -481,145 +471,12 @@ def _chart(cid: str, title: str, unit: str, parts: Sequence[Part], duration: flo
     # different times (per-ACK RTT of several flows) would otherwise make it a sparse union.
     raw = sum(src.rows for src in sources) <= 2 * buckets
     span = duration if duration > 0 else 1.0
+    index = {id(src): i for i, src in enumerate(sources)}
     keys = {id(src): sorted({k for s, k, _ in parts if s is src}) for src in sources}
-    if not raw:
-        return _decimated(empty, parts, sources, keys, buckets, span)
-    points: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # (source, key) -> (times, values)
-    for src in sources:
-        points.update({(id(src), k): tv for k, tv in _raw(src, keys[id(src)]).items()})
-    if not points:
-        return empty
-    x = unique(np.concatenate([t for t, _ in points.values()]))
-    series = []
-    for src, k, meta in parts:
-        if (id(src), k) not in points:
-            continue  # nothing to draw (a flow with no RTT samples)
-        t, v = points[(id(src), k)]
-        at = np.searchsorted(x, t)
-        # a series with several samples at one (rounded) time draws their mean
-        n = np.bincount(at, minlength=len(x))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            y = _sig_figs(np.bincount(at, weights=v, minlength=len(x)) / n, 4)
-        series.append({**meta, "y": y})
-    return {"id": cid, "title": title, "unit": unit, "x": x, "series": series}
-
-
-def _raw(src: Source, keys: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Each key's samples as they are, times to the microsecond."""
-    import numpy as np
-
-    chunks: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {k: [] for k in keys}
-    for t, k, v in src.batches():
-        for key in keys:
-            m = k == key
-            if m.any():
-                chunks[key].append((np.round(t[m], 6), v[m]))
-    return {key: (np.concatenate([t for t, _ in c]), np.concatenate([v for _, v in c]))
-            for key, c in chunks.items() if c}
-
-
-def _decimated(empty: dict[str, Any], parts: Sequence[Part], sources: list[Source], keys: Mapping[int, list[int]],
-               buckets: int, span: float) -> dict[str, Any]:
-    """:func:`_chart` decimated (``empty``: the figure without series; ``keys``: each source's keys,
-    by its id): every series on the same bucket times, so the time column is the times any series
-    has a value at, and each series' values are its row there (NaN where it has none)."""
-    import numpy as np
-
-    rows: dict[tuple[int, int], np.ndarray] = {}  # (source, key) -> values on the bucket times
-    for src in sources:
-        rows.update({(id(src), k): row for k, row in _min_max(src, keys[id(src)], buckets, span).items()})
-    drawn = [(id(src), k, meta) for src, k, meta in parts if (id(src), k) in rows]  # a flow with no samples: none
-    if not drawn:
-        return empty
-    width = span / buckets
-    b = np.arange(buckets + 1)
-    times = np.round(np.column_stack([b * width, b * width + width / 2]).ravel(), 6)
-    present = np.logical_or.reduce([np.isfinite(row) for row in rows.values()])
-    # + 0.0: a -0.0 reads as 0.0, as a sum of one sample does in the raw path
-    y = _sig_figs(np.stack([rows[(s, k)][present] for s, k, _ in drawn]) + 0.0, 4)
-    return {**empty, "x": times[present], "series": [{**meta, "y": y[i]} for i, (_, _, meta) in enumerate(drawn)]}
-
-
-def _min_max(src: Source, keys: list[int], buckets: int, span: float) -> dict[int, np.ndarray]:
-    """Each key's minimum (at a bucket's start) and maximum (at its middle) in each of ``buckets``
-    (the fine buckets, :data:`BUCKETS` over the run and one more for its last instant, merged
-    ``BUCKETS // buckets`` at a time) over ``span`` s, interleaved; NaN in a bucket without samples. A key
-    without any sample is left out."""
-    import numpy as np
-
-    fine = src.fine if src.fine is not None else _fine_min_max(src, keys, span)
-    have = [k for k in keys if k in fine]
-    if not have:
-        return {}
-    m = BUCKETS // buckets
-    lo = np.stack([fine[k][0] for k in have])
-    hi = np.stack([fine[k][1] for k in have])
-    lo = np.concatenate([_merge(np.minimum, lo[:, :BUCKETS], m), lo[:, BUCKETS:]], axis=1)
-    hi = np.concatenate([_merge(np.maximum, hi[:, :BUCKETS], m), hi[:, BUCKETS:]], axis=1)
-    v = np.stack([lo, hi], axis=2).reshape(len(have), 2 * (buckets + 1))
-    empty = np.repeat(~np.isfinite(lo), 2, axis=1)
-    v[empty] = np.nan
-    return {k: v[i] for i, k in enumerate(have) if not empty[i].all()}
-
-
-def _merge(op: np.ufunc, a: np.ndarray, m: int) -> np.ndarray:
-    """``op`` over each run of ``m`` columns of ``a``, as ``reduce`` along a reshaped axis but as m
-    whole-array steps (NumPy reduces a short inner axis slowly)."""
-    parts = a.reshape(a.shape[0], -1, m)
-    out = parts[:, :, 0].copy()
-    for j in range(1, m):
-        op(out, parts[:, :, j], out=out)
-    return out
-
-
-def _fine_min_max(src: Source, keys: list[int], duration: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Each key's minimum and maximum per fine bucket, from the table: what the core gives a run that
-    wrote its tables as it went (``ccbench_core::metrics::extremes``), bin for bin."""
-    import numpy as np
-
-    slots = BUCKETS + 1  # a sample at the run's very end falls in one more bucket
-    width = duration / BUCKETS
-    lo = np.full(len(keys) * slots, np.inf)
-    hi = np.full(len(keys) * slots, -np.inf)
-    for t, k, v in src.batches():
-        if not len(k):
-            continue
-        pos = np.full(max(int(k.max()), keys[-1]) + 1, -1, dtype=np.int64)  # ids are >= 0
-        pos[keys] = np.arange(len(keys)) * slots
-        row = pos[k]
-        keep = row >= 0
-        at = row + np.clip(np.floor(t / width).astype(np.int64), 0, BUCKETS)
-        if not keep.all():
-            at, v = at[keep], v[keep]
-        np.minimum.at(lo, at, v)
-        np.maximum.at(hi, at, v)
-    return {key: (lo[n * slots:(n + 1) * slots], hi[n * slots:(n + 1) * slots]) for n, key in enumerate(keys)}
-
-
-def _sig_figs(y: np.ndarray, digits: int) -> np.ndarray:
-    """``y`` rounded to ``digits`` significant figures (NaN stays NaN)."""
-    import numpy as np
-
-    out = y.copy()
-    nz = np.isfinite(y) & (y != 0)
-    v = y[nz]
-    # The scale 10 ** (digits - 1 - exponent) looked up, not raised: a power per point took half the time.
-    scale = _powers_of_ten()[_POW10_ZERO + digits - 1 - np.floor(np.log10(np.abs(v))).astype(np.intp)]
-    out[nz] = np.round(v * scale) / scale
-    return out
-
-
-#: Index of 10 ** 0 in :func:`_powers_of_ten`: finite non-zero doubles have exponents of -324 to 308.
-_POW10_ZERO = 340
-
-
-@functools.cache
-def _powers_of_ten() -> np.ndarray:
-    """``10.0 ** k`` for k from -340 to 340, each as NumPy's power gives it (inf beyond 308)."""
-    import numpy as np
-
-    with np.errstate(over="ignore"):
-        return 10.0 ** np.arange(-_POW10_ZERO, _POW10_ZERO + 1, dtype=np.float64)
+    x, drawn = _core.page_chart([(index[id(src)], k) for src, k, _ in parts],
+                                [src.arg(raw, keys[id(src)], span) for src in sources], raw, buckets, span)
+    series = [{**meta, "y": d[0], "y32": d[1], "max": d[2]} for (_, _, meta), d in zip(parts, drawn) if d is not None]
+    return {**empty, "x": x, "series": series} if series else empty
 
 
 def result_html(result: Result, *, plot: bool = True) -> str:

@@ -286,13 +286,14 @@ class Tables(Mapping[str, "pl.DataFrame"]):
         frame = self[name]  # columns picked as Series: no query for a table in memory
         return pl.DataFrame([frame.get_column(c) for c in columns if c in frame.columns])
 
-    def arrays(self, name: str, columns: Sequence[str]) -> dict[str, np.ndarray] | None:
-        """Those of ``columns`` a table the core handed over in memory has, as NumPy arrays
-        (no Polars: ``ccbench run`` writes its page without it); None for any other table."""
+    def native(self, name: str, columns: Sequence[str]) -> dict[str, tuple[str, bytes]] | None:
+        """Those of ``columns`` a table the core handed over in memory has, as it handed them over:
+        ``(dtype code, little-endian bytes)`` (no Polars, no NumPy: ``ccbench run`` writes its page
+        without them); None for any other table."""
         cols = self._native.get(name)
         if cols is None:
             return None
-        return {c: _column(name, c, *cols[c]) for c in columns if c in cols}
+        return {c: cols[c] for c in columns if c in cols}
 
     def __iter__(self) -> Iterator[str]:
         return iter(dict.fromkeys([*TABLE_NAMES, *self._frames, *self._files]))

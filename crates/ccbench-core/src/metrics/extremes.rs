@@ -2,10 +2,10 @@
 //! page draws (RTT samples per flow, sojourns per queue), taken from the
 //! tables' chunks as they are written (the Python binding does it on the
 //! Parquet writer's thread), so the page does not read those tables back.
-//! `ccbench.simulate.page` merges these fine buckets into each figure's (a
-//! divisor of [`FINE`]) and computes the same from the files for a result
-//! loaded from disk; both bin a sample at `floor(time_s / (duration /
-//! FINE))`, clamped to `0..=FINE`.
+//! [`super::chart`] merges these fine buckets into each figure's (a divisor
+//! of [`FINE`]) and computes the same from the rows of a result loaded from
+//! disk; both bin a sample at `floor(time_s / (duration / FINE))`, clamped
+//! to `0..=FINE` ([`bucket_of`]).
 
 use std::collections::HashMap;
 
@@ -13,6 +13,14 @@ use super::{Column, Table};
 
 /// Buckets over the run: the page's `BUCKETS`.
 pub const FINE: usize = 2000;
+
+/// The fine bucket of a sample at `t` s, buckets `width` s wide:
+/// `floor(t / width)` clamped to `0..=FINE`, which truncation gives too
+/// (they differ only below 0), without a call into libm.
+#[inline]
+pub fn bucket_of(t: f64, width: f64) -> usize {
+    ((t / width) as i64).clamp(0, FINE as i64) as usize
+}
 
 /// One table's rows and, per key, the minimum and maximum in each of the
 /// `FINE + 1` buckets (the last for a sample at the run's very end);
@@ -66,7 +74,7 @@ impl PageBuckets {
             if key >= acc.keys.len() {
                 acc.keys.resize_with(key + 1, || (vec![f64::INFINITY; FINE + 1], vec![f64::NEG_INFINITY; FINE + 1]));
             }
-            let b = ((t / self.width).floor() as i64).clamp(0, FINE as i64) as usize;
+            let b = bucket_of(t, self.width);
             let (lo, hi) = &mut acc.keys[key];
             lo[b] = lo[b].min(v);
             hi[b] = hi[b].max(v);

@@ -5,6 +5,7 @@
 //! need not hold them.
 
 pub mod capture;
+pub mod chart;
 pub mod extremes;
 pub mod hist;
 pub mod summary;
