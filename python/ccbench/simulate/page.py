@@ -32,7 +32,6 @@ held whole).
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import os
@@ -58,7 +57,7 @@ __all__ = ["ASSETS", "ASSETS_DIR", "BUCKETS", "JS_DIR", "PAGE_FIGURES", "PAGE_FI
 
 PAGE_FILE = "report.html"
 #: What writing a page imports, for a command to load while the core simulates (no NumPy: the core makes the arrays).
-RUN_PAGE_MODULES = ("array", "base64")
+RUN_PAGE_MODULES = ("array", "base64", "html")
 #: Files of the charting library a page loads, from ``assets/`` beside it.
 ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE")
 ASSETS_DIR = "assets"
@@ -127,6 +126,7 @@ def _link_or_copy(src: Path, dest: Path) -> None:
 
 def page_html(result: Result, *, assets: bool = True, figures: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """The page: headline, the figures (drawn by the browser) and the run's summary tables."""
+    import html
     s = result.summary
     title = f"{s.get('scenario', 'run')} (seed {s.get('seed')})"
     figures_json, columns = _encoded(_page(result, figures))
