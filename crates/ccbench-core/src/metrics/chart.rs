@@ -390,6 +390,19 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_key_draws_nothing_and_a_nan_bucket_spreads_as_numpy_minimum_does() {
+        let empty = (vec![f64::INFINITY; FINE + 1], vec![f64::NEG_INFINITY; FINE + 1]);
+        let mut nan = empty.clone();
+        (nan.0[0], nan.1[0], nan.0[1], nan.1[1], nan.0[20], nan.1[20]) = (f64::NAN, 2.0, 1.0, 3.0, 5.0, 6.0);
+        let fine: Fine = [(0, empty), (1, nan)].into_iter().collect();
+        let c = chart(&[(0, 0), (0, 1)], &[Source::Fine(fine)], false, 200, 2.0);
+        assert_eq!(c.series[0], None);
+        // Fine buckets 0-9 merged hold the NaN: that bucket is NaN, so not drawn; fine 20 is bucket 2.
+        assert_eq!(c.x, [0.02, 0.025]);
+        assert_eq!(c.series[1].as_ref().unwrap().y, [5.0, 6.0]);
+    }
+
+    #[test]
     fn fine_buckets_from_rows_bin_as_the_core_does() {
         let r = rows(&[0.0, 0.0005, 2.0, 1.0], &[4, 4, 4, 9], &[3.0, 1.0, 9.0, 2.0]);
         let mut acc = FineAcc::new(&[4, 6], 2.0);
