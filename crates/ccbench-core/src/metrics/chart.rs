@@ -394,12 +394,14 @@ mod tests {
         let empty = (vec![f64::INFINITY; FINE + 1], vec![f64::NEG_INFINITY; FINE + 1]);
         let mut nan = empty.clone();
         (nan.0[0], nan.1[0], nan.0[1], nan.1[1], nan.0[20], nan.1[20]) = (f64::NAN, 2.0, 1.0, 3.0, 5.0, 6.0);
+        (nan.0[40], nan.1[40], nan.0[41], nan.1[41]) = (7.0, f64::NAN, 8.0, 9.0);
         let fine: Fine = [(0, empty), (1, nan)].into_iter().collect();
         let c = chart(&[(0, 0), (0, 1)], &[Source::Fine(fine)], false, 200, 2.0);
         assert_eq!(c.series[0], None);
-        // Fine buckets 0-9 merged hold the NaN: that bucket is NaN, so not drawn; fine 20 is bucket 2.
-        assert_eq!(c.x, [0.02, 0.025]);
-        assert_eq!(c.series[1].as_ref().unwrap().y, [5.0, 6.0]);
+        // Fine buckets 0-9 merged hold a NaN minimum: bucket 0 is NaN, so not drawn; fine 20 is bucket
+        // 2; bucket 4 (fine 40-49) has its minimum but a NaN maximum, which is not drawn either.
+        assert_eq!(c.x, [0.02, 0.025, 0.04]);
+        assert_eq!(c.series[1].as_ref().unwrap().y, [5.0, 6.0, 7.0]);
     }
 
     #[test]
