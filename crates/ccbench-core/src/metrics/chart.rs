@@ -276,18 +276,13 @@ pub fn sig_figs(y: f64, digits: i32) -> f64 {
         return y;
     }
     let a = y.abs();
-    // The decimal exponent from the binary one (a logarithm per value took most of a page), then
-    // set against the powers of ten, so it is the true one: 10^e ≤ |y| < 10^(e+1).
-    let mut e = if a >= f64::MIN_POSITIVE {
-        let e2 = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-        let g = f64::from(e2) * std::f64::consts::LOG10_2;
-        g as i32 - i32::from(g < 0.0 && f64::from(g as i32) != g) // floor
-    } else {
-        a.log10().floor() as i32
-    };
-    if a < pow10(e) {
-        e -= 1;
-    } else if a >= pow10(e + 1) {
+    // The decimal exponent, 10^e ≤ |y| < 10^(e+1), from the binary one (a logarithm per value took
+    // most of a page): e2·log10(2) floored is e or one below it. (A subnormal's scale overflows
+    // whatever its exponent: it rounds to NaN, as it did with NumPy.)
+    let e2 = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let g = f64::from(e2) * std::f64::consts::LOG10_2;
+    let mut e = g as i32 - i32::from(g < 0.0 && f64::from(g as i32) != g); // floor, without libm
+    if a >= pow10(e + 1) {
         e += 1;
     }
     let scale = pow10(digits - 1 - e);
@@ -321,6 +316,7 @@ mod tests {
             assert_eq!(sig_figs(v, 4).to_bits(), v.to_bits());
         }
         assert!(sig_figs(f64::NAN, 4).is_nan());
+        assert!(sig_figs(1e-310, 4).is_nan(), "a subnormal's scale overflows, as with NumPy");
         assert_eq!(sig_figs(f64::MAX, 4), f64::INFINITY, "rounded up past the largest double, as NumPy does");
     }
 
