@@ -38,26 +38,24 @@ fn problem_list<'py>(py: Python<'py>, ps: &[ccbench_core::Problem]) -> Bound<'py
     problems
 }
 
-/// A column's little-endian bytes, encoded straight into the Python bytes
+/// Values as little-endian bytes, encoded straight into the Python bytes
 /// object (one copy, element-wise, instead of a byte iterator into a `Vec`
 /// and a second copy into Python).
+pub(crate) fn le<'py, T: Copy, const N: usize>(py: Python<'py>, v: &[T], bytes: fn(T) -> [u8; N]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, v.len() * N, |buf| {
+        for (dst, &x) in buf.chunks_exact_mut(N).zip(v) {
+            dst.copy_from_slice(&bytes(x));
+        }
+        Ok(())
+    })
+}
+
+/// A column's little-endian bytes ([`le`]).
 fn le_bytes<'py>(py: Python<'py>, data: &Column) -> PyResult<Bound<'py, PyBytes>> {
-    fn fill<'py, T: Copy, const N: usize>(
-        py: Python<'py>,
-        v: &[T],
-        le: fn(T) -> [u8; N],
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        PyBytes::new_with(py, v.len() * N, |buf| {
-            for (dst, x) in buf.chunks_exact_mut(N).zip(v) {
-                dst.copy_from_slice(&le(*x));
-            }
-            Ok(())
-        })
-    }
     match data {
-        Column::F64(v) => fill(py, v, f64::to_le_bytes),
-        Column::U32(v) => fill(py, v, u32::to_le_bytes),
-        Column::U64(v) => fill(py, v, u64::to_le_bytes),
+        Column::F64(v) => le(py, v, f64::to_le_bytes),
+        Column::U32(v) => le(py, v, u32::to_le_bytes),
+        Column::U64(v) => le(py, v, u64::to_le_bytes),
     }
 }
 

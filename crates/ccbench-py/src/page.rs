@@ -9,6 +9,8 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use ccbench_core::metrics::chart::{self, Fine, FineAcc, Rows, Source};
 
+use crate::le;
+
 /// A column: dtype code ("f64", "u32", "u64", "i64") and its little-endian bytes.
 type Col<'py> = (String, Bound<'py, PyBytes>);
 
@@ -37,16 +39,6 @@ fn ints(c: &Col<'_>) -> PyResult<Vec<i64>> {
     })
 }
 
-/// Values as little-endian bytes, written straight into the Python object.
-fn le<'py, T: Copy, const N: usize>(py: Python<'py>, v: &[T], bytes: fn(T) -> [u8; N]) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, v.len() * N, |buf| {
-        for (dst, &x) in buf.chunks_exact_mut(N).zip(v) {
-            dst.copy_from_slice(&bytes(x));
-        }
-        Ok(())
-    })
-}
-
 fn f64_bytes<'py>(py: Python<'py>, v: &[f64]) -> PyResult<Bound<'py, PyBytes>> {
     le(py, v, f64::to_le_bytes)
 }
@@ -56,13 +48,14 @@ fn f64_bytes<'py>(py: Python<'py>, v: &[f64]) -> PyResult<Bound<'py, PyBytes>> {
 /// last time.
 fn rows(t: &Col<'_>, k: &Col<'_>, v: &Col<'_>, class: Option<&Col<'_>>, until: Option<Vec<f64>>) -> PyResult<Rows> {
     let (t, mut k, v) = (floats(t)?, ints(k)?, floats(v)?);
+    let class = class.map(ints).transpose()?;
+    if t.len() != k.len() || t.len() != v.len() || class.as_ref().is_some_and(|c| c.len() != t.len()) {
+        return Err(PyValueError::new_err("columns of different lengths"));
+    }
     if let Some(c) = class {
-        for (k, c) in k.iter_mut().zip(ints(c)?) {
+        for (k, c) in k.iter_mut().zip(c) {
             *k = *k * 2 + c;
         }
-    }
-    if t.len() != k.len() || t.len() != v.len() {
-        return Err(PyValueError::new_err("columns of different lengths"));
     }
     Ok(Rows::new(&t, &k, &v, until.as_deref()))
 }

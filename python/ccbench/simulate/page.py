@@ -37,7 +37,7 @@ import math
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -352,9 +352,7 @@ def _per_packet(t: Tables, name: str, columns: Sequence[str]) -> Table:
 
 
 def _names(table: Table) -> list[str]:
-    if isinstance(table, Mapping):
-        return list(table)
-    return list(table.columns) if hasattr(table, "height") else table.collect_schema().names()
+    return list(table) if isinstance(table, Mapping) else table.collect_schema().names()
 
 
 class Source:
