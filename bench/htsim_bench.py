@@ -1,4 +1,5 @@
-"""ccbench's engine against htsim (Broadcom/csg-htsim) on B1's physics, side by side.
+"""ccbench's engine against htsim (Broadcom/csg-htsim) on B1's physics, side by side,
+and on B2's and B3's with the models htsim has (Reno, drop-tail).
 
     HTSIM_SRC=<a checkout of github.com/Broadcom/csg-htsim> make bench-htsim
     (ROUNDS=5 alternated rounds; CACHEGRIND=1 adds instruction and cache-miss counts)
@@ -9,6 +10,10 @@ drop-tail FIFO of 208 full frames, 60 s, statistics after 10 s). ccbench runs
 the same physics from bench/htsim/b1-reno-htsim.toml (a segment at a time, an
 ACK per segment, hosts without timing noise) with the optimized bench binary
 (`make build`), and also with Linux's TCP defaults and as a whole `ccbench run`.
+The same program with other arguments runs B2's physics (10 Mbit/s, 20 ms, one
+flow, a FIFO of 1000) and B3's (1 Gbit/s, 20 ms, 50 flows, a FIFO of about a
+BDP, 10 s after 2 s), both with Reno and drop-tail, against
+bench/htsim/b2-reno-htsim.toml and b3-reno-htsim.toml.
 Each round runs every variant once, rotating the order; the table gives
 medians of each tool's own timing. With CACHEGRIND=1, valgrind's cachegrind
 counts instructions and simulated cache misses per event and per packet
@@ -32,6 +37,13 @@ WORK = Path(os.environ.get("HTSIM_WORK", ROOT / "target" / "htsim"))
 BENCH = ROOT / "target" / "opt" / "release" / "bench"
 CLI = ROOT / ".venv" / "bin" / "ccbench"
 MATCHED, LINUX = HERE / "b1-reno-htsim.toml", HERE / "b1-reno-linux.toml"
+#: The other dumbbells: htsim's arguments (its queue counts the packet being
+#: serialized, so one more than the pfifo limit) and the matched scenario.
+PEERS = {
+    "B2": (["-flows", "1", "-mbps", "10", "-oneway_us", "10000", "-qpkts", "1001"], HERE / "b2-reno-htsim.toml"),
+    "B3": (["-flows", "50", "-mbps", "1000", "-oneway_us", "10000", "-qpkts", "1652", "-secs", "10", "-warmup", "2"],
+           HERE / "b3-reno-htsim.toml"),
+}
 NO_SAMPLES = ["metrics.rtt_samples=false", "metrics.sojourn_every=1000000000"]
 
 
@@ -47,8 +59,8 @@ def build() -> Path:
     return exe
 
 
-def htsim(exe: Path, wrap: list[str] | None = None) -> dict:
-    out = subprocess.run([*(wrap or []), str(exe)], capture_output=True, text=True, check=True).stdout
+def htsim(exe: Path, wrap: list[str] | None = None, args: tuple[str, ...] = ()) -> dict:
+    out = subprocess.run([*(wrap or []), str(exe), *args], capture_output=True, text=True, check=True).stdout
     d = json.loads(out.strip().splitlines()[-1])
     return {"wall_s": d["wall_s"], "events": d["events"], "packets": d["bottleneck_tx_pkts"],
             "goodput": d["goodput_mbps_total"]}
@@ -97,6 +109,11 @@ def main() -> None:
         "ccbench engine, Linux TCP defaults": lambda wrap=None: engine(LINUX, wrap=wrap),
         "`ccbench run` (process)": lambda wrap=None: cli(),
     }
+    for name, (args, scenario) in PEERS.items():
+        variants[f"{name}: htsim -O3"] = lambda wrap=None, a=tuple(args): htsim(exe, wrap, a)
+        variants[f"{name}: ccbench engine (matched)"] = lambda wrap=None, s=scenario: engine(s, wrap=wrap)
+        variants[f"{name}: ccbench engine, tables in 1 MiB chunks"] = (
+            lambda wrap=None, s=scenario: engine(s, wrap=wrap, spill=1 << 20))
     rounds = int(os.environ.get("ROUNDS", "5"))
     times: dict[str, list[float]] = {k: [] for k in variants}
     last: dict[str, dict] = {}
@@ -105,10 +122,11 @@ def main() -> None:
         for k in names[r % len(names):] + names[:r % len(names)]:
             last[k] = variants[k]()
             times[k].append(last[k]["wall_s"])
-    base = statistics.median(times["htsim -O3"])
     print("| | wall (s) | vs htsim | ns per bottleneck packet | events | goodput Mbit/s |")
     print("|---|---|---|---|---|---|")
     for k in names:
+        peer = k.split(": ")[0] + ": " if ": " in k else ""
+        base = statistics.median(times[f"{peer}htsim -O3"])
         t = statistics.median(times[k])
         print(f"| {k} | {t:.3f} | {t / base:.2f}× | {t / last[k]['packets'] * 1e9:.0f} | "
               f"{last[k]['events'] or 0:,} | {last[k]['goodput']:.2f} |")

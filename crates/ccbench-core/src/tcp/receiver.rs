@@ -52,6 +52,8 @@
 //! old state; here one ACK covers both, so at most one delayed segment per
 //! change is echoed with the new state.
 
+use std::collections::VecDeque;
+
 use super::{ack_wire_size, TcpConfig};
 use crate::cc::EcnMode;
 use crate::packet::{Ecn, Header, Packet, SackBlock, TcpAck, TcpSeg, MAX_RWND};
@@ -82,7 +84,10 @@ const MAX_QUICKACKS: u32 = 16;
 
 pub struct TcpReceiver {
     pub rcv_nxt: u64,
-    ooo: Vec<Range>,
+    /// Out-of-order ranges, in order. A deque: retransmissions fill the
+    /// holes from the lowest, and a window of hundreds of holes made each
+    /// fill shift every range after it.
+    ooo: VecDeque<Range>,
     /// `rcv_wup`: rcv_nxt when the last ACK left.
     rcv_wup: u64,
     /// Linux's SACK list (`selective_acks`, most recently changed first).
@@ -148,7 +153,7 @@ impl TcpReceiver {
     pub fn new(cfg: &TcpConfig, mode: EcnMode) -> Self {
         TcpReceiver {
             rcv_nxt: 0,
-            ooo: Vec::new(),
+            ooo: VecDeque::new(),
             rcv_wup: 0,
             sacks: [SackBlock::default(); NUM_SACKS],
             num_sacks: 0,
@@ -249,6 +254,9 @@ impl TcpReceiver {
 
     /// A data segment arrived. ACKs due now go to `out`: at most two, a
     /// compressed ACK flushed before a SACK change, then this segment's.
+    /// Inlined into the simulator's one call: out of line, each ACK it
+    /// builds is copied once more on its way out.
+    #[inline(always)]
     pub fn on_data(&mut self, seg: &TcpSeg, ecn: Ecn, now: SimTime, out: &mut impl FnMut(TcpAck)) {
         //= RFC 7323 §5.3 as Linux tcp_validate_incoming / tcp_paws_check:
         // a segment whose TSval (1 ms clock) is more than TCP_PAWS_WINDOW
@@ -315,15 +323,7 @@ impl TcpReceiver {
             self.rcv_nxt += 1;
             self.delivered_bytes += u64::from(seg.len);
             if !self.ooo.is_empty() {
-                if self.ooo[0].start == self.rcv_nxt {
-                    let r = self.ooo.remove(0);
-                    self.rcv_nxt = r.end;
-                    self.delivered_bytes += r.bytes;
-                }
-                //= RFC 5681 §4.2, as Linux: ACK at once when the gap in
-                // the queue is filled (the out-of-order queue empties).
-                ack_now |= self.ooo.is_empty();
-                self.sack_remove();
+                ack_now |= self.join_ooo();
             }
             //= Linux tcp_measure_rcv_mss + tcp_cleanup_rbuf: a PSH segment
             // sets ICSK_ACK_PUSHED, and the application's read that empties
@@ -431,6 +431,22 @@ impl TcpReceiver {
         }
     }
 
+    /// In-order data reached the out-of-order queue: what it joins is
+    /// delivered and its SACK blocks go. True when the queue empties:
+    /// RFC 5681 §4.2, as Linux, ACKs at once when the gap is filled. Kept
+    /// out of line, as `insert_ooo`: with them inlined, `on_data` grew past
+    /// what the compiler inlines into the simulator's loop.
+    #[inline(never)]
+    fn join_ooo(&mut self) -> bool {
+        if self.ooo[0].start == self.rcv_nxt {
+            let r = self.ooo.pop_front().expect("a range");
+            self.rcv_nxt = r.end;
+            self.delivered_bytes += r.bytes;
+        }
+        self.sack_remove();
+        self.ooo.is_empty()
+    }
+
     /// Linux `tcp_sack_remove`: drop the blocks rcv_nxt now covers (all of
     /// them once nothing is held out of order).
     fn sack_remove(&mut self) {
@@ -474,6 +490,7 @@ impl TcpReceiver {
     }
 
     /// Returns false for a duplicate of data already held.
+    #[inline(never)]
     fn insert_ooo(&mut self, seq: u64, bytes: u64) -> bool {
         let i = self.ooo.partition_point(|r| r.end < seq);
         if i < self.ooo.len() && self.ooo[i].start <= seq && seq < self.ooo[i].end {
@@ -484,7 +501,7 @@ impl TcpReceiver {
             self.ooo[i].end += 1;
             self.ooo[i].bytes += bytes;
             if i + 1 < self.ooo.len() && self.ooo[i + 1].start == self.ooo[i].end {
-                let n = self.ooo.remove(i + 1);
+                let n = self.ooo.remove(i + 1).expect("range i + 1");
                 self.ooo[i].end = n.end;
                 self.ooo[i].bytes += n.bytes;
             }

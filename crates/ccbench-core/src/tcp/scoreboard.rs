@@ -59,7 +59,21 @@ pub struct Scoreboard {
     /// the loss scan step over them, as Linux's `recv_sack_cache` skips
     /// blocks it has seen: each ACK repeats the last one's blocks, and
     /// walking them again made the cost of an ACK grow with the window.
-    sacked: Vec<(u64, u64)>,
+    /// A deque: the cumulative ACK takes ranges from its front, and with
+    /// hundreds of holes a vector shifted them all each time.
+    sacked: VecDeque<(u64, u64)>,
+    /// RACK's scan (Linux walks `tsorted_sent_queue`, its segments in the
+    /// order they were last sent) in two parts. Segments never
+    /// retransmitted left in sequence order, so their send times rise with
+    /// it: they are walked from `orig_from`, below which none may be found
+    /// lost any more (each is ACKed, SACKed, waiting to be retransmitted
+    /// or retransmitted), to the first sent too late. Retransmissions are
+    /// listed as they leave, (time, sequence), and walked to the first sent
+    /// too late; an entry is dropped once its segment is ACKed, SACKed,
+    /// waits for another retransmission or has left again. A window of
+    /// hundreds of holes is then no longer walked whole on every ACK.
+    orig_from: u64,
+    retrans_log: VecDeque<(SimTime, u64)>,
 }
 
 impl Scoreboard {
@@ -115,13 +129,19 @@ impl Scoreboard {
             self.una += 1;
         }
         self.retrans_hint = self.retrans_hint.max(self.una);
+        while self.retrans_log.front().is_some_and(|&(_, q)| q < self.una) {
+            self.retrans_log.pop_front();
+        }
         if self.high_sacked < self.una {
             self.high_sacked = 0;
         }
+        // The ranges the ACK passed leave from the front, one at a time (a
+        // drain costs more than the usual nothing to do).
         let una = self.una;
-        let gone = self.sacked.partition_point(|&(_, e)| e <= una);
-        self.sacked.drain(..gone);
-        if let Some(first) = self.sacked.first_mut() {
+        while self.sacked.front().is_some_and(|&(_, e)| e <= una) {
+            self.sacked.pop_front();
+        }
+        if let Some(first) = self.sacked.front_mut() {
             first.0 = first.0.max(una);
         }
     }
@@ -149,14 +169,20 @@ impl Scoreboard {
             (s, e) = (s.min(s2), e.max(e2));
             j += 1;
         }
-        self.sacked.splice(i..j, [(s, e)]);
+        if j > i {
+            self.sacked[i] = (s, e);
+            self.sacked.drain(i + 1..j);
+        } else {
+            self.sacked.insert(i, (s, e));
+        }
     }
 
     /// Mark [start, end) SACKed. Calls `f` for each newly SACKed segment.
     pub fn sack(&mut self, start: u64, end: u64, mut f: impl FnMut(u64, &Seg)) {
         let start = start.max(self.una);
         let end = end.min(self.nxt());
-        let mut k = 0;
+        // The cursor starts at the first range not wholly below the block.
+        let mut k = self.sacked.partition_point(|&(_, e)| e <= start);
         let mut next = self.next_unsacked(start, &mut k);
         while next < end {
             let seq = next;
@@ -232,6 +258,7 @@ impl Scoreboard {
         debug_assert!(s.flags & (LOST | RETRANS) == LOST);
         s.flags |= RETRANS | EVER_RETRANS;
         s.sent_at = now;
+        self.retrans_log.push_back((now, seq));
         self.retrans_out += 1;
         self.retrans_hint = seq + 1;
     }
@@ -247,6 +274,8 @@ impl Scoreboard {
         self.retrans_out = 0;
         self.lost_out = self.segs.iter().filter(|s| s.flags & LOST != 0).count() as u32;
         self.retrans_hint = self.una;
+        // Every segment left is SACKed or waits for its retransmission.
+        self.retrans_log.clear();
     }
 
     /// Undo of a spurious recovery (Linux `tcp_undo_cwnd_reduction` with
@@ -259,6 +288,73 @@ impl Scoreboard {
         }
         self.lost_out = 0;
         self.retrans_hint = self.una;
+        // The segments that waited for a retransmission may be found lost
+        // again: originals from the start, and the list of retransmissions
+        // made anew from their send times.
+        self.orig_from = self.una;
+        let una = self.una;
+        self.retrans_log =
+            self.segs.iter().zip(una..).filter(|(s, _)| s.flags & (SACKED | EVER_RETRANS) == EVER_RETRANS).map(|(s, q)| (s.sent_at, q)).collect();
+        self.retrans_log.make_contiguous().sort_by_key(|&(t, _)| t);
+    }
+
+    /// RACK's scan (Linux `tcp_rack_detect_loss`): `lost` is asked about
+    /// every segment that may be found lost, sent at or before `until` and
+    /// (originals) below `end`, and those it says are lost are marked so.
+    /// Returns how many were. The same segments as a walk of the whole
+    /// window would ask about, in another order: which are lost is RACK's
+    /// rule for each, and the marks and the caller's timer do not depend
+    /// on the order.
+    pub fn scan_sent(&mut self, until: SimTime, end: u64, mut lost: impl FnMut(u64, &Seg) -> bool) -> u32 {
+        let mut newly = 0;
+        // Originals, below `end`, from the first that may still be found lost.
+        let mut k = 0;
+        let mut seq = self.next_unsacked(self.orig_from.max(self.una), &mut k);
+        let mut dead_to = Some(seq);
+        while seq < end {
+            let s = *self.get(seq);
+            let next = self.next_unsacked(seq + 1, &mut k);
+            if s.flags & EVER_RETRANS != 0 || s.flags & (SACKED | LOST) != 0 {
+                // Retransmitted (listed below), SACKed or waiting: never again
+                // until an undo.
+                dead_to = dead_to.map(|_| next);
+            } else if s.sent_at > until {
+                break;
+            } else if lost(seq, &s) {
+                newly += u32::from(self.mark_lost(seq));
+                dead_to = dead_to.map(|_| next);
+            } else {
+                dead_to = None;
+            }
+            seq = next;
+        }
+        if let Some(q) = dead_to {
+            self.orig_from = q.min(seq);
+        }
+        // Retransmissions, in the order they left.
+        let (mut keep, mut i) = (0, 0);
+        while let Some(&(t, seq)) = self.retrans_log.get(i) {
+            if t > until {
+                break;
+            }
+            i += 1;
+            if seq < self.una {
+                continue;
+            }
+            let s = *self.get(seq);
+            if s.sent_at != t || s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
+                continue;
+            }
+            if lost(seq, &s) {
+                // Now waiting for another retransmission, listed when it leaves.
+                newly += u32::from(self.mark_lost(seq));
+                continue;
+            }
+            self.retrans_log[keep] = (t, seq);
+            keep += 1;
+        }
+        self.retrans_log.drain(keep..i);
+        newly
     }
 
     /// Debug check of the counters against the flags.
@@ -267,6 +363,20 @@ impl Scoreboard {
         assert_eq!(self.sacked_out, count(SACKED));
         assert_eq!(self.lost_out, count(LOST));
         assert_eq!(self.retrans_out, count(RETRANS));
+        let log = &self.retrans_log;
+        assert!(log.iter().zip(log.iter().skip(1)).all(|(a, b)| a.0 <= b.0), "retransmissions out of time order: {log:?}");
+        // Every segment RACK may find lost is reached: a retransmitted one
+        // through a live entry, an original at or after `orig_from`.
+        let waiting = |s: &Seg| s.flags & SACKED == 0 && s.flags & (LOST | RETRANS) != LOST;
+        let mut live: Vec<u64> = log.iter().filter(|&&(t, q)| q >= self.una && self.get(q).sent_at == t && waiting(self.get(q))).map(|&(_, q)| q).collect();
+        live.sort_unstable();
+        live.dedup();
+        let want: Vec<u64> = (self.una..self.nxt()).filter(|&q| waiting(self.get(q)) && self.get(q).flags & EVER_RETRANS != 0).collect();
+        assert_eq!(live, want, "retransmission list {log:?}");
+        let first = (self.una..self.nxt()).find(|&q| waiting(self.get(q)) && self.get(q).flags & EVER_RETRANS == 0);
+        assert!(first.is_none_or(|q| q >= self.orig_from), "original {first:?} below orig_from {}", self.orig_from);
+        let orig: Vec<SimTime> = (self.una..self.nxt()).filter(|&q| self.get(q).flags & EVER_RETRANS == 0).map(|q| self.get(q).sent_at).collect();
+        assert!(orig.iter().zip(orig.iter().skip(1)).all(|(a, b)| a <= b), "originals out of time order");
         let mut prev = self.una;
         for &(s, e) in &self.sacked {
             assert!(prev <= s && s < e && e <= self.nxt(), "SACKed ranges {:?} (una {})", self.sacked, self.una);
@@ -356,7 +466,7 @@ mod tests {
                     b.advance(ack, |_, _| {});
                 }
                 1 => {
-                    b.push(SimTime(step), 1448);
+                    b.push(SimTime(1000 + step), 1448); // after board()'s sends
                     naive.push(false);
                 }
                 _ => {
@@ -372,10 +482,77 @@ mod tests {
                 }
             }
             b.check();
-            assert!(b.sacked.windows(2).all(|w| w[0].1 < w[1].0), "not merged: {:?}", b.sacked);
+            assert!(b.sacked.iter().zip(b.sacked.iter().skip(1)).all(|(a, c)| a.1 < c.0), "not merged: {:?}", b.sacked);
             most_ranges = most_ranges.max(b.sacked.len());
         }
         assert!(b.una > 100 && most_ranges >= 3, "una {} ranges {most_ranges}", b.una);
+    }
+
+    /// RACK's scan over the send list marks exactly what a walk of every
+    /// outstanding segment in sequence order marks (the scan before the
+    /// list), through sends, SACKs, cumulative ACKs, retransmissions, RTOs
+    /// and undos, with send times that tie; the list stays sorted and names
+    /// every segment that may be lost. Several seeds.
+    #[test]
+    fn scan_of_the_send_list_marks_what_a_window_walk_marks() {
+        for seed in 1..=8u64 {
+            let mut b = Scoreboard::default();
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let mut rnd = |n: u64| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 33) % n
+            };
+            let (mut now, mut scans, mut marked) = (0u64, 0, 0);
+            for step in 0..4000 {
+                now += rnd(3); // equal send times are common
+                match rnd(20) {
+                    0..=5 => b.push(SimTime(now), 1448),
+                    6 => {
+                        let ack = (b.una + rnd(4)).min(b.nxt());
+                        b.advance(ack, |_, _| {});
+                    }
+                    7..=10 if b.nxt() > b.una => {
+                        let start = b.una + rnd(b.nxt() - b.una);
+                        b.sack(start, start + 1 + rnd(5), |_, _| {});
+                    }
+                    11..=13 => {
+                        if let Some(q) = b.next_lost() {
+                            b.on_retransmit(q, SimTime(now));
+                        }
+                    }
+                    14 if rnd(40) == 0 => b.mark_all_lost(),
+                    15 if rnd(40) == 0 && b.retrans_out == 0 => b.unmark_all_lost(),
+                    _ if b.nxt() > b.una => {
+                        // RACK's segment: some outstanding one's send, and a deadline.
+                        let q = b.una + rnd(b.nxt() - b.una);
+                        let (until, end_seq) = (b.get(q).sent_at, q + 1);
+                        let (end, deadline) = (b.high_sacked.min(b.nxt()), SimTime(now.saturating_sub(rnd(6))));
+                        let judge = |seq: u64, s: &Seg| seq < end && (s.sent_at < until || (s.sent_at == until && seq + 1 <= end_seq)) && s.sent_at <= deadline;
+                        let mut walk = Vec::new();
+                        for seq in b.una..end {
+                            let s = *b.get(seq);
+                            if s.flags & SACKED == 0 && s.flags & (LOST | RETRANS) != LOST && judge(seq, &s) {
+                                walk.push(seq);
+                            }
+                        }
+                        let mut asked = Vec::new();
+                        let n = b.scan_sent(until, end, |seq, s| {
+                            asked.push(seq);
+                            judge(seq, s)
+                        });
+                        let mut got: Vec<u64> = asked.iter().copied().filter(|&q| b.get(q).flags & (LOST | RETRANS) == LOST).collect();
+                        got.sort_unstable();
+                        got.dedup();
+                        assert_eq!((got, n as usize), (walk.clone(), walk.len()), "seed {seed} step {step}");
+                        scans += 1;
+                        marked += walk.len();
+                    }
+                    _ => {}
+                }
+                b.check();
+            }
+            assert!(scans > 500 && marked > 50, "seed {seed}: {scans} scans, {marked} marked");
+        }
     }
 
     /// A SACK of a segment whose retransmission is in flight ends both its

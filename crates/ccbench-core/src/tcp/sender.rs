@@ -47,7 +47,7 @@
 use super::accecn::AccEcnFeedback;
 use super::rack::{Rack, TIMEOUT_MIN};
 use super::rate::RateSampler;
-use super::scoreboard::{Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
+use super::scoreboard::{Scoreboard, EVER_RETRANS};
 use super::TcpConfig;
 use crate::cc::{AckEvent, AnyCc, CaState, CongestionControl, EcnMode, TcpCcState, INFINITE_SSTHRESH};
 use crate::packet::{Ecn, Header, Packet, TcpAck, TcpSeg};
@@ -623,30 +623,20 @@ impl TcpSender {
         let reo_wnd = self.rack.reo_wnd(in_recovery, self.sb.sacked_out, self.t.min_rtt, srtt);
         let deadline_slack = self.rack.rtt + reo_wnd;
         let mut wait = Dur::ZERO;
-        let mut newly = 0;
+        // Only segments below the highest SACKed one, and sent no later
+        // than RACK's segment (the scan stops after those).
         let end = self.sb.high_sacked.min(self.sb.nxt());
-        // SACKed stretches are skipped whole (they would be skipped below).
-        let mut k = 0;
-        let mut next = self.sb.next_unsacked(self.sb.una, &mut k);
-        while next < end {
-            let seq = next;
-            next = self.sb.next_unsacked(seq + 1, &mut k);
-            let s = *self.sb.get(seq);
-            // Delivered, or marked lost and not yet retransmitted: skip.
-            if s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
-                continue;
+        let rack = &self.rack;
+        let newly = self.sb.scan_sent(rack.xmit, end, |seq, s| {
+            if seq >= end || rack.sent_after(s.sent_at, seq + 1) {
+                return false;
             }
-            if !self.rack.sent_after(s.sent_at, seq + 1) {
-                let waited = now.since(s.sent_at);
-                if waited >= deadline_slack {
-                    if self.sb.mark_lost(seq) {
-                        newly += 1;
-                    }
-                } else {
-                    wait = wait.max(deadline_slack - waited);
-                }
+            let waited = now.since(s.sent_at);
+            if waited < deadline_slack {
+                wait = wait.max(deadline_slack - waited);
             }
-        }
+            waited >= deadline_slack
+        });
         if wait > Dur::ZERO {
             //= Linux tcp_rack_mark_lost: usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN.
             let jiffy = Dur::from_millis(1).nanos();

@@ -10,6 +10,7 @@ use crate::cc::dctcp::DctcpConfig;
 use crate::cc::reno::RenoConfig;
 use crate::cc::CcConfig;
 use crate::packet::SackBlock;
+use crate::tcp::scoreboard::{LOST, RETRANS};
 use crate::tcp::receiver::TcpReceiver;
 
 fn ms(x: u64) -> Dur {
