@@ -308,8 +308,9 @@ impl Scoreboard {
     pub fn scan_sent(&mut self, until: SimTime, end: u64, mut lost: impl FnMut(u64, &Seg) -> bool) -> u32 {
         let mut newly = 0;
         // Originals, below `end`, from the first that may still be found lost.
-        let mut k = 0;
-        let mut seq = self.next_unsacked(self.orig_from.max(self.una), &mut k);
+        let from = self.orig_from.max(self.una);
+        let mut k = self.sacked.partition_point(|&(_, e)| e <= from);
+        let mut seq = self.next_unsacked(from, &mut k);
         let mut dead_to = Some(seq);
         while seq < end {
             let s = *self.get(seq);
