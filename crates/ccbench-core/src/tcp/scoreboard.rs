@@ -73,6 +73,7 @@ pub struct Scoreboard {
     /// waits for another retransmission or has left again. A window of
     /// hundreds of holes is then no longer walked whole on every ACK.
     orig_from: u64,
+    /// The retransmissions, (time, sequence), in the order they left.
     retrans_log: VecDeque<(SimTime, u64)>,
 }
 
@@ -489,11 +490,12 @@ mod tests {
         assert!(b.una > 100 && most_ranges >= 3, "una {} ranges {most_ranges}", b.una);
     }
 
-    /// RACK's scan over the send list marks exactly what a walk of every
-    /// outstanding segment in sequence order marks (the scan before the
-    /// list), through sends, SACKs, cumulative ACKs, retransmissions, RTOs
-    /// and undos, with send times that tie; the list stays sorted and names
-    /// every segment that may be lost. Several seeds.
+    /// RACK's scan (originals from their cursor, retransmissions from
+    /// their list) marks exactly what a walk of every outstanding segment
+    /// in sequence order marks, through sends, SACKs, cumulative ACKs,
+    /// retransmissions, RTOs and undos, with send times that tie; `check`
+    /// asserts after each step that the list is in time order and that
+    /// every segment that may be found lost is reached. Several seeds.
     #[test]
     fn scan_of_the_send_list_marks_what_a_window_walk_marks() {
         for seed in 1..=8u64 {
