@@ -538,6 +538,17 @@ mod tests {
                                 walk.push(seq);
                             }
                         }
+                        // Asked about: every segment that may be found lost and was
+                        // sent by `until` (originals only below `end`), and no other
+                        // (the caller's timer counts each one it is asked about).
+                        let may = |q: u64| {
+                            let s = b.get(q);
+                            s.flags & SACKED == 0
+                                && s.flags & (LOST | RETRANS) != LOST
+                                && s.sent_at <= until
+                                && (q < end || s.flags & EVER_RETRANS != 0)
+                        };
+                        let candidates: Vec<u64> = (b.una..b.nxt()).filter(|&q| may(q)).collect();
                         let mut asked = Vec::new();
                         let n = b.scan_sent(until, end, |seq, s| {
                             asked.push(seq);
@@ -547,6 +558,9 @@ mod tests {
                         got.sort_unstable();
                         got.dedup();
                         assert_eq!((got, n as usize), (walk.clone(), walk.len()), "seed {seed} step {step}");
+                        asked.sort_unstable();
+                        asked.dedup();
+                        assert_eq!(asked, candidates, "seed {seed} step {step}: asked about");
                         scans += 1;
                         marked += walk.len();
                     }
