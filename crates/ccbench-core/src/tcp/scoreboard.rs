@@ -344,9 +344,11 @@ impl Scoreboard {
                 continue;
             }
             let s = *self.get(seq);
-            if s.sent_at != t || s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
+            if s.sent_at != t || s.flags & SACKED != 0 {
                 continue;
             }
+            // A segment marked lost left the list then (below, or all at an RTO).
+            debug_assert!(s.flags & (LOST | RETRANS) != LOST, "segment {seq} waits for a retransmission but is listed");
             if lost(seq, &s) {
                 // Now waiting for another retransmission, listed when it leaves.
                 newly += u32::from(self.mark_lost(seq));
