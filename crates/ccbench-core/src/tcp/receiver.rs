@@ -434,8 +434,8 @@ impl TcpReceiver {
     /// In-order data reached the out-of-order queue: what it joins is
     /// delivered and its SACK blocks go. True when the queue empties:
     /// RFC 5681 §4.2, as Linux, ACKs at once when the gap is filled. Kept
-    /// out of line, as `insert_ooo`: with them inlined, `on_data` grew past
-    /// what the compiler inlines into the simulator's loop.
+    /// out of line, as `insert_ooo`: they run only with data held out of
+    /// order, and `on_data` is inlined into the simulator's loop.
     #[inline(never)]
     fn join_ooo(&mut self) -> bool {
         if self.ooo[0].start == self.rcv_nxt {

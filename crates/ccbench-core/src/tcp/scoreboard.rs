@@ -312,26 +312,24 @@ impl Scoreboard {
         let from = self.orig_from.max(self.una);
         let mut k = self.sacked.partition_point(|&(_, e)| e <= from);
         let mut seq = self.next_unsacked(from, &mut k);
-        let mut dead_to = Some(seq);
+        // Every original passed so far can no longer be found lost.
+        let mut all_dead = true;
         while seq < end {
             let s = *self.get(seq);
-            let next = self.next_unsacked(seq + 1, &mut k);
             if s.flags & EVER_RETRANS != 0 || s.flags & (SACKED | LOST) != 0 {
                 // Retransmitted (listed below), SACKed or waiting: never again
                 // until an undo.
-                dead_to = dead_to.map(|_| next);
             } else if s.sent_at > until {
                 break;
             } else if lost(seq, &s) {
                 newly += u32::from(self.mark_lost(seq));
-                dead_to = dead_to.map(|_| next);
             } else {
-                dead_to = None;
+                all_dead = false;
             }
-            seq = next;
+            seq = self.next_unsacked(seq + 1, &mut k);
         }
-        if let Some(q) = dead_to {
-            self.orig_from = q.min(seq);
+        if all_dead {
+            self.orig_from = seq;
         }
         // Retransmissions, in the order they left.
         let (mut keep, mut i) = (0, 0);
