@@ -21,7 +21,7 @@ fn ecn_codepoints_pick_the_queue_and_not_ect_is_dropped() {
     // Per-queue sojourn samples by the flows' classes.
     let so = &out.metrics.sojourn;
     // (Link 0 is the bottleneck; the flows' ACKs queue on the return link.)
-    let class_of = |f: u32| -> Vec<u8> { so.rows.iter().filter(|r| r.id() == 0 && r.flow == f).map(|r| r.class()).collect() };
+    let class_of = |f: u32| -> Vec<u8> { so.iter().filter(|r| r.id() == 0 && r.flow == f).map(|r| r.class()).collect() };
     assert!(class_of(0).iter().all(|&c| c == 0), "Not-ECT in C");
     assert!(class_of(1).iter().all(|&c| c == 0), "ECT(0) in C");
     let l = class_of(2);
@@ -175,7 +175,6 @@ fn dctcp_follows_the_step_marking_analysis() {
     assert!(link(&out.summary, "bottleneck").utilization.unwrap() > 0.99);
     let so = &out.metrics.sojourn;
     let mut q: Vec<f64> = so
-        .rows
         .iter()
         .filter(|r| r.id() == 0 && r.time_ns >= 10_000_000_000)
         .map(|r| r.value_ns as f64 * 1e-9 * 100e6 / 8.0 / 1514.0)

@@ -332,7 +332,7 @@ fn the_bottleneck_shift_example_runs() {
     // The summary looks through the shaper to dualpi2's two queues.
     assert!(s.links[0].sojourn_l_ms.is_some() && s.links[0].sojourn_c_ms.is_some());
     assert!(
-        out.metrics.sojourn.rows.iter().any(|r| r.class() == 1),
+        out.metrics.sojourn.iter().any(|r| r.class() == 1),
         "Prague's packets were in the L queue"
     );
     // A link shaped only by its qdisc has no line rate: its capacity is the
@@ -435,7 +435,7 @@ forwarder = "{forwarder}"
     let rtts = |forwarder: &str, seed: u32| {
         let mut s = sim(&text(forwarder, seed, ping));
         s.run();
-        s.metrics.probes.rows.iter().map(|r| r.value_ns as i64).collect::<Vec<_>>()
+        s.metrics.probes.iter().map(|r| r.value_ns as i64).collect::<Vec<_>>()
     };
     for seed in 1..=3 {
         let (exact, late) = (rtts("exact", seed), rtts("emulator", seed));

@@ -42,7 +42,6 @@ fn scream_recovers_from_a_capacity_drop() {
     let so = &out.metrics.sojourn;
     let delay_after = |from: f64, to: f64| -> f64 {
         let v: Vec<f64> = so
-            .rows
             .iter()
             .filter(|r| r.id() == 0 && (from..to).contains(&(r.time_ns as f64 / 1e9)))
             .map(|r| r.value_ns as f64 / 1e6)
