@@ -104,7 +104,7 @@ class _RunProgress:
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
             self.bar = Progress(TextColumn("simulating {task.completed:.1f} of {task.total:.1f} s"), BarColumn(),
-                                TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+                                TimeRemainingColumn(), console=Console(stderr=True, emoji=False), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("run", total=end_s)
         self.bar.update(self.task, completed=now_s)
@@ -726,8 +726,9 @@ Cell = Callable[[dict[str, Any]], str]
 def _console() -> Console:
     from rich.console import Console
 
-    # Created per command so it writes to the sys.stdout in force (tests swap it).
-    return Console(markup=False, highlight=False)
+    # Created per command so it writes to the sys.stdout in force (tests swap it). Ids, names and paths
+    # are printed as written: no [markup], highlighting or :emoji: codes.
+    return Console(markup=False, highlight=False, emoji=False)
 
 
 def print_summary(console: Console, summary: dict[str, Any]) -> None:

@@ -209,7 +209,7 @@ class ConsoleProgress:
         from rich.progress import Progress as Bar
 
         self.bar = Bar(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                       TimeElapsedColumn(), console=console or Console(stderr=True, highlight=False), transient=True)
+                       TimeElapsedColumn(), console=console or Console(stderr=True, highlight=False, emoji=False), transient=True)
         self.task = self.bar.add_task("", total=None)
 
     def __enter__(self) -> ConsoleProgress:

@@ -423,7 +423,7 @@ class _Progress:
             TimeRemainingColumn,
         )
 
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or Console(stderr=True, highlight=False, emoji=False)
         self.enabled = enabled
         self.failed = len(failed)  # runs that failed before running (invalid overrides) count too
         self.early = list(failed)
