@@ -147,9 +147,18 @@ impl Scoreboard {
         }
     }
 
+    /// The first sequence at or after `seq` outside the known SACKed
+    /// ranges, and a cursor into them for [`Self::next_unsacked`] from
+    /// there: it starts at the first range not wholly below `seq`.
+    #[inline]
+    fn first_unsacked(&self, seq: u64) -> (u64, usize) {
+        let mut k = self.sacked.partition_point(|&(_, e)| e <= seq);
+        (self.next_unsacked(seq, &mut k), k)
+    }
+
     /// The first sequence at or after `seq` outside the known SACKed ranges;
-    /// `k` is the caller's cursor into them (start at 0, then pass it back
-    /// with increasing `seq`).
+    /// `k` is the caller's cursor into them (0 or from
+    /// [`Self::first_unsacked`], then passed back with increasing `seq`).
     #[inline]
     pub fn next_unsacked(&self, mut seq: u64, k: &mut usize) -> u64 {
         while let Some(&(s, e)) = self.sacked.get(*k) {
@@ -182,9 +191,7 @@ impl Scoreboard {
     pub fn sack(&mut self, start: u64, end: u64, mut f: impl FnMut(u64, &Seg)) {
         let start = start.max(self.una);
         let end = end.min(self.nxt());
-        // The cursor starts at the first range not wholly below the block.
-        let mut k = self.sacked.partition_point(|&(_, e)| e <= start);
-        let mut next = self.next_unsacked(start, &mut k);
+        let (mut next, mut k) = self.first_unsacked(start);
         while next < end {
             let seq = next;
             next = self.next_unsacked(seq + 1, &mut k);
@@ -310,8 +317,7 @@ impl Scoreboard {
         let mut newly = 0;
         // Originals, below `end`, from the first that may still be found lost.
         let from = self.orig_from.max(self.una);
-        let mut k = self.sacked.partition_point(|&(_, e)| e <= from);
-        let mut seq = self.next_unsacked(from, &mut k);
+        let (mut seq, mut k) = self.first_unsacked(from);
         // Every original passed so far can no longer be found lost.
         let mut all_dead = true;
         while seq < end {
