@@ -20,6 +20,7 @@ import click
 
 import ccbench
 from ccbench.core.errors import CcbenchError, ScenarioError, ScenarioWarning, SimulationError, Terminated
+from ccbench.core.term import console as terminal
 from ccbench.simulate.page import RUN_PAGE_MODULES
 from ccbench.simulate.results import RUN_PLOTS, read_summary
 
@@ -100,11 +101,10 @@ class _RunProgress:
         if self.bar is None:
             if time.monotonic() - self.t0 < 2.0:
                 return
-            from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
             self.bar = Progress(TextColumn("simulating {task.completed:.1f} of {task.total:.1f} s"), BarColumn(),
-                                TimeRemainingColumn(), console=Console(stderr=True, emoji=False), transient=True)
+                                TimeRemainingColumn(), console=terminal(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("run", total=end_s)
         self.bar.update(self.task, completed=now_s)
@@ -724,11 +724,9 @@ Cell = Callable[[dict[str, Any]], str]
 
 
 def _console() -> Console:
-    from rich.console import Console
-
     # Created per command so it writes to the sys.stdout in force (tests swap it). Ids, names and paths
-    # are printed as written: no [markup], highlighting or :emoji: codes.
-    return Console(markup=False, highlight=False, emoji=False)
+    # are printed as written: no [markup] or highlighting (and, as on every console, no :emoji: codes).
+    return terminal(markup=False, highlight=False)
 
 
 def print_summary(console: Console, summary: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""The bottom layer: errors, input and result files, worker processes, and figure files.
+"""The bottom layer: errors, input and result files, worker processes, figure files and terminal consoles.
 
 The native simulator is ``ccbench._core`` beside this package (maturin builds it there).
 """

@@ -204,12 +204,13 @@ class ConsoleProgress:
     """A rich progress bar on stderr ("report ━━━━ 7/17 plot delay_cdf"), shown only on a terminal."""
 
     def __init__(self, console: Any = None, label: str = "report") -> None:
-        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+        from ccbench.core.term import console as terminal
         from rich.progress import Progress as Bar
 
         self.bar = Bar(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                       TimeElapsedColumn(), console=console or Console(stderr=True, highlight=False, emoji=False), transient=True)
+                       TimeElapsedColumn(), console=console or terminal(stderr=True, highlight=False), transient=True)
         self.task = self.bar.add_task("", total=None)
 
     def __enter__(self) -> ConsoleProgress:

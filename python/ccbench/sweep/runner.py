@@ -413,7 +413,6 @@ class _Progress:
 
     def __init__(self, name: str, total: int, reused: int, console: Any, *, enabled: bool,
                  failed: Sequence[RunRecord] = ()) -> None:
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -423,7 +422,9 @@ class _Progress:
             TimeRemainingColumn,
         )
 
-        self.console = console or Console(stderr=True, highlight=False, emoji=False)
+        from ccbench.core.term import console as terminal
+
+        self.console = console or terminal(stderr=True, highlight=False)
         self.enabled = enabled
         self.failed = len(failed)  # runs that failed before running (invalid overrides) count too
         self.early = list(failed)
